@@ -1,0 +1,73 @@
+# Transcript Inspector: `make run` serves it, `make test` checks it.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+# The first Python >= 3.12 we can find: on PATH first, then pyenv's versions
+# (pyenv's shims refuse versions that are not active, so use real paths).
+define find_python
+for c in python3.14 python3.13 python3.12 python3; do \
+  p=$$(command -v $$c 2>/dev/null) || continue; \
+  $$p -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null && { echo $$p; exit 0; }; \
+done; \
+root=$$(pyenv root 2>/dev/null || echo $$HOME/.pyenv); \
+for p in $$(ls -d $$root/versions/3.1[2-9]*/bin/python3 2>/dev/null | sort -rV); do \
+  $$p -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null && { echo $$p; exit 0; }; \
+done; exit 1
+endef
+
+.PHONY: run test lint format bench fuzz load clean venv install install-test chromium
+
+$(VENV)/bin/python:
+	@py=$$($(find_python)) || { echo "Transcript Inspector needs Python 3.12 or newer: install python3.12 (or newer) and run make again." >&2; exit 1; }; \
+	echo "Using $$py ($$($$py --version))"; \
+	$$py -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(VENV)/bin/python
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e .
+	@touch $@
+
+$(TEST_STAMP): pyproject.toml $(STAMP)
+	$(PIP) install --quiet -e '.[test]'
+	@touch $@
+
+venv install: $(STAMP)
+install-test: $(TEST_STAMP)
+
+run: $(STAMP)
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py serve --host $(HOST) --port $(PORT)
+
+chromium:
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "Installing Debian's chromium for the browser tests"; \
+	  (apt-get install -y -qq chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)) \
+	    || { echo "apt-get could not install chromium" >&2; exit 1; }; \
+	else echo "The browser tests need Chromium at /usr/bin/chromium: run 'sudo apt-get install chromium' and make test again." >&2; exit 1; fi
+
+lint: $(TEST_STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(TEST_STAMP)
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+test: $(TEST_STAMP) chromium lint
+	$(VENV)/bin/pytest
+
+bench: $(STAMP)
+	$(PY) bench/run.py
+
+fuzz: $(TEST_STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(VENV)/bin/pytest tests -m fuzz -p no:randomly
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

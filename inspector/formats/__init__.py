@@ -1,0 +1,1 @@
+"""Transcript shapes: detect, parse to canonical messages, write back. No Django."""

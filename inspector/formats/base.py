@@ -1,0 +1,77 @@
+"""What every shape module shares: the parse result and the one error type.
+
+Each shape module in this package (``canonical``, ``openai_chat``,
+``anthropic``, ``responses``, ``gemini``, ``claude_code``, ``codex``) exposes
+the same names:
+
+- ``NAME: str`` the format id (``"claude-code"``, ...), as ``--format`` takes it;
+- ``PROVIDER: str`` the provider shape it corresponds to (``"openai-chat"``,
+  ``"anthropic"``, ``"responses"``, ``"gemini"``; canonical uses
+  ``"openai-chat"``);
+- ``sniff(head: bytes) -> float`` confidence in 0..1 from the first bytes;
+- ``parse(data: bytes) -> Parsed``; raises ``FormatError`` when the bytes are
+  not this shape at all; a readable file with some bad lines or records
+  returns a ``Parsed`` whose ``problems`` name them;
+- ``serialise(messages: list[dict], original: Parsed) -> bytes`` writes
+  canonical messages back in the source shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class FormatError(ValueError):
+    """The bytes are not a transcript this shape (or any shape) can read.
+
+    The message says why in plain words; ``attempts`` lists, for ``load``'s
+    auto-detection, each shape tried and why it was rejected.
+    """
+
+    def __init__(self, message: str, attempts: list[tuple[str, str]] | None = None):
+        super().__init__(message)
+        self.attempts = attempts or []
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One line or record that could not be read (or was read with repair).
+
+    ``line`` is 1-based for line-oriented files; for JSON documents it is the
+    1-based record (message) number inside the list, or 0 for the document.
+    """
+
+    line: int
+    reason: str
+    kind: str = "unreadable"  # "unreadable" | "truncated" | "glued" | "skipped" | "duplicate"
+
+
+@dataclass(slots=True)
+class Parsed:
+    """A transcript read from bytes.
+
+    - ``messages``: canonical messages (SPEC §2), what repair and the
+      provider checks see.
+    - ``sources``: for each message, the 1-based line numbers (JSONL) or
+      record numbers (JSON) it came from; same length as ``messages``.
+    - ``problems``: every line or record that was not read, with the reason.
+    - ``causes``: interruption causes the format shows, keyed by the index
+      of the canonical message they apply to (the assistant message that was
+      cut, or the user marker); values are short ids: ``"user_stop"``,
+      ``"max_tokens"``, ``"stream_ended"``, ``"turn_aborted"``,
+      ``"api_error"``.
+    - ``not_started``: call ids the transcript proves never ran.
+    - ``meta``: shape-specific facts for the UI (``session_id``, ``branches``,
+      ``forks``, ``sidechain``, ``parent_session``, ``cwd``, ...).
+    - ``state``: whatever ``serialise`` needs to write the file back.
+    """
+
+    format: str
+    messages: list[dict[str, Any]]
+    sources: list[list[int]] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    causes: dict[int, str] = field(default_factory=dict)
+    not_started: set[str] = field(default_factory=set)
+    meta: dict[str, Any] = field(default_factory=dict)
+    state: Any = None
