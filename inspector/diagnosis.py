@@ -1,0 +1,581 @@
+"""The timeline model: what broke, which rule says so, and what the repair did.
+
+``diagnose(parsed)`` runs the engine on a loaded transcript and lays the
+original and the repaired history side by side as rows the web renders and
+``repair --report`` prints. Everything here is plain data (dicts, lists,
+strings, ints) so a diagnosis can be cached as compressed JSON and rebuilt
+from the stored raw bytes whenever ``ENGINE_VERSION`` changes.
+
+No Django: this module sits beside the pure ``engine`` and ``formats``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import orjson
+
+from inspector import formats
+from inspector.engine import repair_history
+from inspector.engine.providers import PROVIDERS, validate
+from inspector.formats.base import Parsed
+
+# Bump when the engine, a parser or this module changes what a diagnosis
+# holds: stored transcripts then rebuild their cached diagnosis on next view.
+ENGINE_VERSION = "1"
+
+# A row's text is what a person reads on the timeline; past this length the
+# rest is left to the downloads, so a 50 MB session stays a page, not a dump.
+TEXT_LIMIT = 20_000
+
+CAUSE_WORDS = {
+    "user_stop": "the user pressed stop",
+    "max_tokens": "the reply hit the output token limit",
+    "stream_ended": "the stream ended with no completion",
+    "turn_aborted": "the turn was aborted",
+    "api_error": "the provider returned an error",
+}
+
+REPAIR_RULES = ("PAIR-1", "PAIR-2", "PAIR-3", "ID-1", "ID-2", "MSG-1", "INT-1", "INT-2")
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    format: str
+    engine_version: str
+    message_count: int
+    repaired_count: int
+    needs_repair: bool
+    counts: dict[str, int]
+    providers: dict[str, dict[str, list[dict[str, Any]]]]
+    problems: list[dict[str, Any]]
+    findings: list[dict[str, Any]]
+    rows: list[dict[str, Any]]
+    interrupted: list[dict[str, Any]]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Diagnosis:
+        return cls(**{name: data[name] for name in cls.__dataclass_fields__})
+
+    @property
+    def accepted_after(self) -> bool:
+        return all(not verdict["after"] for verdict in self.providers.values())
+
+
+ReadOnly = Callable[[str], bool] | None
+
+
+def read_only_predicate(names: Iterable[str] | None) -> ReadOnly:
+    wanted = frozenset(name for name in (names or ()) if name)
+    return (lambda name: name in wanted) if wanted else None
+
+
+def repair_parsed(parsed: Parsed, is_read_only: ReadOnly = None):  # -> Repair
+    kwargs: dict[str, Any] = {}
+    if parsed.not_started:
+        kwargs["not_started"] = parsed.not_started
+    return repair_history(parsed.messages, is_read_only, **kwargs)
+
+
+def diagnose(parsed: Parsed, is_read_only: ReadOnly = None) -> Diagnosis:
+    repair = repair_parsed(parsed, is_read_only)
+    builder = _Timeline(parsed, repair)
+    rows, findings = builder.build()
+    counts: dict[str, int] = {}
+    for finding in findings:
+        counts[finding["rule"]] = counts.get(finding["rule"], 0) + 1
+    return Diagnosis(
+        format=parsed.format,
+        engine_version=ENGINE_VERSION,
+        message_count=len(parsed.messages),
+        repaired_count=len(repair.messages),
+        needs_repair=bool(repair.actions),
+        counts=counts,
+        providers=provider_verdicts(parsed.messages, repair.messages),
+        problems=[{"line": p.line, "reason": p.reason, "kind": p.kind} for p in parsed.problems],
+        findings=findings,
+        rows=rows,
+        interrupted=[_public(call) for call in repair.interrupted],
+        meta=_plain(parsed.meta),
+    )
+
+
+def provider_verdicts(
+    before: list[dict[str, Any]], after: list[dict[str, Any]]
+) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """What each provider would answer to the history as it is and as repaired.
+
+    The original goes out with its ids as they are (a Kimi id is a real
+    Anthropic rejection); the repaired history goes out the way our export
+    writes it, with ids the provider's pattern rejects mapped.
+    """
+    verdicts: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    clean_before = formats.strip_private(before)
+    for provider in PROVIDERS:
+        raw_wire = formats.to_wire(clean_before, provider)
+        exported, _ = formats.export_wire(after, provider)
+        verdicts[provider] = {
+            "before": [_issue(p) for p in validate(provider, raw_wire)],
+            "after": [_issue(p) for p in validate(provider, exported)],
+        }
+    return verdicts
+
+
+def _issue(problem: Any) -> dict[str, Any]:
+    return {"path": problem.path, "index": problem.index, "text": problem.text}
+
+
+def report(
+    data: bytes,
+    format: str = "auto",
+    is_read_only: ReadOnly = None,
+) -> dict[str, Any]:
+    """Exactly what ``manage.py repair --report`` prints for these bytes."""
+    parsed = formats.load(data, format)
+    return report_from(diagnose(parsed, is_read_only))
+
+
+def report_from(diagnosis: Diagnosis) -> dict[str, Any]:
+    return {
+        "format": diagnosis.format,
+        "engine_version": diagnosis.engine_version,
+        "messages": diagnosis.message_count,
+        "repaired_messages": diagnosis.repaired_count,
+        "needs_repair": diagnosis.needs_repair,
+        "findings": [
+            {k: f[k] for k in ("rule", "message", "line", "text", "ids")}
+            for f in diagnosis.findings
+        ],
+        "counts": diagnosis.counts,
+        "providers": {
+            name: {
+                "before": [i["text"] for i in v["before"]],
+                "after": [i["text"] for i in v["after"]],
+            }
+            for name, v in diagnosis.providers.items()
+        },
+        "problems": diagnosis.problems,
+        "interrupted": diagnosis.interrupted,
+        "meta": diagnosis.meta,
+    }
+
+
+def repaired_bytes(parsed: Parsed, fmt: str = "source", is_read_only: ReadOnly = None) -> bytes:
+    """The repaired transcript: in its own shape (``source``) or canonical JSON."""
+    repair = repair_parsed(parsed, is_read_only)
+    if fmt == "canonical":
+        return orjson.dumps(formats.strip_private(repair.messages), option=orjson.OPT_INDENT_2)
+    if fmt != "source":
+        raise ValueError(f"unknown output format {fmt!r}; use 'source' or 'canonical'")
+    return formats.FORMATS[parsed.format].serialise(repair.messages, parsed)
+
+
+# --- the timeline ----------------------------------------------------------
+
+
+class _Timeline:
+    """Lays original and repaired messages out as annotated rows."""
+
+    def __init__(self, parsed: Parsed, repair: Any) -> None:
+        self.parsed = parsed
+        self.inputs = parsed.messages
+        self.outputs = repair.messages
+        self.actions = repair.actions
+        self.sources = parsed.sources
+
+    def build(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        out_to_in = self._map_outputs()
+        by_out: dict[int, list[Any]] = {}
+        by_in_dropped: dict[int, list[Any]] = {}
+        for action in self.actions:
+            if action.output_index is not None:
+                by_out.setdefault(action.output_index, []).append(action)
+            elif action.input_index is not None:
+                by_in_dropped.setdefault(action.input_index, []).append(action)
+        emitted_inputs = set(out_to_in.values())
+        dropped = sorted(i for i in range(len(self.inputs)) if i not in emitted_inputs)
+        spans = _spans(self.outputs)
+
+        rows: list[dict[str, Any]] = []
+        findings: list[dict[str, Any]] = []
+        next_drop = 0
+        for out_index, message in enumerate(self.outputs):
+            in_index = out_to_in.get(out_index)
+            actions = by_out.get(out_index, [])
+            # A dropped message is drawn where it stood: before the first row
+            # that came after it, and before what was inserted for its turn.
+            if in_index is not None:
+                limit = in_index
+            else:
+                turns = [a.turn_index for a in actions if a.turn_index is not None]
+                limit = max(turns) + 1 if turns else -1
+            while next_drop < len(dropped) and dropped[next_drop] < limit:
+                self._dropped_row(dropped[next_drop], by_in_dropped, rows, findings)
+                next_drop += 1
+            row = self._row(len(rows), message, in_index, out_index, actions)
+            row["span"], row["span_pos"] = spans.get(out_index, (None, None))
+            rows.append(row)
+            findings.extend(self._findings(row, actions))
+        while next_drop < len(dropped):
+            self._dropped_row(dropped[next_drop], by_in_dropped, rows, findings)
+            next_drop += 1
+        return rows, findings
+
+    def _map_outputs(self) -> dict[int, int]:
+        """Output index → input index for every output that came from an input."""
+        identity = {id(message): index for index, message in enumerate(self.inputs)}
+        mapping: dict[int, int] = {}
+        for out_index, message in enumerate(self.outputs):
+            in_index = identity.get(id(message))
+            if in_index is not None:
+                mapping[out_index] = in_index
+        for action in self.actions:
+            # Changed messages are new dicts; the engine's actions say where
+            # they came from. Inserted ones (synthetic results, notes) have no
+            # input and stay unmapped.
+            if (
+                action.output_index is not None
+                and action.input_index is not None
+                and action.rule not in ("PAIR-1", "INT-2")
+            ):
+                mapping.setdefault(action.output_index, action.input_index)
+        return mapping
+
+    def _dropped_row(
+        self,
+        in_index: int,
+        by_in: dict[int, list[Any]],
+        rows: list[dict[str, Any]],
+        findings: list[dict[str, Any]],
+    ) -> None:
+        actions = by_in.get(in_index, [])
+        row = self._row(len(rows), self.inputs[in_index], in_index, None, actions)
+        row["state"] = "dropped"
+        row["in_repaired"] = False
+        for call in row["calls"]:
+            call["removed"] = call["removed"] or any(
+                a.rule == "INT-1" and a.call_id == call["id"] for a in actions
+            )
+        rows.append(row)
+        findings.extend(self._findings(row, actions))
+
+    def _row(
+        self,
+        key_number: int,
+        message: dict[str, Any],
+        in_index: int | None,
+        out_index: int | None,
+        actions: list[Any],
+    ) -> dict[str, Any]:
+        original = self.inputs[in_index] if in_index is not None else None
+        metadata = message.get("metadata") or {}
+        rules = {a.rule for a in actions}
+        if in_index is None:
+            state = "inserted"
+        elif "PAIR-3" in rules:
+            state = "note"
+        elif "PAIR-2" in rules:
+            state = "moved"
+        elif original is not message:
+            state = "changed"
+        else:
+            state = "kept"
+        # Show the original message for rows that changed shape (a result that
+        # became a note keeps its tool role in the original view).
+        shown = message
+        text, parts = _render_content(shown.get("content"))
+        row: dict[str, Any] = {
+            "key": f"r{key_number}",
+            "input_index": in_index,
+            "output_index": out_index,
+            "role": shown.get("role", ""),
+            "original_role": original.get("role", "") if original is not None else None,
+            "state": state,
+            "text": text,
+            "parts": parts,
+            "calls": self._calls(original if original is not None else message, message, actions),
+            "result": self._result(original, message, actions),
+            "healed": bool(metadata.get("healed")),
+            "outcome": metadata.get("outcome"),
+            "note": metadata.get("note"),
+            "moved_from": next(
+                (a.from_index for a in actions if a.rule == "PAIR-2" and a.from_index is not None),
+                None,
+            ),
+            "span": None,
+            "span_pos": None,
+            "findings": sorted(rules & set(REPAIR_RULES), key=REPAIR_RULES.index),
+            "lines": list(self.sources[in_index])
+            if in_index is not None and in_index < len(self.sources)
+            else [],
+            "cause": self.parsed.causes.get(in_index) if in_index is not None else None,
+            "in_original": in_index is not None,
+            "in_repaired": out_index is not None,
+        }
+        return row
+
+    def _calls(
+        self, original: dict[str, Any], repaired: dict[str, Any], actions: list[Any]
+    ) -> list[dict[str, Any]]:
+        before = (original.get("metadata") or {}).get("tool_calls") or []
+        after = (repaired.get("metadata") or {}).get("tool_calls") or []
+        if not isinstance(before, list):
+            return []
+        removed = {a.call_index for a in actions if a.rule == "INT-1"}
+        renames = {
+            a.call_index: a.new_id
+            for a in actions
+            if a.rule in ("ID-1", "ID-2") and a.call_index is not None
+        }
+        calls = []
+        kept = iter(after if isinstance(after, list) else [])
+        for index, call in enumerate(before):
+            if not isinstance(call, dict):
+                continue
+            is_removed = index in removed
+            new_call = None if is_removed else next(kept, None)
+            old_id = _call_id(call)
+            new_id = _call_id(new_call) if new_call is not None else None
+            if index in renames:
+                new_id = renames[index]
+            calls.append(
+                {
+                    "id": old_id,
+                    "new_id": new_id if new_id is not None and new_id != old_id else None,
+                    "name": str(call.get("name") or ""),
+                    "arguments": _render_arguments(call.get("arguments")),
+                    "removed": is_removed,
+                    "cause": None,
+                }
+            )
+        return calls
+
+    def _result(
+        self, original: dict[str, Any] | None, repaired: dict[str, Any], actions: list[Any]
+    ) -> dict[str, Any] | None:
+        source = original if original is not None else repaired
+        if source.get("role") != "tool":
+            return None
+        old_meta = source.get("metadata") or {}
+        new_meta = repaired.get("metadata") or {}
+        old_id = _call_id(old_meta)
+        new_id = _call_id(new_meta) if repaired.get("role") == "tool" else None
+        return {
+            "id": old_id,
+            "new_id": new_id if new_id is not None and new_id != old_id else None,
+            "name": old_meta.get("name"),
+            "is_error": bool(old_meta.get("is_error")),
+        }
+
+    def _findings(self, row: dict[str, Any], actions: list[Any]) -> list[dict[str, Any]]:
+        found = []
+        line = row["lines"][0] if row["lines"] else None
+        if line is None:
+            line = self._line_of_call(actions)
+        seen: set[tuple[str, str | None]] = set()
+        for action in actions:
+            if action.rule not in REPAIR_RULES:
+                continue
+            ident = (action.rule, _action_ids(action)[0] if _action_ids(action) else None)
+            if ident in seen:
+                continue
+            seen.add(ident)
+            found.append(
+                {
+                    "rule": action.rule,
+                    "row": row["key"],
+                    "text": _finding_text(action, row, self.parsed.causes),
+                    "ids": _action_ids(action),
+                    "message": row["input_index"],
+                    "line": line,
+                }
+            )
+        return found
+
+    def _line_of_call(self, actions: list[Any]) -> int | None:
+        # An inserted row has no source line of its own; point at the turn
+        # whose call it answers (or whose cut it records).
+        for action in actions:
+            origin = action.turn_index
+            if origin is None:
+                origin = action.input_index
+            if origin is not None and origin < len(self.sources) and self.sources[origin]:
+                return self.sources[origin][0]
+        return None
+
+
+def _spans(outputs: list[dict[str, Any]]) -> dict[int, tuple[int, str]]:
+    """Bracket each call turn from the assistant message to its last result."""
+    spans: dict[int, tuple[int, str]] = {}
+    number = 0
+    index = 0
+    total = len(outputs)
+    while index < total:
+        message = outputs[index]
+        calls = (message.get("metadata") or {}).get("tool_calls")
+        if message.get("role") == "assistant" and calls:
+            end = index
+            while end + 1 < total and outputs[end + 1].get("role") == "tool":
+                end += 1
+            if end == index:
+                spans[index] = (number, "single")
+            else:
+                spans[index] = (number, "start")
+                for inner in range(index + 1, end):
+                    spans[inner] = (number, "inside")
+                spans[end] = (number, "end")
+            number += 1
+            index = end + 1
+        else:
+            index += 1
+    return spans
+
+
+def _call_id(holder: dict[str, Any] | None) -> str:
+    if not holder:
+        return ""
+    value = holder.get("tool_call_id", holder.get("id", ""))
+    return "" if value is None else str(value)
+
+
+def _action_ids(action: Any) -> list[str]:
+    ids = []
+    for name in ("call_id", "old_id", "new_id"):
+        value = getattr(action, name, None)
+        if value is not None and value not in ids:
+            ids.append(str(value))
+    return ids
+
+
+def _finding_text(action: Any, row: dict[str, Any], causes: dict[int, str]) -> str:
+    name = getattr(action, "tool_name", None) or "a tool"
+    call_id = getattr(action, "call_id", None) or ""
+    old_id = getattr(action, "old_id", None) or ""
+    new_id = getattr(action, "new_id", None) or ""
+    rule = action.rule
+    if rule == "PAIR-1":
+        if row.get("outcome") == "not_started":
+            return (
+                f"Call {call_id} to {name} never got a result, and the transcript shows it never "
+                "started. A synthetic result now says so."
+            )
+        return (
+            f"Call {call_id} to {name} never got a result. A synthetic result now says the call "
+            "was interrupted and the tool may have run, so check before calling it again."
+        )
+    if rule == "PAIR-2":
+        where = getattr(action, "from_index", None)
+        place = f" (it stood at message {where + 1})" if isinstance(where, int) else ""
+        return (
+            f"The result for call {call_id} was out of place{place}; "
+            "it now sits right after its call."
+        )
+    if rule == "PAIR-3":
+        return (
+            f"A result for call {call_id} had no matching call in its turn (or the call "
+            "was already answered). It is kept, as a user note, so nothing is lost."
+        )
+    if rule == "ID-1":
+        return (
+            f"Call id {old_id} was already used by an earlier call; "
+            f"renamed to {new_id} on the call and its result."
+        )
+    if rule == "ID-2":
+        return f"A call had an empty id; it is now {new_id} on the call and its result."
+    if rule == "MSG-1":
+        return "A blank assistant message (a placeholder saved before the tools ran) was dropped."
+    if rule == "INT-1":
+        cause = _cause_words(row, causes)
+        return (
+            f"The call to {name} was cut off mid-arguments{cause}; the partial call was removed "
+            "and the prose kept. The tool was not run."
+        )
+    if rule == "INT-2":
+        return (
+            "A note now records that the previous turn was interrupted, "
+            "so the model does not take it for finished."
+        )
+    return rule
+
+
+def _cause_words(row: dict[str, Any], causes: dict[int, str]) -> str:
+    cause = row.get("cause")
+    if cause is None and row.get("input_index") is not None:
+        cause = causes.get(row["input_index"])
+    return f" ({CAUSE_WORDS[cause]})" if cause in CAUSE_WORDS else ""
+
+
+def _render_arguments(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        try:
+            parsed = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            return arguments
+        return orjson.dumps(parsed, option=orjson.OPT_INDENT_2).decode()
+    if arguments is None:
+        return ""
+    try:
+        return orjson.dumps(arguments, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:
+        return repr(arguments)
+
+
+def _render_content(content: Any) -> tuple[str, list[dict[str, Any]]]:
+    """Plain text plus a list of parts; images and unknown parts get a label."""
+    if content is None:
+        return "", []
+    if isinstance(content, str):
+        return _clip(content), []
+    if not isinstance(content, list):
+        return _clip(_render_arguments(content)), []
+    texts: list[str] = []
+    parts: list[dict[str, Any]] = []
+    for part in content:
+        if not isinstance(part, dict):
+            texts.append(str(part))
+            continue
+        kind = part.get("type")
+        if kind == "text":
+            text = str(part.get("text") or "")
+            texts.append(text)
+            parts.append({"type": "text", "text": _clip(text), "label": ""})
+        elif kind == "image":
+            size = len(part.get("data") or "") * 3 // 4
+            where = part.get("url") or f"{part.get('media_type', 'image')}, {size:,} bytes"
+            parts.append({"type": "image", "text": "", "label": f"image ({where})"})
+        elif kind in ("thinking", "reasoning", "redacted_thinking"):
+            text = str(part.get("thinking") or part.get("text") or "")
+            parts.append({"type": "thinking", "text": _clip(text), "label": kind})
+        else:
+            parts.append({"type": "other", "text": "", "label": str(kind or "part")})
+    return _clip("\n".join(texts)), parts
+
+
+def _clip(text: str) -> str:
+    if len(text) <= TEXT_LIMIT:
+        return text
+    rest = len(text) - TEXT_LIMIT
+    return (
+        f"{text[:TEXT_LIMIT]}\n… ({rest:,} more characters: download the transcript to read them)"
+    )
+
+
+def _public(call: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in call.items() if not (isinstance(k, str) and k.startswith("_"))}
+
+
+def _plain(value: Any) -> Any:
+    """Meta as JSON-safe plain data (sets become sorted lists)."""
+    return orjson.loads(orjson.dumps(value, default=_default))
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)
+    return str(value)

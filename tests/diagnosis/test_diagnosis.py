@@ -1,0 +1,164 @@
+"""The timeline model over the spec cases and real files (no database)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from inspector import formats
+from inspector.diagnosis import Diagnosis, diagnose, repaired_bytes, report, report_from
+from tests.conftest import CASES, CORPUS
+
+REPAIR_CASES = sorted(
+    path for path in CASES.glob("*.json") if orjson.loads(path.read_bytes())["kind"] == "repair"
+)
+
+
+def _load_case(path: Path) -> tuple[formats.Parsed, dict]:
+    case = orjson.loads(path.read_bytes())
+    return formats.load(orjson.dumps(case["input"]), "canonical"), case
+
+
+def test_there_are_repair_cases():
+    assert len(REPAIR_CASES) >= 10
+
+
+@pytest.mark.parametrize("path", REPAIR_CASES, ids=lambda p: p.stem)
+def test_diagnosis_counts_the_rules_each_case_expects(path):
+    parsed, case = _load_case(path)
+    diagnosis = diagnose(parsed, _read_only(case))
+    assert set(diagnosis.counts) == set(case["expected"]["rules"])
+    assert diagnosis.needs_repair == bool(case["expected"]["rules"])
+    assert diagnosis.message_count == len(case["input"])
+    assert diagnosis.repaired_count == len(case["expected"]["messages"])
+
+
+@pytest.mark.parametrize("path", REPAIR_CASES, ids=lambda p: p.stem)
+def test_rows_show_every_original_and_every_repaired_message(path):
+    parsed, case = _load_case(path)
+    rows = diagnose(parsed, _read_only(case)).rows
+    original = sorted(r["input_index"] for r in rows if r["in_original"])
+    repaired = [r["output_index"] for r in rows if r["in_repaired"]]
+    assert original == list(range(len(case["input"])))
+    assert repaired == list(range(len(case["expected"]["messages"])))
+    assert len({r["key"] for r in rows}) == len(rows)
+
+
+@pytest.mark.parametrize("path", REPAIR_CASES, ids=lambda p: p.stem)
+def test_every_finding_points_at_a_row_that_carries_its_rule(path):
+    parsed, case = _load_case(path)
+    diagnosis = diagnose(parsed, _read_only(case))
+    rows = {r["key"]: r for r in diagnosis.rows}
+    for finding in diagnosis.findings:
+        assert finding["rule"] in rows[finding["row"]]["findings"]
+        assert finding["text"] and finding["text"] != finding["rule"]
+
+
+@pytest.mark.parametrize("path", REPAIR_CASES, ids=lambda p: p.stem)
+def test_repaired_history_is_accepted_by_every_provider(path):
+    parsed, case = _load_case(path)
+    diagnosis = diagnose(parsed, _read_only(case))
+    assert diagnosis.accepted_after, diagnosis.providers
+
+
+def test_dangling_call_is_rejected_before_and_accepted_after():
+    parsed, _ = _load_case(CASES / "03-dangling-call.json")
+    providers = diagnose(parsed).providers
+    assert any(
+        "did not have response messages: c1" in i["text"]
+        for i in providers["openai-chat"]["before"]
+    )
+    assert any(
+        "`tool_use` ids were found without `tool_result`" in i["text"]
+        for i in providers["anthropic"]["before"]
+    )
+    assert providers["responses"]["before"] and providers["gemini"]["before"]
+    assert all(not v["after"] for v in providers.values())
+
+
+def test_inserted_result_is_an_inserted_row_inside_the_span():
+    parsed, _ = _load_case(CASES / "03-dangling-call.json")
+    rows = diagnose(parsed).rows
+    inserted = [r for r in rows if r["state"] == "inserted"]
+    assert len(inserted) == 1
+    row = inserted[0]
+    assert row["healed"] and row["role"] == "tool" and row["findings"] == ["PAIR-1"]
+    assert row["span_pos"] == "end" and not row["in_original"]
+    assert row["result"]["id"] == "c1"
+
+
+def test_moved_result_says_where_it_stood():
+    parsed, _ = _load_case(CASES / "05-steer-between-call-and-result.json")
+    rows = diagnose(parsed).rows
+    moved = [r for r in rows if r["state"] == "moved"]
+    assert [r["input_index"] for r in moved] == [2]
+    assert moved[0]["moved_from"] == 2
+
+
+def test_renamed_ids_show_old_and_new_on_call_and_result():
+    parsed, _ = _load_case(CASES / "09-ids-restart-every-reply.json")
+    rows = diagnose(parsed).rows
+    call_row = next(r for r in rows if r["input_index"] == 2)
+    result_row = next(r for r in rows if r["input_index"] == 3)
+    assert call_row["calls"][0]["id"] == "functions.search:0"
+    assert call_row["calls"][0]["new_id"] == "functions.search:0_1"
+    assert result_row["result"]["new_id"] == "functions.search:0_1"
+    assert "ID-1" in call_row["findings"]
+
+
+def test_orphan_row_becomes_the_note():
+    parsed, _ = _load_case(CASES / "07-orphan-result.json")
+    row = next(r for r in diagnose(parsed).rows if r["input_index"] == 2)
+    assert row["state"] == "note" and row["role"] == "user" and row["original_role"] == "tool"
+    assert row["note"] == "orphan_result" and "stray output" in row["text"]
+
+
+def test_dropped_placeholder_and_partial_call_are_struck_rows():
+    parsed, _ = _load_case(CASES / "14-interrupted-before-any-prose.json")
+    rows = diagnose(parsed).rows
+    dropped = [r for r in rows if r["state"] == "dropped"]
+    assert [r["input_index"] for r in dropped] == [1]
+    assert dropped[0]["calls"][0]["removed"] is True
+    assert {"INT-1", "MSG-1"} <= set(dropped[0]["findings"])
+    note = next(r for r in rows if r["note"] == "interruption")
+    assert note["state"] == "inserted"
+    assert rows.index(dropped[0]) < rows.index(note)
+
+
+def test_diagnosis_round_trips_through_json():
+    parsed, _ = _load_case(CASES / "12-result-after-next-assistant.json")
+    diagnosis = diagnose(parsed)
+    again = Diagnosis.from_dict(orjson.loads(orjson.dumps(diagnosis.to_dict())))
+    assert again == diagnosis
+
+
+def test_report_has_what_the_command_prints():
+    data = (CASES / "12-result-after-next-assistant.json").read_bytes()
+    case = orjson.loads(data)
+    result = report(orjson.dumps(case["input"]))
+    assert result["format"] == "canonical"
+    assert result["messages"] == 3
+    assert {f["rule"] for f in result["findings"]} == {"PAIR-1", "PAIR-3"}
+    assert set(result["providers"]) == {"openai-chat", "anthropic", "responses", "gemini"}
+    assert result["providers"]["openai-chat"]["after"] == []
+    assert result["problems"] == []
+
+
+def test_repaired_canonical_bytes_equal_the_case_expectation():
+    parsed, case = _load_case(CASES / "13-interrupted-tool-call-keeps-prose.json")
+    assert orjson.loads(repaired_bytes(parsed, "canonical")) == case["expected"]["messages"]
+
+
+def test_broken_claude_code_session_reports_its_line():
+    path = next((CORPUS / "claude-code" / "broken").glob("*4c-02af2759b6*"))
+    result = report_from(diagnose(formats.load(path.read_bytes())))
+    assert result["format"] == "claude-code"
+    pair1 = [f for f in result["findings"] if f["rule"] == "PAIR-1"]
+    assert len(pair1) == 1 and pair1[0]["line"] >= 1
+
+
+def _read_only(case: dict):
+    names = (case.get("options") or {}).get("read_only")
+    return (lambda name: name in names) if names else None
