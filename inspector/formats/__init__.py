@@ -1,1 +1,233 @@
-"""Transcript shapes: detect, parse to canonical messages, write back. No Django."""
+"""Transcript shapes: detect, parse to canonical messages, write back. No Django.
+
+>>> from inspector.formats import load, export_wire
+>>> parsed = load(data)                      # any shape; FormatError if none fits
+>>> wire, renamed = export_wire(parsed.messages, "anthropic")
+
+- ``load(data, format="auto") -> Parsed``: with ``"auto"`` every shape sniffs
+  the first 64 KiB, then shapes are tried in order of confidence and the
+  first that parses wins. If none does, ``FormatError`` says why each one
+  refused (``.attempts``). Empty, binary or non-UTF-8 input and JSON that is
+  no transcript are ``FormatError`` too, never another exception.
+- ``FORMATS``: format name -> module, each with ``NAME``, ``PROVIDER``,
+  ``sniff``, ``parse`` and ``serialise`` (see ``base``).
+- ``to_wire(messages, provider)``: canonical messages in a provider's request
+  shape, ids as they are (what the provider would be sent today).
+- ``export_wire(messages, provider) -> (wire, renamed)``: the same with every
+  id that provider refuses replaced by one it accepts (deterministic, no
+  collisions); ``renamed`` maps old id -> new id. ``export`` gives the JSON.
+- ``strip_private(messages)``: messages without the ``_``-prefixed metadata
+  keys the shape modules use for writing back (for canonical downloads).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import orjson
+
+from inspector.formats import (
+    anthropic,
+    canonical,
+    claude_code,
+    codex,
+    gemini,
+    openai_chat,
+    responses,
+)
+from inspector.formats.base import FormatError, Parsed, Problem
+from inspector.formats.canonical import strip_private
+
+__all__ = [
+    "FORMATS",
+    "HEAD_BYTES",
+    "WIRE_FORMATS",
+    "FormatError",
+    "Parsed",
+    "Problem",
+    "export",
+    "export_wire",
+    "load",
+    "strip_private",
+    "to_wire",
+]
+
+HEAD_BYTES = 64 * 1024
+
+
+# Detection order breaks ties between equally confident sniffs.
+FORMATS: dict[str, ModuleType] = {
+    "canonical": canonical,
+    "openai-chat": openai_chat,
+    "anthropic": anthropic,
+    "responses": responses,
+    "gemini": gemini,
+    "claude-code": claude_code,
+    "codex": codex,
+}
+
+# The provider request shapes a canonical history can be exported to.
+WIRE_FORMATS: dict[str, ModuleType] = {
+    "openai-chat": openai_chat,
+    "anthropic": anthropic,
+    "responses": responses,
+    "gemini": gemini,
+}
+
+_ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]+")
+
+# Ids each provider accepts; one that does not is renamed on export. Every provider
+# refuses an empty id.
+_ACCEPTED_ID: dict[str, Callable[[str], Any]] = {"anthropic": _ANTHROPIC_ID.fullmatch}
+
+
+def load(data: bytes, format: str = "auto") -> Parsed:
+    """Read a transcript in any known shape (or the one ``format`` names)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    elif not isinstance(data, bytes):
+        try:
+            data = bytes(data)
+        except TypeError:
+            raise FormatError(f"expected bytes, got {type(data).__name__}") from None
+    if not data.strip():
+        raise FormatError("the file is empty")
+    head = data[:HEAD_BYTES]
+    if b"\x00" in head:
+        raise FormatError("this is binary data, not a transcript (it contains NUL bytes)")
+    if format != "auto":
+        module = FORMATS.get(format)
+        if module is None:
+            known = ", ".join(["auto", *FORMATS])
+            raise FormatError(f"unknown format {format!r}; use one of {known}")
+        try:
+            return _parse(module, data)
+        except FormatError as exc:
+            raise FormatError(f"not {format}: {exc}", [(format, str(exc))]) from None
+    attempts: list[tuple[str, str]] = []
+    for name, module in _ranked(head):
+        try:
+            return _parse(module, data)
+        except FormatError as exc:
+            attempts.append((name, str(exc)))
+    lead = "this is not a transcript in any shape this tool reads"
+    bad = _utf8_error(data)
+    if bad is not None:
+        lead = f"this is not UTF-8 text (invalid byte at offset {bad}), so not a transcript"
+    tried = "; ".join(f"{name}: {reason}" for name, reason in attempts)
+    raise FormatError(f"{lead}. Tried {tried}", attempts)
+
+
+def to_wire(messages: list[dict[str, Any]], provider: str) -> Any:
+    """``messages`` as ``provider``'s request body, ids unchanged."""
+    return _wire_module(provider).to_wire(strip_private(messages))
+
+
+def export_wire(messages: list[dict[str, Any]], provider: str) -> tuple[Any, dict[str, str]]:
+    """``messages`` as ``provider``'s request body, with ids it refuses renamed.
+
+    Returns the body and ``{old id: new id}`` for every renamed id. A new id
+    is the old one with each character the provider refuses replaced by
+    ``_`` (``call`` for an empty id), then ``_1``, ``_2``... until it is used
+    by no other id in the history.
+    """
+    module = _wire_module(provider)
+    renamed = _renames(messages, _ACCEPTED_ID.get(provider, bool))
+    clean = strip_private(messages)
+    if renamed:
+        clean = [_rename(message, renamed) for message in clean]
+    return module.to_wire(clean), renamed
+
+
+def export(messages: list[dict[str, Any]], provider: str) -> bytes:
+    """``export_wire``'s body as JSON bytes."""
+    wire, _ = export_wire(messages, provider)
+    return orjson.dumps(wire)
+
+
+def _parse(module: ModuleType, data: bytes) -> Parsed:
+    """``module.parse``, with any failure that is not ``FormatError`` turned into one."""
+    try:
+        parsed = module.parse(data)
+    except FormatError:
+        raise
+    except Exception as exc:  # a shape module's bug must not escape as another type
+        raise FormatError(f"could not be read ({type(exc).__name__}: {exc})") from exc
+    parsed.format = module.NAME
+    return parsed
+
+
+def _ranked(head: bytes) -> list[tuple[str, ModuleType]]:
+    scores = []
+    for order, (name, module) in enumerate(FORMATS.items()):
+        try:
+            score = float(module.sniff(head))
+        except Exception:  # a sniffer that trips over odd bytes just has no opinion
+            score = 0.0
+        scores.append((-score, order, name, module))
+    scores.sort(key=lambda entry: entry[:2])
+    return [(name, module) for _, _, name, module in scores]
+
+
+def _utf8_error(data: bytes) -> int | None:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start
+    return None
+
+
+def _wire_module(provider: str) -> ModuleType:
+    try:
+        return WIRE_FORMATS[provider]
+    except KeyError:
+        known = ", ".join(WIRE_FORMATS)
+        raise ValueError(f"unknown provider {provider!r}; expected one of {known}") from None
+
+
+def _ids(messages: list[dict[str, Any]]) -> list[str]:
+    """Every call and result id in history order, each once."""
+    seen: dict[str, None] = {}
+    for message in messages:
+        md = canonical.metadata(message)
+        if message.get("role") == "tool":
+            seen.setdefault(canonical.call_id(md), None)
+        for call in canonical.calls_of(message):
+            seen.setdefault(canonical.call_id(call), None)
+    return list(seen)
+
+
+def _renames(messages: list[dict[str, Any]], accepted: Callable[[str], Any]) -> dict[str, str]:
+    ids = _ids(messages)
+    taken = {i for i in ids if i and accepted(i)}
+    renamed: dict[str, str] = {}
+    for old in ids:
+        if old and accepted(old):
+            continue
+        base = re.sub(r"[^a-zA-Z0-9_-]", "_", old) or "call"
+        new, k = base, 1
+        while new in taken:
+            new, k = f"{base}_{k}", k + 1
+        renamed[old] = new
+        taken.add(new)
+    return renamed
+
+
+def _rename(message: dict[str, Any], renamed: dict[str, str]) -> dict[str, Any]:
+    md = canonical.metadata(message)
+    if message.get("role") == "tool":
+        old = canonical.call_id(md)
+        if old in renamed:
+            return {**message, "metadata": {**md, "tool_call_id": renamed[old]}}
+        return message
+    calls = canonical.calls_of(message)
+    if not any(canonical.call_id(c) in renamed for c in calls):
+        return message
+    fresh = []
+    for call in calls:
+        old = canonical.call_id(call)
+        fresh.append({**call, "tool_call_id": renamed.get(old, old)} if old in renamed else call)
+    return {**message, "metadata": {**md, "tool_calls": fresh}}

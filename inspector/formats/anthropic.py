@@ -1,0 +1,697 @@
+"""Anthropic Messages (``tool_use`` / ``tool_result`` content blocks, ``system`` outside the list).
+
+Containers read, and written back in the same container:
+
+- a bare JSON list of messages, or a request body ``{"model", "system",
+  "messages", ...}`` (the ``system`` prompt becomes a leading system message);
+- a recording of exchanges (``{"interactions": [...]}``, see ``canonical``);
+- a claude-trace capture: JSON Lines of ``{"request", "response"}`` pairs
+  (``response.body``, or ``response.body_raw`` holding the event stream).
+  The capture mixes Claude Code's main loop with small side requests (quota
+  checks, titles) that carry no ``tools``, so the exchange read is the last
+  one whose request has ``tools`` (the last one at all if none has);
+  ``conversation=k`` picks another (0-based among those). A changed history is
+  written as one more line holding the repaired request, every other line
+  byte for byte.
+
+For a recorded exchange the response's message is appended to the request's
+messages, except when it stops to ask for tool calls (``stop_reason:
+tool_use``): the recording ends where the client stopped, not where a result
+was lost, so those calls are named in ``meta["pending_calls"]`` instead.
+
+One user message holding ``tool_result`` blocks becomes one canonical tool
+message per result (and a user message for the other blocks); writing back
+puts them together again. Server tools (``server_tool_use`` with its
+``*_tool_result`` in the same assistant message) are content parts, not
+calls: the API pairs them itself. A ``server_tool_use`` the response left
+without its result (``stop_reason: pause_turn``) is listed in
+``meta["paused_server_tools"]`` with the message where its result arrived.
+
+``sources`` are 1-based message numbers in the list; the appended response
+counts as the number after the request's last message.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+from inspector.formats import jsonl
+from inspector.formats.base import FormatError, Parsed, Problem
+from inspector.formats.canonical import (
+    PART,
+    REC,
+    RESPONSE_REC,
+    SYSTEM_REC,
+    Message,
+    append_exchange,
+    arguments_dict,
+    arguments_object,
+    by_origin,
+    call_id,
+    calls_of,
+    dump_like,
+    dump_line,
+    exchanges,
+    list_shape,
+    metadata,
+    origin,
+    pick_exchange,
+    public,
+    read_json,
+)
+
+NAME = "anthropic"
+PROVIDER = "anthropic"
+
+# Block types the Messages API itself defines; anything else came from another provider.
+_NATIVE = frozenset(
+    {
+        "text",
+        "image",
+        "document",
+        "thinking",
+        "redacted_thinking",
+        "server_tool_use",
+        "search_result",
+        "container_upload",
+        "mcp_tool_use",
+    }
+)
+
+_STRONG = re.compile(
+    rb'"type"\s*:\s*"(tool_use|tool_result|thinking|server_tool_use)"|"stop_reason"\s*:'
+    rb"|api\.anthropic\.com|/v1/messages|\"max_tokens\"\s*:"
+)
+_ROLE = re.compile(rb'"role"\s*:\s*"(user|assistant)"')
+_OTHER = re.compile(rb'"tool_calls"\s*:|"role"\s*:\s*"tool"|"functionCall"|"function_call"')
+
+
+def sniff(head: bytes) -> float:
+    if head.lstrip()[:1] not in (b"[", b"{"):
+        return 0.0
+    if b'"request"' in head[:200] and _STRONG.search(head):
+        return 0.85  # claude-trace
+    if _STRONG.search(head):
+        return 0.45 if _OTHER.search(head) else 0.75
+    return 0.25 if _ROLE.search(head) else 0.0
+
+
+def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
+    """Read any container above; ``conversation`` picks another exchange (0-based)."""
+    try:
+        doc = read_json(data)
+    except FormatError:
+        if b"\n" not in data.strip():
+            raise
+        return _parse_trace(data, conversation)
+    if isinstance(doc, dict) and "request" in doc and "response" in doc:
+        return _parse_trace(data, conversation)
+    state: dict[str, Any] = {"data": data, "doc": doc}
+    meta: dict[str, Any] = {}
+    body: dict[str, Any] = {}
+    response = None
+    if isinstance(doc, list):
+        records = doc
+        state["mode"] = "list"
+    elif isinstance(doc, dict) and (found := exchanges(doc)) is not None:
+        chosen = pick_exchange(found, NAME, conversation)
+        body = chosen.request
+        response = _response_message(chosen.response, meta)
+        meta |= {"container": "exchanges", "exchanges": len(found), "exchange": chosen.index}
+        meta["response_status"] = chosen.status
+        state |= {"mode": "exchange", "exchange": chosen}
+    elif isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        body = doc
+        state["mode"] = "body"
+    else:
+        raise FormatError("no 'messages' list, message list or recorded exchanges found")
+    state["body"] = body
+    if state["mode"] != "list":
+        records = body.get("messages")
+        if not isinstance(records, list):
+            raise FormatError("the request body has no 'messages' list")
+    return _read(records, body.get("system"), response, state, meta)
+
+
+def serialise(messages: list[Message], original: Parsed) -> bytes:
+    state = original.state
+    if messages == original.messages:
+        return state["data"]
+    system, wire = _wire(messages, state, native_only=False)
+    mode = state["mode"]
+    if mode == "list":
+        return dump_like(wire, state["data"])
+    body = dict(state["body"])
+    body["messages"] = wire
+    if system is None:
+        body.pop("system", None)
+    else:
+        body["system"] = system
+    if mode == "body":
+        return dump_like(body, state["data"])
+    if mode == "exchange":
+        return dump_like(append_exchange(state["doc"], state["exchange"], body), state["data"])
+    # claude-trace: one more line with the repaired request; the capture stays as it was.
+    chosen = state["line"]
+    request = {**chosen.value["request"], "body": body}
+    lines = [record.raw for record in state["lines"]]
+    lines.append(dump_line({"request": request}, state["crlf"]))
+    return jsonl.join_lines(lines, True)
+
+
+def to_wire(messages: list[Message]) -> dict[str, Any]:
+    """A Messages request body (``{"system"?, "messages"}``) for canonical messages.
+
+    Consecutive messages of one role share a message, tool results lead the
+    user message after their call, arguments become ``input`` objects, and
+    content parts another provider made (reasoning items, Gemini parts),
+    empty text blocks and user turns left empty by that are left out. Ids
+    are written as they are: mapping ids the API rejects is
+    ``inspector.formats.export_wire``'s job.
+    """
+    system, wire = _wire([public(m) for m in messages], None, native_only=True)
+    body: dict[str, Any] = {}
+    if system is not None:
+        body["system"] = system
+    body["messages"] = wire
+    return body
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+def _read(
+    records: list[Any],
+    system: Any,
+    response: dict[str, Any] | None,
+    state: dict[str, Any],
+    meta: dict[str, Any],
+) -> Parsed:
+    if not records:
+        raise FormatError("the list of messages is empty")
+    shape = list_shape(records)
+    if shape not in (None, NAME):
+        raise FormatError(f"the messages are written in the {shape} shape, not {NAME}")
+    messages: list[Message] = []
+    sources: list[list[int]] = []
+    problems: list[Problem] = []
+    names: dict[str, Any] = {}
+    if system is not None:
+        content = _canonical_content(system) if isinstance(system, list) else system
+        if not isinstance(content, str | list):
+            raise FormatError("'system' must be text or a list of text blocks")
+        messages.append({"role": "system", "content": content, "metadata": {REC: SYSTEM_REC}})
+        sources.append([0])
+    for rec, record in enumerate(records):
+        made = _canonical_messages(record, rec, names)
+        if isinstance(made, str):
+            problems.append(Problem(rec + 1, made))
+            continue
+        messages.extend(made)
+        sources.extend([rec + 1] for _ in made)
+    if not any(m["role"] != "system" for m in messages):
+        reason = problems[0].reason if problems else "no messages"
+        raise FormatError(f"no record is a Messages API message (record 1: {reason})")
+    causes: dict[int, str] = {}
+    if response is not None:
+        stop_reason = meta.get("stop_reason")
+        pending = [
+            b.get("id")
+            for b in response["content"]
+            if isinstance(b, dict) and b.get("type") == "tool_use"
+        ]
+        if pending and stop_reason == "tool_use":
+            meta["pending_calls"] = pending
+            response = None
+        else:
+            made = _canonical_messages(response, RESPONSE_REC, names)
+            if isinstance(made, list):
+                messages.extend(made)
+                sources.extend([len(records) + 1] for _ in made)
+                cause = _CAUSES.get(stop_reason) if isinstance(stop_reason, str) else None
+                if meta.get("stream_complete") is False:
+                    cause = "stream_ended"
+                if cause:
+                    causes[len(messages) - 1] = cause
+    paused = _paused_server_tools(messages)
+    if paused:
+        meta["paused_server_tools"] = paused
+    state |= {"records": records, "system": system, "response": response}
+    state["originals"] = by_origin(messages)
+    return Parsed(NAME, messages, sources, problems, causes=causes, meta=meta, state=state)
+
+
+_CAUSES = {"max_tokens": "max_tokens", "model_context_window_exceeded": "max_tokens"}
+
+
+def _canonical_messages(record: Any, rec: int, names: dict[str, Any]) -> list[Message] | str:
+    """The canonical messages one API message becomes, or why it is not one.
+
+    ``names`` maps each call id seen so far to its tool name, so results can
+    carry the name the format itself leaves out (Gemini needs it on export).
+    """
+    if not isinstance(record, dict):
+        return f"a message must be an object, not {type(record).__name__}"
+    role = record.get("role")
+    if role not in ("user", "assistant", "system"):
+        return f"role {role!r} is not a Messages API role"
+    content = record.get("content")
+    if isinstance(content, str):
+        return [{"role": role, "content": content, "metadata": {REC: rec, PART: 0}}]
+    if not isinstance(content, list):
+        return "content must be text or a list of blocks"
+    if role != "user":
+        parts: list[Any] = []
+        calls: list[dict[str, Any]] = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_use" and role == "assistant":
+                cid = block.get("id") or ""
+                names[str(cid)] = block.get("name")
+                calls.append(
+                    {
+                        "tool_call_id": str(cid),
+                        "name": block.get("name"),
+                        "arguments": block.get("input"),
+                    }
+                )
+            else:
+                parts.append(_canonical_block(block))
+        md: dict[str, Any] = {"tool_calls": calls} if calls else {}
+        md |= {REC: rec, PART: 0}
+        return [{"role": role, "content": parts if parts or not calls else "", "metadata": md}]
+    out: list[Message] = []
+    run: list[Any] = []
+    start = 0
+    for index, block in enumerate(content):
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            if run:
+                out.append({"role": "user", "content": run, "metadata": {REC: rec, PART: start}})
+                run = []
+            rid = str(block.get("tool_use_id") or "")
+            md = {"tool_call_id": rid}
+            if isinstance(names.get(rid), str):
+                md["name"] = names[rid]
+            if block.get("is_error") is True:
+                md["is_error"] = True
+            md |= {REC: rec, PART: index}
+            out.append({"role": "tool", "content": _result_content(block), "metadata": md})
+        else:
+            if not run:
+                start = index
+            run.append(_canonical_block(block))
+    if run or not out:
+        out.append({"role": "user", "content": run, "metadata": {REC: rec, PART: start}})
+    return out
+
+
+def _canonical_block(block: Any) -> Any:
+    if not isinstance(block, dict):
+        return block
+    kind = block.get("type")
+    if kind == "text" and isinstance(block.get("text"), str):
+        return {"type": "text", "text": block["text"]}
+    if kind == "image" and isinstance(block.get("source"), dict):
+        source = block["source"]
+        if source.get("type") == "base64":
+            return {
+                "type": "image",
+                "media_type": source.get("media_type"),
+                "data": source.get("data"),
+            }
+        if source.get("type") == "url":
+            return {"type": "image", "url": source.get("url")}
+    return block
+
+
+def _canonical_content(content: Any) -> Any:
+    if isinstance(content, list):
+        return [_canonical_block(block) for block in content]
+    return content
+
+
+def _result_content(block: dict[str, Any]) -> Any:
+    content = block.get("content")
+    if content is None:
+        return ""
+    return _canonical_content(content)
+
+
+def _paused_server_tools(messages: list[Message]) -> list[dict[str, Any]]:
+    """Server tool calls whose result is not in their own message (``pause_turn``)."""
+    paused = []
+    for index, message in enumerate(messages):
+        if message["role"] != "assistant" or not isinstance(message["content"], list):
+            continue
+        blocks = [b for b in message["content"] if isinstance(b, dict)]
+        answered = [b.get("tool_use_id") for b in blocks if "tool_use_id" in b]
+        for block in blocks:
+            if block.get("type") == "server_tool_use" and block.get("id") not in answered:
+                paused.append(
+                    {
+                        "message": index,
+                        "id": block.get("id"),
+                        "name": block.get("name"),
+                        "result_in": _result_message(messages, index + 1, block.get("id")),
+                    }
+                )
+    return paused
+
+
+def _result_message(messages: list[Message], start: int, sid: Any) -> int | None:
+    for index in range(start, len(messages)):
+        content = messages[index]["content"]
+        if messages[index]["role"] == "assistant" and isinstance(content, list):
+            if any(isinstance(b, dict) and b.get("tool_use_id") == sid for b in content):
+                return index
+    return None
+
+
+def _response_message(body: Any, meta: dict[str, Any]) -> dict[str, Any] | None:
+    """The assistant message of a recorded response body (JSON or event stream)."""
+    if isinstance(body, dict) and isinstance(body.get("string"), str):
+        body = body["string"]
+    if isinstance(body, str):
+        if body.lstrip().startswith("{"):
+            try:
+                body = orjson.loads(body)
+            except orjson.JSONDecodeError:
+                meta["response_error"] = body[:500]
+                return None
+        else:
+            return _assemble_stream(body, meta)
+    if not isinstance(body, dict):
+        return None
+    if isinstance(body.get("error"), dict):
+        meta["response_error"] = body["error"].get("message")
+        return None
+    if body.get("role") != "assistant" or not isinstance(body.get("content"), list):
+        return None
+    meta["stop_reason"] = body.get("stop_reason")
+    # Only what a request's message can hold; ids, usage and stop reasons stay in the recording.
+    return {"role": "assistant", "content": body["content"]}
+
+
+def _assemble_stream(text: str, meta: dict[str, Any]) -> dict[str, Any] | None:
+    """Rebuild the message a Messages event stream carried; note it if the stream was cut."""
+    message: dict[str, Any] | None = None
+    partial: dict[int, str] = {}
+    complete = False
+    for line in text.splitlines():
+        if not line.startswith("data:"):
+            continue
+        try:
+            event = orjson.loads(line[5:])
+        except orjson.JSONDecodeError:
+            continue
+        kind = event.get("type") if isinstance(event, dict) else None
+        if kind == "message_start" and isinstance(event.get("message"), dict):
+            message = {**event["message"], "content": []}
+        elif message is None:
+            continue
+        elif kind == "content_block_start":
+            block = dict(event.get("content_block") or {})
+            message["content"].append(block)
+        elif kind == "content_block_delta" and message["content"]:
+            _apply_delta(message["content"][-1], event.get("delta") or {}, partial, event)
+        elif kind == "content_block_stop":
+            index = event.get("index", len(message["content"]) - 1)
+            if index in partial and 0 <= index < len(message["content"]):
+                message["content"][index]["input"] = arguments_object(partial.pop(index) or "{}")
+        elif kind == "message_delta":
+            message.update({k: v for k, v in (event.get("delta") or {}).items()})
+        elif kind == "message_stop":
+            complete = True
+        elif kind == "error":
+            meta["response_error"] = (event.get("error") or {}).get("message")
+    if message is None:
+        return None
+    for index, raw in partial.items():
+        # A block the stream never closed keeps its arguments as the cut string.
+        if 0 <= index < len(message["content"]):
+            message["content"][index]["input"] = raw
+    meta["stop_reason"] = message.get("stop_reason")
+    if not complete:
+        meta["stream_complete"] = False
+    return {"role": "assistant", "content": message["content"]}
+
+
+def _apply_delta(
+    block: dict[str, Any], delta: dict[str, Any], partial: dict[int, str], event: dict[str, Any]
+) -> None:
+    kind = delta.get("type")
+    if kind == "text_delta":
+        block["text"] = block.get("text", "") + delta.get("text", "")
+    elif kind == "input_json_delta":
+        index = event.get("index", 0)
+        partial[index] = partial.get(index, "") + delta.get("partial_json", "")
+    elif kind == "thinking_delta":
+        block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
+    elif kind == "signature_delta":
+        block["signature"] = delta.get("signature")
+    elif kind == "citations_delta":
+        block.setdefault("citations", []).append(delta.get("citation"))
+
+
+def _parse_trace(data: bytes, conversation: int | None) -> Parsed:
+    head = jsonl.head_records(data[:65536], 5)
+    if head and not any(isinstance(value, dict) and "request" in value for value in head):
+        # Decide from the first lines before decoding a possibly huge file.
+        raise FormatError("not a claude-trace capture (no 'request' in the first lines)")
+    read = jsonl.read_jsonl(data)
+    pairs = [
+        r
+        for r in read.records
+        if r.ok
+        and isinstance(r.value, dict)
+        and isinstance(r.value.get("request"), dict)
+        and isinstance(r.value["request"].get("body"), dict)
+        and isinstance(r.value["request"]["body"].get("messages"), list)
+    ]
+    if not pairs:
+        raise FormatError("no line is a recorded Messages API request")
+    pool = [r for r in pairs if "tools" in r.value["request"]["body"]] or pairs
+    index = len(pool) - 1 if conversation is None else conversation
+    if not 0 <= index < len(pool):
+        raise FormatError(f"the capture has {len(pool)} main-loop requests; there is no {index}")
+    chosen = pool[index]
+    body = chosen.value["request"]["body"]
+    meta: dict[str, Any] = {
+        "container": "claude-trace",
+        "exchanges": len(pool),
+        "exchange": index,
+        "line": chosen.line,
+    }
+    response = chosen.value.get("response")
+    message = None
+    if isinstance(response, dict):
+        meta["response_status"] = response.get("status_code")
+        raw = response.get("body")
+        if raw is None and isinstance(response.get("body_raw"), str):
+            raw = response["body_raw"]
+        message = _response_message(raw, meta)
+    state: dict[str, Any] = {
+        "data": data,
+        "mode": "trace",
+        "lines": read.records,
+        "line": chosen,
+        "body": body,
+        "crlf": read.crlf,
+    }
+    parsed = _read(body["messages"], body.get("system"), message, state, meta)
+    paired = {id(r) for r in pairs}
+    others = [
+        Problem(r.line, "not a recorded Messages API request and response", "skipped")
+        for r in read.records
+        if r.ok and id(r) not in paired
+    ]
+    parsed.problems[:0] = sorted([*read.problems, *others], key=lambda p: p.line)
+    return parsed
+
+
+# --- writing ------------------------------------------------------------------------------
+
+
+def _wire(
+    messages: list[Message], state: dict[str, Any] | None, *, native_only: bool
+) -> tuple[Any, list[dict[str, Any]]]:
+    """The ``system`` value and the message list for canonical ``messages``.
+
+    Messages one source record was split into are joined again; a record
+    whose messages are all untouched is written back as it was read.
+    """
+    records = state["records"] if state else []
+    originals = state["originals"] if state else {}
+    start = 0
+    while start < len(messages) and messages[start]["role"] == "system":
+        start += 1
+    system = _wire_system(messages[:start], state)
+    groups: list[tuple[str, int | None, list[Message]]] = []
+    for message in messages[start:]:
+        role = "user" if message["role"] in ("user", "tool") else message["role"]
+        rec = origin(message)
+        if groups and groups[-1][0] == role:
+            _, last_rec, members = groups[-1]
+            if rec is not None and last_rec is not None:
+                joins = rec == last_rec
+            elif rec is None and message["role"] == "user":
+                # A note the repair added joins the results before it, never a user's text.
+                joins = any(m["role"] == "tool" for m in members)
+            else:
+                joins = True
+            if joins:
+                members.append(message)
+                groups[-1] = (role, last_rec if rec is None else rec, members)
+                continue
+        groups.append((role, rec, [message]))
+    wire = []
+    for role, rec, members in groups:
+        if rec is not None and originals.get(rec) == members:
+            wire.append(state["response"] if rec == RESPONSE_REC else records[rec])
+            continue
+        template = None
+        if state and rec == RESPONSE_REC:
+            template = state["response"]
+        elif rec is not None and 0 <= rec < len(records) and isinstance(records[rec], dict):
+            template = records[rec]
+        made = _wire_group(role, members, template, rec, native_only)
+        if native_only and role == "user" and made["content"] in ("", []):
+            continue  # an empty user turn says nothing, and the API refuses it
+        wire.append(made)
+    return system, wire
+
+
+def _wire_system(systems: list[Message], state: dict[str, Any] | None) -> Any:
+    if not systems:
+        return None
+    if (
+        state
+        and [origin(m) for m in systems] == [SYSTEM_REC]
+        and state["originals"].get(SYSTEM_REC) == systems
+    ):
+        return state["system"]
+    if len(systems) == 1 and isinstance(systems[0]["content"], str):
+        return systems[0]["content"]
+    blocks: list[Any] = []
+    for message in systems:
+        blocks.extend(_wire_blocks(message["content"], True))
+    return blocks
+
+
+def _wire_group(
+    role: str,
+    members: list[Message],
+    template: dict[str, Any] | None,
+    rec: int | None,
+    native_only: bool,
+) -> dict[str, Any]:
+    out: dict[str, Any] = dict(template) if template and template.get("role") == role else {}
+    out["role"] = role
+    only = members[0]
+    if len(members) == 1 and only["role"] != "tool" and isinstance(only["content"], str):
+        if not calls_of(only):
+            out["content"] = only["content"]  # a plain text message stays plain text
+            return out
+    blocks: list[Any] = []
+    source = template.get("content") if template else None
+    source = source if isinstance(source, list) else []
+    for message in members:
+        same = origin(message) == rec and rec is not None
+        part = metadata(message).get(PART, 0) if same else None
+        if message["role"] == "tool":
+            old = source[part] if isinstance(part, int) and 0 <= part < len(source) else None
+            blocks.append(_wire_result(message, old))
+        elif message["role"] == "assistant":
+            blocks.extend(_wire_assistant(message, source if same else [], native_only))
+        else:
+            count = len(message["content"]) if isinstance(message["content"], list) else 0
+            old_blocks = source[part : part + count] if isinstance(part, int) else []
+            if old_blocks and _canonical_content(old_blocks) == message["content"]:
+                blocks.extend(old_blocks)
+            else:
+                blocks.extend(_wire_blocks(message["content"], native_only))
+    out["content"] = blocks
+    return out
+
+
+def _wire_result(message: Message, old: Any) -> dict[str, Any]:
+    md = metadata(message)
+    block = dict(old) if isinstance(old, dict) and old.get("type") == "tool_result" else {}
+    block["type"] = "tool_result"
+    block["tool_use_id"] = md.get("tool_call_id", "")
+    content = message["content"]
+    if not (old and _result_content(block) == content):
+        block["content"] = content if isinstance(content, str) else _wire_blocks(content, True)
+    if md.get("healed") or md.get("is_error"):
+        block["is_error"] = True
+    return block
+
+
+def _wire_assistant(message: Message, source: list[Any], native_only: bool) -> list[Any]:
+    """The blocks of an assistant message; the source's block order kept where it can be."""
+    calls = calls_of(message)
+    content = message["content"]
+    kept = [b for b in source if not (isinstance(b, dict) and b.get("type") == "tool_use")]
+    if source and _canonical_content(kept) == (content if isinstance(content, list) else []):
+        # Only calls changed (renamed, or a cut one removed): keep every other block as is.
+        blocks: list[Any] = []
+        pending = list(calls)
+        for block in source:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                if pending:
+                    blocks.append(_tool_use(pending.pop(0), block))
+            else:
+                blocks.append(block)
+        return blocks + [_tool_use(call, None) for call in pending]
+    old_uses = [b for b in source if isinstance(b, dict) and b.get("type") == "tool_use"]
+    blocks = _wire_blocks(content, native_only) if content else []
+    for index, call in enumerate(calls):
+        old = old_uses[index] if index < len(old_uses) else None
+        blocks.append(_tool_use(call, old, native_only))
+    return blocks
+
+
+def _tool_use(
+    call: dict[str, Any], old: dict[str, Any] | None, native_only: bool = False
+) -> dict[str, Any]:
+    block = dict(old) if old else {"type": "tool_use"}
+    block["id"] = call_id(call)
+    block["name"] = call.get("name")
+    arguments = call.get("arguments")
+    if native_only:
+        block["input"] = arguments_dict(arguments)
+    else:  # writing back to the source: what it held, even if the API would refuse it
+        block["input"] = {} if arguments is None else arguments_object(arguments)
+    return block
+
+
+def _native(kind: str) -> bool:
+    return kind in _NATIVE or kind.endswith("_tool_result")
+
+
+def _wire_blocks(content: Any, native_only: bool) -> list[Any]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content or not native_only else []
+    blocks: list[Any] = []
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind == "text":
+            if part.get("text") or not native_only:
+                blocks.append({"type": "text", "text": part.get("text", "")})
+        elif kind == "image" and "source" not in part:
+            if part.get("url"):
+                source = {"type": "url", "url": part["url"]}
+            else:
+                source = {
+                    "type": "base64",
+                    "media_type": part.get("media_type"),
+                    "data": part.get("data"),
+                }
+            blocks.append({"type": "image", "source": source})
+        elif not native_only or (isinstance(kind, str) and _native(kind)):
+            blocks.append(part)
+    return blocks

@@ -1,0 +1,440 @@
+"""The canonical form itself (SPEC §2), plus what the JSON shape modules share.
+
+A canonical file is a bare list of messages or an object with a
+``messages`` list (other keys of that object are kept when writing back).
+A record that is not a canonical message is a ``Problem`` naming its
+1-based record number; the rest is read.
+
+The second half of this module holds the helpers the provider shapes
+(``openai_chat``, ``anthropic``, ``responses``, ``gemini``) share:
+
+- *Private metadata.* A shape module notes where each canonical message came
+  from under metadata keys starting with ``_`` (``_rec``: the index of the
+  source record, ``-1`` for a system prompt kept outside the list and ``-2``
+  for a recorded response; ``_part``: the block or part inside it; ``_end``:
+  one past the last item of a group). The engine carries such keys through,
+  so ``serialise`` can write untouched records back exactly and regroup
+  messages that one source record was split into. ``strip_private`` removes
+  them for canonical downloads.
+- *Recorded exchanges.* The corpus' ``.extracted.json`` files hold the
+  request and response bodies of recorded API calls as ``{"interactions":
+  [{"uri", "request_body", "response_status", "response_body"}, ...]}``.
+  Each request carries the whole history so far, so the last exchange is the
+  fullest conversation: its request's messages with its response appended.
+  Writing a changed history back appends one more interaction holding the
+  repaired history as its request (no response), so the recording stays as
+  it was and reading the file again gives the repaired history.
+- *List detection.* ``list_shape`` names the shape a list of messages or
+  items is written in, so each module can refuse the others' lists with a
+  reason instead of misreading them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from inspector.formats.base import FormatError, Parsed, Problem
+
+NAME = "canonical"
+PROVIDER = "openai-chat"
+
+ROLES = ("system", "user", "assistant", "tool")
+
+REC = "_rec"
+PART = "_part"
+END = "_end"
+SYSTEM_REC = -1
+RESPONSE_REC = -2
+
+Message = dict[str, Any]
+
+
+# --- the canonical shape ----------------------------------------------------------------
+
+
+def sniff(head: bytes) -> float:
+    """Canonical files are the only ones whose messages carry a ``metadata`` object."""
+    start = head.lstrip()[:1]
+    if start not in (b"[", b"{") or not _ROLE.search(head):
+        return 0.0
+    if _METADATA.search(head):
+        return 0.9
+    return 0.2
+
+
+def parse(data: bytes) -> Parsed:
+    doc = read_json(data)
+    if isinstance(doc, list):
+        items, wrapper = doc, None
+    elif isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        items, wrapper = doc["messages"], doc
+    else:
+        raise FormatError("not a list of messages or an object with a 'messages' list")
+    if not items:
+        raise FormatError("the list of messages is empty")
+    shape = list_shape(items)
+    if shape not in (None, NAME):
+        raise FormatError(f"the messages are written in the {shape} shape, not canonical")
+    messages: list[Message] = []
+    sources: list[list[int]] = []
+    problems: list[Problem] = []
+    for number, item in enumerate(items, 1):
+        reason = _bad_message(item)
+        if reason:
+            problems.append(Problem(number, reason))
+            continue
+        message = dict(item)
+        if message.get("content") is None:
+            message["content"] = ""
+        if not isinstance(message.get("metadata"), dict):
+            message["metadata"] = {}
+        messages.append(message)
+        sources.append([number])
+    if not messages:
+        raise FormatError(f"no record is a canonical message (record 1: {problems[0].reason})")
+    return Parsed(
+        format=NAME,
+        messages=messages,
+        sources=sources,
+        problems=problems,
+        state={"data": data, "wrapper": wrapper},
+    )
+
+
+def serialise(messages: list[Message], original: Parsed) -> bytes:
+    """Write the list (inside its wrapper object, if it had one).
+
+    Unreadable records were reported when reading and are not written into a
+    changed file: a provider would reject them anyway.
+    """
+    if messages == original.messages:
+        return original.state["data"]
+    clean = strip_private(messages)
+    wrapper = original.state["wrapper"]
+    doc: Any = clean if wrapper is None else {**wrapper, "messages": clean}
+    return dump_like(doc, original.state["data"])
+
+
+def _bad_message(item: Any) -> str:
+    """Why ``item`` is not a canonical message, or ``""``."""
+    if not isinstance(item, dict):
+        return f"a message must be an object, not {_json_type(item)}"
+    role = item.get("role")
+    if role not in ROLES:
+        return f"role {role!r} is not one of {', '.join(ROLES)}"
+    content = item.get("content")
+    if content is not None and not isinstance(content, str | list):
+        return f"content must be text or a list of parts, not {_json_type(content)}"
+    metadata = item.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        return "metadata must be an object"
+    metadata = metadata or {}
+    calls = metadata.get("tool_calls")
+    if role == "assistant" and calls is not None:
+        if not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
+            return "metadata.tool_calls must be a list of objects"
+        for call in calls:
+            if not isinstance(call.get("tool_call_id", call.get("id", "")), str):
+                return "a tool call id must be a string"
+    if role == "tool" and not isinstance(metadata.get("tool_call_id", ""), str):
+        return "metadata.tool_call_id must be a string"
+    return ""
+
+
+# --- private metadata ---------------------------------------------------------------------
+
+
+def strip_private(messages: Iterable[Message]) -> list[Message]:
+    """Copies of ``messages`` without metadata keys starting with ``_``.
+
+    Messages that have none are returned as they are (not copied).
+    """
+    return [public(m) for m in messages]
+
+
+def public(message: Message) -> Message:
+    metadata = message.get("metadata")
+    if not isinstance(metadata, dict) or not any(k.startswith("_") for k in metadata):
+        return message
+    clean = dict(message)
+    clean["metadata"] = {k: v for k, v in metadata.items() if not k.startswith("_")}
+    return clean
+
+
+def origin(message: Message) -> int | None:
+    """The source record a message came from (``_rec``), or None for a new one."""
+    metadata = message.get("metadata")
+    rec = metadata.get(REC) if isinstance(metadata, dict) else None
+    return rec if isinstance(rec, int) else None
+
+
+def metadata(message: Message) -> dict[str, Any]:
+    value = message.get("metadata")
+    return value if isinstance(value, dict) else {}
+
+
+def calls_of(message: Message) -> list[dict[str, Any]]:
+    calls = metadata(message).get("tool_calls")
+    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+
+
+def call_id(obj: dict[str, Any]) -> str:
+    """A call's or result's id under either spelling (SPEC MEM-11)."""
+    value = obj.get("tool_call_id") or obj.get("id") or ""
+    return value if isinstance(value, str) else str(value)
+
+
+def by_origin(messages: list[Message]) -> dict[int, list[Message]]:
+    """The parsed messages of each source record, for spotting untouched groups."""
+    groups: dict[int, list[Message]] = {}
+    for message in messages:
+        rec = origin(message)
+        if rec is not None:
+            groups.setdefault(rec, []).append(message)
+    return groups
+
+
+# --- reading and writing JSON -------------------------------------------------------------
+
+
+def read_json(data: bytes) -> Any:
+    """One JSON document, or ``FormatError`` saying why it is not one."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        reason = f"not a single JSON document ({exc.msg} at character {exc.pos})"
+        raise FormatError(reason) from None
+
+
+def dump_like(doc: Any, original: bytes) -> bytes:
+    """``doc`` as JSON laid out like ``original``: indented if it was, same final newline."""
+    indented = b"\n " in original[:4096]
+    out = orjson.dumps(doc, option=orjson.OPT_INDENT_2 if indented else 0)
+    return out + b"\n" if original.endswith(b"\n") else out
+
+
+def dump_line(value: Any, crlf: bool = False) -> bytes:
+    """One JSONL line (without the newline) for a record the writer made."""
+    out = orjson.dumps(value)
+    return out + b"\r" if crlf else out
+
+
+def text_of(content: Any) -> str:
+    """The text of canonical content: the string, or its text parts joined by newlines."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            p["text"]
+            for p in content
+            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
+        )
+    return ""
+
+
+def arguments_object(arguments: Any) -> Any:
+    """Call arguments as an object where they parse as one, else as they are."""
+    if isinstance(arguments, str):
+        try:
+            value = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            return arguments
+        return value if isinstance(value, dict) else arguments
+    return arguments
+
+
+def arguments_dict(arguments: Any) -> dict[str, Any]:
+    """Call arguments for an API that takes an object (Anthropic ``input``, Gemini ``args``).
+
+    Arguments that are not an object (a string cut mid-stream that a result
+    still answered, a JSON list) are kept whole under ``raw_arguments``
+    rather than guessed at.
+    """
+    value = arguments_object(arguments)
+    if isinstance(value, dict):
+        return value
+    return {} if value is None else {"raw_arguments": value}
+
+
+def arguments_string(arguments: Any) -> str:
+    """Call arguments as the JSON string OpenAI's shapes carry."""
+    if isinstance(arguments, str):
+        return arguments
+    return orjson.dumps({} if arguments is None else arguments).decode()
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), "a number"
+    )
+
+
+# --- recorded exchanges -------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Exchange:
+    """One recorded request/response pair. ``index`` is its 0-based position."""
+
+    index: int
+    uri: str
+    request: dict[str, Any]
+    response: Any
+    status: int | None
+
+
+def exchanges(doc: Any) -> list[Exchange] | None:
+    """The exchanges of an ``{"interactions": [...]}`` recording, or None if it is not one."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("interactions"), list):
+        return None
+    found = []
+    for index, item in enumerate(doc["interactions"]):
+        if isinstance(item, dict) and isinstance(item.get("request_body"), dict):
+            status = item.get("response_status")
+            found.append(
+                Exchange(
+                    index,
+                    str(item.get("uri") or ""),
+                    item["request_body"],
+                    item.get("response_body"),
+                    status if isinstance(status, int) else None,
+                )
+            )
+    return found
+
+
+def request_shape(body: dict[str, Any], uri: str = "") -> str:
+    """Which provider a recorded request body was sent to."""
+    if "chat/completions" in uri:
+        return "openai-chat"
+    if uri.rstrip("/").endswith("/responses") or "/responses?" in uri:
+        return "responses"
+    if "generateContent" in uri or "generativelanguage" in uri or "aiplatform" in uri:
+        return "gemini"
+    if "/v1/messages" in uri:
+        return "anthropic"
+    if "contents" in body:
+        return "gemini"
+    if "input" in body:
+        return "responses"
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        shape = list_shape(messages)
+        if shape in ("anthropic", "openai-chat"):
+            return shape
+        if "max_tokens" in body and ("system" in body or "tool_choice" in body):
+            return "anthropic"
+        return "openai-chat"
+    return ""
+
+
+def pick_exchange(found: list[Exchange], shape: str, conversation: int | None) -> Exchange:
+    """The exchange to read: the last one, or ``conversation`` (0-based) when given.
+
+    Refuses (``FormatError``) when that exchange was sent to another provider:
+    a recording can switch providers midway, and its last exchange decides.
+    """
+    if not found:
+        raise FormatError("the recording holds no request bodies")
+    if conversation is None:
+        chosen = found[-1]
+    elif 0 <= conversation < len(found):
+        chosen = found[conversation]
+    else:
+        raise FormatError(
+            f"the recording has {len(found)} exchanges; there is no exchange {conversation}"
+        )
+    actual = request_shape(chosen.request, chosen.uri)
+    if actual != shape:
+        api = actual or "an unknown API"
+        number = chosen.index + 1
+        raise FormatError(f"exchange {number} of the recording was sent to {api}, not {shape}")
+    return chosen
+
+
+def append_exchange(doc: dict[str, Any], chosen: Exchange, body: dict[str, Any]) -> dict[str, Any]:
+    """The recording with one more interaction whose request is ``body`` (no response)."""
+    interaction: dict[str, Any] = {"uri": chosen.uri, "request_body": body}
+    return {**doc, "interactions": [*doc["interactions"], interaction]}
+
+
+# --- telling shapes apart -----------------------------------------------------------------
+
+_ANTHROPIC_BLOCKS = frozenset(
+    {
+        "tool_use",
+        "tool_result",
+        "thinking",
+        "redacted_thinking",
+        "server_tool_use",
+        "web_search_tool_result",
+        "document",
+        "search_result",
+        "mcp_tool_use",
+        "mcp_tool_result",
+        "container_upload",
+    }
+)
+_OPENAI_PARTS = frozenset({"image_url", "input_audio"})
+_RESPONSES_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file"})
+_RESPONSES_ITEMS = frozenset({"message", "reasoning", "item_reference"})
+
+
+def item_shape(item: Any) -> str | None:
+    """The shape one message (or Responses item) is clearly written in, if any."""
+    if not isinstance(item, dict):
+        return None
+    role = item.get("role")
+    if "parts" in item or role == "model":
+        return "gemini"
+    kind = item.get("type")
+    if isinstance(kind, str) and (
+        kind in _RESPONSES_ITEMS or kind.endswith(("_call", "_call_output"))
+    ):
+        return "responses"
+    if isinstance(item.get("metadata"), dict) and role in ROLES:
+        return "canonical"
+    if role in ("tool", "developer", "function") or any(
+        key in item for key in ("tool_calls", "tool_call_id", "function_call")
+    ):
+        return "openai-chat"
+    content = item.get("content")
+    if isinstance(content, list):
+        for part in content:
+            if not isinstance(part, dict):
+                continue
+            kind = part.get("type")
+            if not isinstance(kind, str):
+                continue
+            if kind in _ANTHROPIC_BLOCKS or (kind == "image" and "source" in part):
+                return "anthropic"
+            if kind in _OPENAI_PARTS:
+                return "openai-chat"
+            if kind in _RESPONSES_PARTS:
+                return "responses"
+    return None
+
+
+def list_shape(items: list[Any]) -> str | None:
+    """The shape most clearly marked items of ``items`` are in; None if no item says."""
+    votes: dict[str, int] = {}
+    for item in items:
+        shape = item_shape(item)
+        if shape:
+            votes[shape] = votes.get(shape, 0) + 1
+    if not votes:
+        return None
+    return max(votes, key=lambda shape: votes[shape])
+
+
+_ROLE = re.compile(rb'"role"\s*:')
+_METADATA = re.compile(rb'"metadata"\s*:\s*\{')

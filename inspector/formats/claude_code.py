@@ -1,0 +1,1270 @@
+"""Claude Code session files (``~/.claude/projects/<project>/<session>.jsonl``).
+
+Claude Code appends one JSON record a line. ``user`` and ``assistant``
+records carry an Anthropic ``message``; every other type (``summary``,
+``system``, ``file-history-snapshot``, ``attachment``, ``progress``,
+``queue-operation``, ...) is bookkeeping that is never sent to a model. Records
+link to their parent by ``parentUuid``, which makes the file a tree: editing
+an earlier prompt or resuming from an older point starts a new branch, and
+the conversation the user is in is the branch that ends at the last leaf.
+
+Reading (``parse``)
+-------------------
+- The active branch ends at the last ``user``/``assistant`` record in file
+  order and follows ``parentUuid`` up, through bookkeeping records, and
+  across ``compact_boundary`` records by their ``logicalParentUuid``. A record
+  with no parent (or a parent that is not in the file) in the middle of a
+  file continues the conversation above it: Claude Code starts a new chain
+  that way after a plan-mode context reset and did so in older versions on
+  resume, and hand-made files often have no links at all. A cycle ends the
+  walk like a root does, so a bad file cannot hang the reader.
+- Claude Code writes the results of parallel calls as leaves hanging off
+  their ``tool_use`` records, beside the chain; they belong to the branch.
+  So do the records of a reply split over several ``assistant`` records
+  (same ``message.id``) that sit beside the chain.
+- Other leaves are reported as branches in ``meta["branches"]`` and where
+  they leave the active branch in ``meta["forks"]``.
+- A record whose ``uuid`` was already seen (Claude Code repeats records on
+  resume) is ignored; the first copy counts (``meta["duplicates"]``).
+- ``isSidechain`` records in a main session file are a subagent's own
+  conversation and not part of the main history. A file whose message
+  records are all sidechain records (``agent-*.jsonl``,
+  ``<session>/subagents/*.jsonl``) is a subagent's conversation: read as is,
+  with ``meta["sidechain"] = True`` and ``meta["parent_session"]``.
+- One API reply split over several ``assistant`` records sharing
+  ``message.id`` becomes one canonical assistant message, placed where its
+  first record stood: text and thinking blocks become content parts,
+  ``tool_use`` blocks ``metadata.tool_calls``. Results of parallel calls
+  that Claude Code wrote between those records follow it, in call order (the
+  provider gets them in one user message, where their order is free).
+- A ``tool_result`` block becomes a ``tool`` message; the rest of a user
+  record becomes one ``user`` message after its results.
+- An ``isApiErrorMessage`` record (text Claude Code made up to show a failed
+  request) stays an assistant message: it is what the user saw, and it ends
+  the turn before it as it did in the session. ``causes`` marks it
+  ``"api_error"``. The stop markers ``[Request interrupted by user]`` and
+  ``[Request interrupted by user for tool use]`` mark the assistant message
+  before them ``"user_stop"``; ``stop_reason: "max_tokens"`` marks
+  ``"max_tokens"``.
+
+The private metadata key ``_src``
+---------------------------------
+Each message ``parse`` makes carries ``metadata["_src"]``: its index in
+``Parsed.messages``. ``serialise`` uses it to find the records and content
+blocks a repaired message came from (the engine carries unknown keys through,
+into renamed copies and orphan notes too). Messages without it are new.
+It is private plumbing, not transcript content: nothing may compare or
+validate on it, and canonical downloads and provider exports drop every
+metadata key starting with ``_``.
+
+Writing (``serialise``)
+-----------------------
+An unchanged transcript comes back byte for byte. After repair, records
+that were not touched keep their exact bytes; changed records are written
+again with orjson. Synthetic results become ``user`` records holding one
+``tool_result`` block (``is_error: true``), notes become ``user`` text
+records; both get uuid5 ids from the session id (and the call id for a
+result), so the same repair writes the same file. ``parentUuid`` is relinked
+around inserted and dropped records so the active branch stays one chain:
+the record after an insertion points at it. Glued lines are written as one
+record a line; lines that could not be read are kept as they were.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from inspector.formats.base import FormatError, Parsed, Problem
+from inspector.formats.jsonl import (
+    Record,
+    collector_paused,
+    head_records,
+    join_lines,
+    read_jsonl,
+)
+
+NAME = "claude-code"
+PROVIDER = "anthropic"
+
+SRC = "_src"
+
+STOP_MARKERS = ("[Request interrupted by user]", "[Request interrupted by user for tool use]")
+
+# Fixed, so the same repair of the same session always writes the same uuids.
+_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://transcript-inspector/claude-code")
+
+# Record types only Claude Code writes; any of them in a sample is strong evidence.
+_OWN_TYPES = frozenset(
+    {"file-history-snapshot", "queue-operation", "progress", "summary", "attachment"}
+)
+_ENVELOPE_KEYS = ("parentUuid", "sessionId", "uuid", "leafUuid", "isSidechain")
+_LINK_KEYS = ("parentUuid", "uuid", "leafUuid", "isSidechain", "agentId")
+# Envelope fields a new record copies from its neighbour, in Claude Code's order.
+_COPIED_KEYS = (
+    "isSidechain",
+    "userType",
+    "cwd",
+    "sessionId",
+    "version",
+    "gitBranch",
+    "agentId",
+    "slug",
+)
+
+
+# --------------------------------------------------------------------------- sniff
+
+
+def sniff(head: bytes) -> float:
+    """How sure we are that ``head`` starts a Claude Code session file."""
+    stripped = head.lstrip()
+    if stripped.startswith(b"{") and b'"loglines"' in stripped[:4096]:
+        return 0.9
+    score = 0.0
+    for value in head_records(head, 20):
+        if not isinstance(value, dict) or not isinstance(value.get("type"), str):
+            continue
+        kind = value["type"]
+        message = value.get("message")
+        has_envelope = any(key in value for key in _ENVELOPE_KEYS)
+        if kind in ("user", "assistant") and isinstance(message, dict) and "role" in message:
+            score = max(score, 0.95 if has_envelope else 0.7)
+        elif kind in _OWN_TYPES or (kind == "system" and has_envelope):
+            score = max(score, 0.9)
+        elif any(key in value for key in _LINK_KEYS):
+            # A typed record with Claude Code's links but nothing else known:
+            # maybe a record type newer than this reader, maybe not a session.
+            score = max(score, 0.3)
+        if score >= 0.95:
+            break
+    return score
+
+
+# --------------------------------------------------------------------------- parse
+
+
+@dataclass(slots=True)
+class _Piece:
+    """Where (part of) a canonical message came from: a record and its blocks.
+
+    ``blocks`` holds indices into the record's ``message.content`` list, or is
+    ``None`` when the content is a plain string and the message is all of it.
+    """
+
+    rec: int
+    blocks: tuple[int, ...] | None
+
+
+@dataclass(slots=True)
+class _Entry:
+    """A canonical message being built, with the pieces it is made of."""
+
+    message: dict[str, Any]
+    pieces: list[_Piece]
+    records: list[int] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _State:
+    """What ``serialise`` needs to write the file back."""
+
+    data: bytes
+    records: list[Record]
+    loglines: dict[str, Any] | None
+    final_newline: bool
+    crlf: bool
+    branch: list[int]
+    pieces: list[list[_Piece]]
+    parent_of: dict[int, int | None]
+    echoes: dict[int, list[int]]  # record -> later copies of it (same uuid)
+    candidates: set[int]  # records that could be in the history (any branch)
+    session_id: str
+
+
+def parse(data: bytes) -> Parsed:
+    """Read a session file; see the module docstring for what is read how."""
+    with collector_paused():
+        return _parse(data)
+
+
+def _parse(data: bytes) -> Parsed:
+    records, problems, loglines, final_newline, crlf = _read(data)
+    values: list[Any] = []
+    known = False  # anything only Claude Code writes?
+    msg_records: list[int] = []
+    for idx, rec in enumerate(records):
+        value = rec.value if rec.ok else None
+        if rec.ok and not isinstance(value, dict):
+            problems.append(Problem(rec.line, "not a JSON object", "unreadable"))
+            value = None
+        elif isinstance(value, dict):
+            kind = value.get("type")
+            if not isinstance(kind, str):
+                problems.append(Problem(rec.line, "record has no type", "skipped"))
+                value = None
+            else:
+                known = known or kind in _OWN_TYPES or any(k in value for k in _LINK_KEYS)
+                if kind in ("user", "assistant"):
+                    reason = _message_problem(value)
+                    if reason:
+                        problems.append(Problem(rec.line, f"{kind} record {reason}", "unreadable"))
+                        value = None
+                    else:
+                        known = True
+                        msg_records.append(idx)
+        values.append(value)
+    if records and not known:
+        raise FormatError(
+            "no line is a Claude Code record (a user or assistant message, or a record"
+            " with Claude Code's uuid links)"
+        )
+
+    sidechain = bool(msg_records) and all(values[i].get("isSidechain") for i in msg_records)
+    if sidechain:
+        candidates = msg_records
+    else:
+        candidates = [i for i in msg_records if not values[i].get("isSidechain")]
+
+    tree = _Tree(records, values, candidates)
+    branch = tree.active_branch()
+    entries = _build_entries(branch, values)
+    messages: list[dict[str, Any]] = []
+    sources: list[list[int]] = []
+    pieces: list[list[_Piece]] = []
+    for index, entry in enumerate(entries):
+        entry.message["metadata"][SRC] = index
+        messages.append(entry.message)
+        sources.append(_dedup([records[r].line for r in entry.records]))
+        pieces.append(entry.pieces)
+    causes = _causes(entries, values)
+
+    meta = _meta(tree, branch, values, records, sidechain)
+    session_id = meta.get("session_id") or ""
+    state = _State(
+        data=data,
+        records=records,
+        loglines=loglines,
+        final_newline=final_newline,
+        crlf=crlf,
+        branch=branch,
+        pieces=pieces,
+        parent_of={r: tree.mparent.get(r) for r in branch},
+        echoes=tree.echoes,
+        candidates=tree.cand_set,
+        session_id=session_id,
+    )
+    problems.sort(key=lambda p: p.line)
+    return Parsed(
+        format=NAME,
+        messages=messages,
+        sources=sources,
+        problems=problems,
+        causes=causes,
+        meta=meta,
+        state=state,
+    )
+
+
+def _read(data: bytes) -> tuple[list[Record], list[Problem], dict | None, bool, bool]:
+    """Records in file order, from JSONL or from a ``{"loglines": [...]}`` export."""
+    stripped = data.lstrip()
+    if stripped.startswith(b"{") and b'"loglines"' in stripped[:4096]:
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            doc = None
+        if isinstance(doc, dict) and isinstance(doc.get("loglines"), list):
+            records = [Record(n, b"", value) for n, value in enumerate(doc["loglines"], 1)]
+            return records, [], doc, True, False
+    read = read_jsonl(data)
+    return read.records, list(read.problems), None, read.final_newline, read.crlf
+
+
+def _message_problem(value: dict[str, Any]) -> str:
+    """Why a user/assistant record cannot be read as a message, or ``""``."""
+    message = value.get("message")
+    if not isinstance(message, dict):
+        return "has no message object"
+    content = message.get("content")
+    if isinstance(content, str):
+        return ""
+    if not isinstance(content, list):
+        return "has no message content"
+    for block in content:
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            return "has a content block that is not an object with a type"
+    return ""
+
+
+class _Tree:
+    """The ``parentUuid`` tree over the message records that can be in the history."""
+
+    def __init__(self, records: list[Record], values: list[Any], candidates: list[int]) -> None:
+        self.records = records
+        self.values = values
+        self.candidates = candidates
+        self.rank = {c: n for n, c in enumerate(candidates)}
+        self.duplicates: list[dict[str, Any]] = []
+        self.echoes: dict[int, list[int]] = {}
+        self.cycles: list[str] = []
+        self._depths: dict[int, int] = {}
+
+        # First copy of a uuid wins; later copies are Claude Code's resume echoes.
+        by_uuid: dict[str, int] = {}
+        dropped: set[int] = set()
+        cand_set = set(candidates)
+        for idx, value in enumerate(values):
+            if value is None:
+                continue
+            uid = value.get("uuid")
+            if not isinstance(uid, str):
+                continue
+            if uid in by_uuid:
+                if idx in cand_set:
+                    dropped.add(idx)
+                    self.echoes.setdefault(by_uuid[uid], []).append(idx)
+                    first = records[by_uuid[uid]].line
+                    self.duplicates.append(
+                        {"uuid": uid, "line": records[idx].line, "first_line": first}
+                    )
+                continue
+            by_uuid[uid] = idx
+        if dropped:
+            self.candidates = [c for c in candidates if c not in dropped]
+            self.rank = {c: n for n, c in enumerate(self.candidates)}
+            cand_set -= dropped
+        self.by_uuid = by_uuid
+        self.cand_set = cand_set
+
+        parent: dict[int, int | None] = {}
+        for idx, value in enumerate(values):
+            if value is None or idx in dropped:
+                continue
+            link = value.get("parentUuid")
+            if link is None:
+                link = value.get("logicalParentUuid")
+            parent[idx] = by_uuid.get(link) if isinstance(link, str) else None
+        self.parent = parent
+        self.mparent = self._message_parents()
+
+    def _message_parents(self) -> dict[int, int | None]:
+        """For each candidate, its nearest ancestor that is a candidate, or None."""
+        parent, cand_set = self.parent, self.cand_set
+        through: dict[int, int | None] = {}  # bookkeeping record -> candidate above it
+        out: dict[int, int | None] = {}
+        for c in self.candidates:
+            p = parent.get(c)
+            path: list[int] = []
+            seen: set[int] = set()
+            while p is not None and p not in cand_set and p not in through:
+                if p in seen:  # a cycle among bookkeeping records
+                    p = None
+                    break
+                seen.add(p)
+                path.append(p)
+                p = parent.get(p)
+            if p is not None and p not in cand_set:
+                p = through[p]
+            for t in path:
+                through[t] = p
+            out[c] = None if p == c else p
+        return out
+
+    def active_branch(self) -> list[int]:
+        """Record indices of the active branch's message records, in file order."""
+        if not self.candidates:
+            return []
+        values, mparent = self.values, self.mparent
+        visited: set[int] = set()
+        cur: int | None = self.candidates[-1]
+        while cur is not None:
+            visited.add(cur)
+            p = mparent[cur]
+            if p is not None and p not in visited:
+                cur = p
+                continue
+            if p is not None:
+                self.cycles.append(values[cur].get("uuid"))
+            cur = self._continuation(cur, visited)
+
+        # Beside the chain: parallel results hanging off their tool_use records,
+        # and records of a split reply that the chain does not pass through.
+        included = set(visited)
+        message_ids = set()
+        answered: set[str] = set()
+        for c in visited:
+            value = values[c]
+            if value["type"] == "assistant":
+                mid = value["message"].get("id")
+                if mid:
+                    message_ids.add(mid)
+            else:
+                answered.update(_result_ids(value))
+        # Claude Code links each result to its own tool_use record and the next
+        # reply to the last result to arrive, so the chain can pass through any
+        # one of them; the rest of the reply hangs beside it, results included.
+        grew = True
+        while grew:
+            grew = False
+            for c in self.candidates:
+                if c in included or mparent[c] not in included:
+                    continue
+                value = values[c]
+                message = value["message"]
+                if value["type"] == "assistant":
+                    if message.get("id") and message.get("id") in message_ids:
+                        included.add(c)
+                        grew = True
+                    continue
+                ids = _result_ids(value)
+                # A result already answered on the branch is another branch's copy.
+                if ids and _only_results(message) and not answered & ids:
+                    included.add(c)
+                    answered |= ids
+                    grew = True
+        return sorted(included)
+
+    def _continuation(self, root: int, visited: set[int]) -> int | None:
+        """The latest message record before ``root`` that the walk has not met."""
+        for r in range(self.rank[root] - 1, -1, -1):
+            c = self.candidates[r]
+            if c not in visited:
+                return c
+        return None
+
+    def depth(self, start: int) -> int:
+        """Message records from ``start`` up to its root (no continuation)."""
+        memo = self._depths
+        path: list[int] = []
+        seen: set[int] = set()
+        cur: int | None = start
+        while cur is not None and cur not in memo and cur not in seen:
+            seen.add(cur)
+            path.append(cur)
+            cur = self.mparent[cur]
+        # Branches share their trunk: each record's depth is counted once.
+        n = memo[cur] if cur is not None and cur in memo else 0
+        for node in reversed(path):
+            n += 1
+            memo[node] = n
+        return memo[start]
+
+
+def _result_ids(value: dict[str, Any] | None) -> set[str]:
+    content = value["message"]["content"] if value else None
+    if not isinstance(content, list):
+        return set()
+    return {
+        b.get("tool_use_id")
+        for b in content
+        if b["type"] == "tool_result" and isinstance(b.get("tool_use_id"), str)
+    }
+
+
+def _only_results(message: dict[str, Any]) -> bool:
+    content = message["content"]
+    return isinstance(content, list) and all(b["type"] == "tool_result" for b in content)
+
+
+def _build_entries(branch: list[int], values: list[Any]) -> list[_Entry]:
+    """Canonical messages, in history order, with the pieces they came from."""
+    entries: list[_Entry] = []
+    open_reply: _Entry | None = None  # the assistant message later records may join
+    open_id: Any = None
+    for idx in branch:
+        value = values[idx]
+        message = value["message"]
+        content = message["content"]
+        if value["type"] == "assistant":
+            mid = message.get("id")
+            if open_reply is None or not mid or mid != open_id:
+                open_reply = _Entry({"role": "assistant", "content": [], "metadata": {}}, [])
+                open_id = mid
+                entries.append(open_reply)
+            _add_reply(open_reply, idx, content)
+            continue
+        if isinstance(content, str):
+            entries.append(_Entry(_user(content), [_Piece(idx, None)], [idx]))
+            open_reply = None
+            continue
+        rest: list[int] = []
+        for b, block in enumerate(content):
+            if block["type"] == "tool_result":
+                entries.append(_Entry(_tool(block), [_Piece(idx, (b,))], [idx]))
+            else:
+                rest.append(b)
+        if rest or not content:
+            parts = [_part(content[b]) for b in rest]
+            entries.append(_Entry(_user(parts), [_Piece(idx, tuple(rest))], [idx]))
+            open_reply = None
+    _order_results(entries)
+    return entries
+
+
+def _add_reply(entry: _Entry, idx: int, content: Any) -> None:
+    """Add one assistant record's blocks to the reply it belongs to."""
+    message = entry.message
+    if isinstance(content, str):
+        if content:
+            message["content"].append({"type": "text", "text": content})
+        entry.pieces.append(_Piece(idx, None))
+    else:
+        for block in content:
+            if block["type"] == "tool_use":
+                arguments = block.get("input", {})
+                if not isinstance(arguments, dict | str):
+                    # Not an object: keep it as the text it was, for the checks to see.
+                    arguments = orjson.dumps(arguments).decode()
+                call = {
+                    "tool_call_id": _text(block.get("id")),
+                    "name": _text(block.get("name")),
+                    "arguments": arguments,
+                }
+                message["metadata"].setdefault("tool_calls", []).append(call)
+            else:
+                message["content"].append(_part(block))
+        entry.pieces.append(_Piece(idx, tuple(range(len(content)))))
+    entry.records.append(idx)
+
+
+def _order_results(entries: list[_Entry]) -> None:
+    """Put the results right after a reply in its call order (stable otherwise)."""
+    i = 0
+    while i < len(entries):
+        calls = entries[i].message["metadata"].get("tool_calls")
+        j = i + 1
+        while j < len(entries) and entries[j].message["role"] == "tool":
+            j += 1
+        if calls and j - i > 2:
+            order: dict[str, int] = {}
+            for n, call in enumerate(calls):
+                order.setdefault(call["tool_call_id"], n)
+            run = entries[i + 1 : j]
+            last = len(order)
+            run.sort(key=lambda e: order.get(e.message["metadata"]["tool_call_id"], last))
+            entries[i + 1 : j] = run
+        i = j
+
+
+def _text(value: Any) -> str:
+    """An id or name as a string, whatever the file held ("" for none)."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else orjson.dumps(value).decode()
+
+
+def _user(content: Any) -> dict[str, Any]:
+    return {"role": "user", "content": content, "metadata": {}}
+
+
+def _tool(block: dict[str, Any]) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"tool_call_id": _text(block.get("tool_use_id"))}
+    if "is_error" in block:
+        metadata["is_error"] = block["is_error"]
+    return {"role": "tool", "content": _result_content(block.get("content")), "metadata": metadata}
+
+
+def _result_content(content: Any) -> Any:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return [
+            _part(b)
+            if isinstance(b, dict) and isinstance(b.get("type"), str)
+            # Not a block at all: its JSON as text, so nothing is lost or invalid.
+            else {"type": "text", "text": orjson.dumps(b).decode()}
+            for b in content
+        ]
+    return orjson.dumps(content).decode()
+
+
+def _part(block: dict[str, Any]) -> dict[str, Any]:
+    """A content block as a canonical part (text and images mapped, others as they are)."""
+    kind = block.get("type")
+    if kind == "text":
+        return {"type": "text", "text": block.get("text", "")}
+    if kind == "image":
+        source = block.get("source")
+        if isinstance(source, dict):
+            if source.get("type") == "base64":
+                return {
+                    "type": "image",
+                    "media_type": source.get("media_type"),
+                    "data": source.get("data"),
+                }
+            if source.get("type") == "url":
+                return {"type": "image", "url": source.get("url")}
+    return block
+
+
+def _texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    return [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+
+
+def _causes(entries: list[_Entry], values: list[Any]) -> dict[int, str]:
+    causes: dict[int, str] = {}
+    last_reply: int | None = None
+    for index, entry in enumerate(entries):
+        message = entry.message
+        if message["role"] == "assistant":
+            last_reply = index
+            for r in entry.records:
+                value = values[r]
+                if value.get("isApiErrorMessage"):
+                    causes.setdefault(index, "api_error")
+                if value["message"].get("stop_reason") == "max_tokens":
+                    causes.setdefault(index, "max_tokens")
+        elif message["role"] == "user":
+            if any(t.strip() in STOP_MARKERS for t in _texts(message["content"])):
+                causes.setdefault(index if last_reply is None else last_reply, "user_stop")
+    return causes
+
+
+def _meta(
+    tree: _Tree,
+    branch: list[int],
+    values: list[Any],
+    records: list[Record],
+    sidechain: bool,
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {}
+    scope = branch or [i for i, v in enumerate(values) if v is not None]
+    for key, name in (("sessionId", "session_id"), ("cwd", "cwd"), ("version", "version")):
+        for idx in reversed(scope) if name != "session_id" else scope:
+            found = values[idx].get(key)
+            if isinstance(found, str) and found:
+                meta[name] = found
+                break
+    meta["sidechain"] = sidechain
+    if sidechain:
+        meta["parent_session"] = meta.get("session_id")
+        for idx in scope:
+            agent = values[idx].get("agentId")
+            if isinstance(agent, str):
+                meta["agent_id"] = agent
+                break
+    else:
+        meta["sidechain_records"] = sum(
+            1
+            for v in values
+            if v is not None and v.get("type") in ("user", "assistant") and v.get("isSidechain")
+        )
+
+    branches, forks = _branches(tree, branch, values, records)
+    meta["branches"] = branches
+    meta["forks"] = forks
+    meta["duplicates"] = tree.duplicates
+    meta["cycles"] = tree.cycles
+
+    # Which subagent answered which Task call, as toolUseResult.agentId says.
+    subagents: dict[str, str] = {}
+    for idx in branch:
+        value = values[idx]
+        result = value.get("toolUseResult")
+        if isinstance(result, dict) and isinstance(result.get("agentId"), str):
+            for call in sorted(_result_ids(value)):
+                subagents[call] = result["agentId"]
+    meta["subagents"] = subagents
+    return meta
+
+
+def _branches(
+    tree: _Tree, branch: list[int], values: list[Any], records: list[Record]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The active branch and every other leaf, and where the others fork off."""
+    if not branch:
+        return [], []
+    in_branch = set(branch)
+    has_child = {p for p in tree.mparent.values() if p is not None}
+    leaf = tree.candidates[-1]
+
+    def describe(idx: int, length: int, active: bool) -> dict[str, Any]:
+        value = values[idx]
+        return {
+            "leaf": value.get("uuid"),
+            "line": records[idx].line,
+            "length": length,
+            "last_timestamp": value.get("timestamp"),
+            "active": active,
+        }
+
+    branches = [describe(leaf, len(branch), True)]
+    forks: dict[int | None, list[str | None]] = {}
+    for c in tree.candidates:
+        if c in has_child or c in in_branch:
+            continue
+        info = describe(c, tree.depth(c), False)
+        # Where it leaves the active branch: its first ancestor on it.
+        cur, seen = tree.mparent[c], set()
+        while cur is not None and cur not in in_branch and cur not in seen:
+            seen.add(cur)
+            cur = tree.mparent[cur]
+        fork = cur if cur in in_branch else None
+        info["fork"] = values[fork].get("uuid") if fork is not None else None
+        branches.append(info)
+        forks.setdefault(fork, []).append(info["leaf"])
+    fork_list = [
+        {
+            "uuid": values[at].get("uuid") if at is not None else None,
+            "line": records[at].line if at is not None else None,
+            "leaves": leaves,
+        }
+        for at, leaves in sorted(forks.items(), key=lambda kv: -1 if kv[0] is None else kv[0])
+    ]
+    return branches, fork_list
+
+
+def _dedup(lines: list[int]) -> list[int]:
+    out: list[int] = []
+    for n in lines:
+        if n not in out:
+            out.append(n)
+    return out
+
+
+# --------------------------------------------------------------------------- serialise
+
+
+def serialise(messages: list[dict[str, Any]], original: Parsed) -> bytes:
+    """Write ``messages`` back into the session ``original`` was read from."""
+    state = original.state
+    if not isinstance(state, _State):
+        raise FormatError("serialise needs the Parsed that parse() returned for this file")
+    if _unchanged(messages, original.messages):
+        return state.data
+    return _Writer(state, original.messages).write(messages)
+
+
+def _unchanged(messages: list[dict[str, Any]], before: list[dict[str, Any]]) -> bool:
+    if len(messages) != len(before):
+        return False
+    return all(m is b or m == b for m, b in zip(messages, before, strict=True))
+
+
+# "This chain reaches a root": the reader continues it from the record above.
+_ROOT = object()
+
+
+@dataclass(slots=True)
+class _Unit:
+    """One record of the written file that belongs to the active branch.
+
+    ``rec`` is the original record it derives from (``None`` for a new one);
+    ``blocks`` are its content blocks, each with a sort key (its place in
+    the original record), or ``string`` its string content; ``touched`` says
+    a block was changed. ``obj`` is the message of a new record.
+    """
+
+    key: tuple[int, int, int]
+    kind: str  # "assistant" | "user"
+    rec: int | None = None
+    blocks: list[tuple[tuple[int, int], Any]] = field(default_factory=list)
+    string: str | None = None
+    touched: bool = False
+    obj: dict[str, Any] | None = None
+    call_id: str | None = None
+    replaces: int | None = None  # the record a note was made from (it may take its place)
+
+
+class _Writer:
+    """Maps repaired canonical messages back onto the session's records.
+
+    The records of untouched messages stay where they are; new and moved
+    messages are placed after what precedes them in the repaired history, and
+    new results of a turn go after the turn's last record (the reader puts a
+    turn's results back in call order). Then ``parentUuid`` is relinked so
+    the active branch is one chain again.
+    """
+
+    def __init__(self, state: _State, before: list[dict[str, Any]]) -> None:
+        self.state = state
+        self.before = before
+        self.values: list[Any] = [r.value if r.ok else None for r in state.records]
+        self.inplace: dict[int, _Unit] = {}
+        self.anchored: list[_Unit] = []
+        self.cursor = -1  # highest record index placed so far, in repaired order
+        self.floor = -1  # highest record index something was anchored after
+        self.seq = 0
+        self.deferred: list[_Unit] = []
+        self.in_turn = False
+        self.notes: dict[str, int] = {}
+
+    # -- placing ---------------------------------------------------------------
+
+    def write(self, messages: list[dict[str, Any]]) -> bytes:
+        used: set[int] = set()
+        running_max = -1
+        for m in messages:
+            src = self._origin(m, used)
+            role = m.get("role")
+            if role == "assistant" or (role != "tool" and self.deferred):
+                self._flush()
+            if role == "assistant":
+                self.in_turn = True
+            if src is not None and src > running_max:
+                running_max = src
+                for rec, blocks, string, touched in self._pieces(m, src):
+                    self._place_inplace(rec, blocks, string, touched, role)
+                continue
+            if src is not None:  # the repair moved it: its pieces go where it now stands
+                units = [
+                    _Unit((0, 0, 0), _kind(role), rec, blocks, string, True)
+                    for rec, blocks, string, _ in self._pieces(m, src)
+                ]
+            else:
+                units = [self._new_unit(m)]
+            # A message made from an original one (an orphan result turned
+            # into a note) stands where that one stood, or later.
+            at = self._replaced(m, used)
+            if src is None and at >= 0:
+                units[0].replaces = at
+            for unit in units:
+                if role == "tool" and self.in_turn:
+                    self.deferred.append(unit)
+                else:
+                    self._anchor(unit, at)
+        self._flush()
+        return self._emit()
+
+    def _replaced(self, m: dict[str, Any], used: set[int]) -> int:
+        """The last record of the original message ``m`` was made from, or -1."""
+        metadata = m.get("metadata")
+        src = metadata.get(SRC) if isinstance(metadata, dict) else None
+        if not isinstance(src, int) or isinstance(src, bool) or not 0 <= src < len(self.before):
+            return -1
+        if src in used:
+            return -1
+        return max(piece.rec for piece in self.state.pieces[src])
+
+    def _origin(self, m: dict[str, Any], used: set[int]) -> int | None:
+        metadata = m.get("metadata")
+        src = metadata.get(SRC) if isinstance(metadata, dict) else None
+        if not isinstance(src, int) or isinstance(src, bool) or not 0 <= src < len(self.before):
+            return None
+        if src in used or self.before[src]["role"] != m.get("role"):
+            return None  # a copy, or a tool result the repair turned into a note
+        used.add(src)
+        return src
+
+    def _place_inplace(
+        self,
+        rec: int,
+        blocks: list[tuple[tuple[int, int], Any]],
+        string: str | None,
+        touched: bool,
+        role: Any,
+    ) -> None:
+        if rec <= self.floor:
+            # Something was inserted after this record already: the rest of
+            # the record goes after it, as a record of its own.
+            self._anchor(_Unit((0, 0, 0), _kind(role), rec, blocks, string, True))
+            return
+        unit = self.inplace.get(rec)
+        if unit is None:
+            unit = self.inplace[rec] = _Unit((rec, 0, 0), _kind(role), rec)
+        unit.blocks.extend(blocks)
+        if string is not None:
+            unit.string = string
+        unit.touched = unit.touched or touched
+        self.cursor = max(self.cursor, rec)
+
+    def _anchor(self, unit: _Unit, at: int = -1) -> None:
+        self.seq += 1
+        self.cursor = max(self.cursor, at)
+        unit.key = (self.cursor, 1, self.seq)
+        self.floor = max(self.floor, self.cursor)
+        self.anchored.append(unit)
+
+    def _flush(self) -> None:
+        for unit in self.deferred:
+            self._anchor(unit)
+        self.deferred = []
+
+    # -- what each message becomes -------------------------------------------
+
+    def _pieces(
+        self, m: dict[str, Any], src: int
+    ) -> list[tuple[int, list[tuple[tuple[int, int], Any]], str | None, bool]]:
+        """Per source record: the blocks (or string) this message now puts there."""
+        before = self.before[src]
+        pieces = self.state.pieces[src]
+        same_content = m.get("content") == before.get("content")
+        out: list[tuple[int, list[tuple[tuple[int, int], Any]], str | None, bool]] = []
+        role = m.get("role")
+        if role == "assistant":
+            renames = self._match_calls(m, before)
+            for n, piece in enumerate(pieces):
+                content = self.values[piece.rec]["message"]["content"]
+                blocks: list[tuple[tuple[int, int], Any]] = []
+                touched = not same_content
+                if isinstance(content, str):
+                    if same_content:
+                        out.append((piece.rec, [], content, False))
+                        continue
+                    content = []
+                for b, block in enumerate(content):
+                    if block["type"] == "tool_use":
+                        new_id = renames.get((piece.rec, b), False)
+                        if new_id is False:
+                            touched = True  # the repair removed this call
+                        elif new_id is None:
+                            blocks.append(((b, 0), block))
+                        else:
+                            blocks.append(((b, 0), {**block, "id": new_id}))
+                            touched = True
+                    elif same_content:
+                        blocks.append(((b, 0), block))
+                if not same_content and n == 0:
+                    new_parts = _blocks(m.get("content"), for_reply=True)
+                    blocks[:0] = [((-1, k), part) for k, part in enumerate(new_parts)]
+                out.append((piece.rec, blocks, None, touched))
+            return out
+        piece = pieces[0]
+        content = self.values[piece.rec]["message"]["content"]
+        if role == "tool":
+            (b,) = piece.blocks
+            block = content[b]
+            new_id = (m.get("metadata") or {}).get("tool_call_id")
+            changed = dict(block)
+            if new_id != before["metadata"].get("tool_call_id"):
+                changed["tool_use_id"] = new_id
+            if not same_content:
+                changed["content"] = _blocks(m.get("content"))
+            touched = changed != block
+            return [(piece.rec, [((b, 0), changed if touched else block)], None, touched)]
+        if piece.blocks is None:  # string content
+            new = m.get("content")
+            if same_content or isinstance(new, str):
+                return [(piece.rec, [], new if isinstance(new, str) else "", not same_content)]
+            return [(piece.rec, [((0, k), p) for k, p in enumerate(_blocks(new))], None, True)]
+        if same_content:
+            return [(piece.rec, [((b, 0), content[b]) for b in piece.blocks], None, False)]
+        first = piece.blocks[0] if piece.blocks else 0
+        parts = _blocks(m.get("content"))
+        if isinstance(parts, str):
+            parts = [{"type": "text", "text": parts}]
+        return [(piece.rec, [((first, k), p) for k, p in enumerate(parts)], None, True)]
+
+    def _match_calls(self, m: dict[str, Any], before: dict[str, Any]) -> dict[Any, Any]:
+        """For each original tool_use block: None (kept), a new id, or False (removed).
+
+        The repair keeps calls in order and only renames or removes them, so
+        a call matches the next repaired call with the same name and arguments.
+        """
+        old = before["metadata"].get("tool_calls") or []
+        new = (m.get("metadata") or {}).get("tool_calls") or []
+        where: list[tuple[int, int]] = []
+        for piece in self.state.pieces[before["metadata"][SRC]]:
+            content = self.values[piece.rec]["message"]["content"]
+            if isinstance(content, list):
+                where.extend(
+                    (piece.rec, b) for b, blk in enumerate(content) if blk["type"] == "tool_use"
+                )
+        out: dict[Any, Any] = {}
+        k = 0
+        for n, call in enumerate(old):
+            here = where[n] if n < len(where) else None
+            if (
+                k < len(new)
+                and isinstance(new[k], dict)
+                and new[k].get("name") == call.get("name")
+                and new[k].get("arguments") == call.get("arguments")
+            ):
+                new_id = new[k].get("tool_call_id") or new[k].get("id") or ""
+                out[here] = None if new_id == call["tool_call_id"] else new_id
+                k += 1
+            else:
+                out[here] = False
+        return out
+
+    def _new_unit(self, m: dict[str, Any]) -> _Unit:
+        role = m.get("role")
+        metadata = m.get("metadata") if isinstance(m.get("metadata"), dict) else {}
+        content = m.get("content")
+        if role == "tool":
+            call = metadata.get("tool_call_id") or metadata.get("id") or ""
+            block: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": call,
+                "content": _blocks(content),
+                "is_error": True if metadata.get("healed") else bool(metadata.get("is_error")),
+            }
+            message: dict[str, Any] = {"role": "user", "content": [block]}
+            return _Unit((0, 0, 0), "user", obj=message, call_id=call)
+        if role == "assistant":
+            blocks = _blocks(content, for_reply=True)
+            for call in metadata.get("tool_calls") or []:
+                arguments = call.get("arguments")
+                if isinstance(arguments, str):
+                    try:
+                        arguments = orjson.loads(arguments)
+                    except orjson.JSONDecodeError:
+                        arguments = {}
+                blocks.append(
+                    {
+                        "type": "tool_use",
+                        "id": call.get("tool_call_id") or call.get("id") or "",
+                        "name": call.get("name", ""),
+                        "input": arguments if isinstance(arguments, dict) else {},
+                    }
+                )
+            return _Unit((0, 0, 0), "assistant", obj={"role": "assistant", "content": blocks})
+        # Notes (and anything else) are what the user side says.
+        text = content if isinstance(content, str) else _blocks(content)
+        return _Unit((0, 0, 0), "user", obj={"role": "user", "content": text})
+
+    # -- writing ---------------------------------------------------------------
+
+    def _emit(self) -> bytes:
+        state = self.state
+        in_branch = set(state.branch)
+        # A copy Claude Code repeated on resume is ignored after the first; once
+        # the first is dropped or moved, the copy would take its place.
+        for rec in state.branch:
+            if rec not in self.inplace:
+                in_branch.update(state.echoes.get(rec, ()))
+        items: list[tuple[tuple[int, int, int], Any]] = [
+            ((idx, 0, 0), idx) for idx in range(len(state.records)) if idx not in in_branch
+        ]
+        units = list(self.inplace.values()) + self.anchored
+        items.extend((u.key, u) for u in units)
+        items.sort(key=lambda item: item[0])
+        items = self._keep_leaf_last(items)
+        ordered_units = [u for _, u in items if isinstance(u, _Unit)]
+        records = self._relink(ordered_units)
+        redirects = self._redirects()
+        out: list[Any] = []
+        for _, item in items:
+            if not isinstance(item, int):
+                out.append(records[id(item)])
+                continue
+            value = self.values[item]
+            link = value.get("parentUuid") if isinstance(value, dict) else None
+            if isinstance(link, str) and link in redirects:
+                out.append({**value, "parentUuid": redirects[link]})
+            else:
+                out.append(item)
+        return self._bytes(out)
+
+    def _keep_leaf_last(self, items: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+        """Other branches' messages go before the active branch's last record.
+
+        The reader takes the branch that ends at the last message in the
+        file; when the repair dropped or replaced the old leaf, a message of
+        another branch could otherwise end the file and win.
+        """
+        last = max((n for n, (_, x) in enumerate(items) if isinstance(x, _Unit)), default=-1)
+        if last < 0:
+            return items
+        after = [
+            n
+            for n in range(last + 1, len(items))
+            if isinstance(items[n][1], int) and items[n][1] in self.state.candidates
+        ]
+        if not after:
+            return items
+        moved = [items[n] for n in after]
+        rest = [item for n, item in enumerate(items) if n not in set(after)]
+        return rest[:last] + moved + rest[last:]
+
+    def _relink(self, units: list[_Unit]) -> dict[int, Any]:
+        """Each unit's final record (an int: the original record, untouched)."""
+        state, values = self.state, self.values
+        pred: dict[int, int | None] = {}
+        for k, rec in enumerate(state.branch):
+            pred[rec] = state.branch[k - 1] if k else None
+        session = state.session_id
+        emitted: set[int] = set()
+        reach: dict[int, Any] = {}  # id(unit) -> last assistant unit on its chain
+        uuids: dict[int, Any] = {}
+        tip: _Unit | None = None
+        last_reply: _Unit | None = None
+        prev_ident: Any = None
+        out: dict[int, Any] = {}
+        derived: dict[int, int] = {}
+        by_rec: dict[int, _Unit] = {}
+        # New records copy session, cwd, sidechain flag, ... from the last
+        # original record before them (the first one when they lead).
+        template = values[state.branch[0]] if state.branch else {}
+        for unit in units:
+            ident: int | None = None
+            if unit.rec is not None and unit.rec not in emitted:
+                ident = unit.rec
+            elif unit.replaces is not None and unit.replaces not in emitted:
+                # The record of an orphan result becomes its note: same uuid,
+                # so records that point at it still do.
+                ident = unit.replaces
+            if ident is not None:
+                emitted.add(ident)
+                by_rec[ident] = unit
+            tip_uuid = uuids.get(id(tip)) if tip is not None else None
+            record: dict[str, Any] | None = None
+            if ident is not None:
+                value = template = values[ident]
+                uid = value.get("uuid")
+                par = state.parent_of.get(ident)
+                keep = prev_ident == pred.get(ident) and (par is None or par in emitted)
+                if unit.rec is None:
+                    changed = True
+                else:
+                    changed = unit.touched or _blocks_differ(unit, value)
+                if keep:
+                    chain = (
+                        unit
+                        if unit.kind == "assistant"
+                        else (reach.get(id(by_rec[par])) if par is not None else _ROOT)
+                    )
+                else:
+                    chain = unit if unit.kind == "assistant" else self._reach_of(tip, reach)
+                    if value.get("parentUuid", None) != tip_uuid and (
+                        "parentUuid" in value or tip_uuid is not None
+                    ):
+                        record = self._rebuilt(value, unit)
+                        record["parentUuid"] = tip_uuid
+                if unit.rec is None:
+                    note = self._fresh(unit, value)
+                    if uid is None:  # a file without uuids: give the note one anyway
+                        line = self.state.records[ident].line
+                        uid = str(uuid.uuid5(_NAMESPACE, f"{session}:note:{line}"))
+                    note["uuid"] = uid
+                    note["parentUuid"] = value.get("parentUuid") if record is None else tip_uuid
+                    record = note
+                elif record is None and changed:
+                    record = self._rebuilt(value, unit)
+                out[id(unit)] = ident if record is None else record
+            else:
+                if unit.rec is not None:  # a second record made from one original
+                    value = values[unit.rec]
+                    n = derived[unit.rec] = derived.get(unit.rec, 0) + 1
+                    uid = str(uuid.uuid5(_NAMESPACE, f"{session}:{value.get('uuid')}:{n}"))
+                    record = self._rebuilt(value, unit)
+                else:
+                    anchor = tip_uuid or session
+                    if unit.call_id is not None:
+                        name = f"{session}:{unit.call_id}"
+                    else:
+                        name = f"{session}:note:{anchor}:{self._note_number(anchor)}"
+                    uid = str(uuid.uuid5(_NAMESPACE, name))
+                    record = self._fresh(unit, template)
+                record["parentUuid"] = tip_uuid
+                record["uuid"] = uid
+                chain = unit if unit.kind == "assistant" else self._reach_of(tip, reach)
+                out[id(unit)] = record
+            uuids[id(unit)] = uid
+            reach[id(unit)] = chain
+            if unit.kind == "assistant":
+                last_reply = unit
+            if chain is _ROOT or chain is last_reply:
+                tip = unit
+            prev_ident = ident if ident is not None else ("new", id(unit))
+        self.emitted = emitted
+        return out
+
+    def _redirects(self) -> dict[str, Any]:
+        """uuid of each dropped record -> its nearest ancestor that is still there.
+
+        Records off the active branch may point at a record the repair
+        dropped; they are pointed past it, so the tree keeps its shape.
+        """
+        values = self.values
+        gone = {values[r].get("uuid"): r for r in self.state.branch if r not in self.emitted}
+        gone.pop(None, None)
+        out: dict[str, Any] = {}
+        for uid, rec in gone.items():
+            link, seen = values[rec].get("parentUuid"), set()
+            while link in gone and link not in seen:
+                seen.add(link)
+                link = values[gone[link]].get("parentUuid")
+            out[uid] = None if link in gone else link
+        return out
+
+    def _note_number(self, anchor: str) -> int:
+        """1, 2, ... for the notes written after the same record, for their uuids."""
+        self.notes[anchor] = self.notes.get(anchor, 0) + 1
+        return self.notes[anchor]
+
+    @staticmethod
+    def _reach_of(tip: _Unit | None, reach: dict[int, Any]) -> Any:
+        return _ROOT if tip is None else reach.get(id(tip), _ROOT)
+
+    def _rebuilt(self, value: dict[str, Any], unit: _Unit) -> dict[str, Any]:
+        """A copy of an original record with this unit's content."""
+        record = dict(value)
+        message = dict(value["message"])
+        if unit.string is not None and not unit.blocks:
+            message["content"] = unit.string
+        else:
+            message["content"] = [block for _, block in sorted(unit.blocks, key=lambda x: x[0])]
+        record["message"] = message
+        return record
+
+    def _fresh(self, unit: _Unit, template: dict[str, Any]) -> dict[str, Any]:
+        """A new record around ``unit.obj``, dressed like the record before it."""
+        record: dict[str, Any] = {"parentUuid": None}
+        for key in _COPIED_KEYS:
+            if key in template:
+                record[key] = template[key]
+        record["type"] = unit.kind
+        record["message"] = unit.obj
+        record["uuid"] = None
+        if "timestamp" in template:
+            record["timestamp"] = template["timestamp"]
+        return record
+
+    def _bytes(self, out: list[Any]) -> bytes:
+        state = self.state
+        if state.loglines is not None:
+            doc = dict(state.loglines)
+            doc["loglines"] = [self.values[x] if isinstance(x, int) else x for x in out]
+            return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
+        cr = b"\r" if state.crlf else b""
+        lines = [state.records[x].raw if isinstance(x, int) else orjson.dumps(x) + cr for x in out]
+        return join_lines(lines, state.final_newline)
+
+
+def _kind(role: Any) -> str:
+    return "assistant" if role == "assistant" else "user"
+
+
+def _blocks_differ(unit: _Unit, value: dict[str, Any]) -> bool:
+    """Does the unit hold anything but the record's own content, in its own order?"""
+    content = value["message"]["content"]
+    if isinstance(content, str):
+        return unit.string != content or bool(unit.blocks)
+    ordered = [block for _, block in sorted(unit.blocks, key=lambda x: x[0])]
+    return len(ordered) != len(content) or any(
+        a is not b for a, b in zip(ordered, content, strict=True)
+    )
+
+
+def _blocks(content: Any, for_reply: bool = False) -> Any:
+    """Canonical content as Anthropic content (a string stays a string for users)."""
+    if isinstance(content, str):
+        if for_reply:
+            return [{"type": "text", "text": content}] if content else []
+        return content
+    if not isinstance(content, list):
+        return [] if for_reply else ""
+    out: list[Any] = []
+    for part in content:
+        if isinstance(part, dict) and part.get("type") == "image" and "source" not in part:
+            if part.get("url"):
+                out.append({"type": "image", "source": {"type": "url", "url": part["url"]}})
+            else:
+                source = {
+                    "type": "base64",
+                    "media_type": part.get("media_type"),
+                    "data": part.get("data"),
+                }
+                out.append({"type": "image", "source": source})
+        else:
+            out.append(part)
+    return out

@@ -1,0 +1,777 @@
+"""Codex CLI / Codex Desktop rollout files (``~/.codex/sessions/.../rollout-*.jsonl``).
+
+Codex appends one record a line. Current versions wrap each in an envelope,
+``{"timestamp", "type", "payload"}``, with ``type`` one of ``session_meta``,
+``response_item``, ``event_msg``, ``turn_context`` and ``compacted``. Older
+files have no envelope: the first line is the session meta itself, later
+lines are the response items themselves, with ``{"record_type": "state"}``
+markers between them. Both are read, and written back the way they came.
+
+Reading (``parse``)
+-------------------
+- ``response_item`` payloads are the history, as the Responses API takes it:
+  ``message`` (``user``, ``assistant``, and ``developer``/``system`` as
+  canonical ``system``), ``function_call`` / ``custom_tool_call`` /
+  ``local_shell_call`` (calls), ``function_call_output`` /
+  ``custom_tool_call_output`` (results). ``reasoning`` and
+  ``web_search_call`` items are kept with their turn's assistant message, in
+  ``metadata["reasoning"]`` / ``metadata["web_search"]``: Codex sends them
+  back with the turn, but they are neither prose nor calls, and a provider
+  that cannot take them must not be left with an empty message. A turn that
+  got no further than them (stopped by the user) makes no message.
+- The items of one model turn (reasoning, text, calls) become ONE assistant
+  message, so parallel calls pair with their outputs the way the API pairs
+  them; the outputs follow it in call order (the API does not care about
+  their order, the repair rules do).
+- A call's ``arguments`` stay the string Codex stored. A custom tool's free
+  text ``input`` is given as ``{"input": text}``: it is not JSON and never
+  was, so it must not look like arguments cut mid-stream.
+- ``event_msg`` records are the UI's event stream, not history; a
+  ``turn_aborted`` event marks the last assistant message of its turn
+  ``"turn_aborted"`` in ``causes``.
+- ``compacted`` restarts the history: from its ``replacement_history`` when
+  it has one, else from its summary as a user message (what Codex rebuilds
+  on resume). ``meta["compactions"]`` says where and how much was replaced.
+- A ``session_meta`` after the first one (a forked or resumed rollout) is
+  listed in ``meta["forks"]``.
+- Response item types that are not history (``ghost_snapshot``, ...) are
+  kept for the round trip and counted in ``meta["other_items"]``.
+
+The private metadata key ``_src``
+---------------------------------
+As in ``claude_code``: each message ``parse`` makes carries
+``metadata["_src"]``, its index in ``Parsed.messages``, so ``serialise`` can
+find its records. Private plumbing: never compared or validated on, and
+dropped (with every ``_`` key) from canonical downloads and provider exports.
+
+Writing (``serialise``)
+-----------------------
+An unchanged transcript comes back byte for byte; untouched records keep
+their bytes after a repair too. Inserted results and notes become new
+``response_item`` records (``function_call_output`` or
+``custom_tool_call_output`` to match the call; a ``user`` message for a
+note), in the envelope when the file has one, stamped with the timestamp of
+the record before them, so the same repair always writes the same file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from inspector.formats.base import FormatError, Parsed, Problem
+from inspector.formats.jsonl import (
+    Record,
+    collector_paused,
+    head_records,
+    join_lines,
+    read_jsonl,
+)
+
+NAME = "codex"
+PROVIDER = "responses"
+
+SRC = "_src"
+
+_ENVELOPE_TYPES = frozenset(
+    {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+)
+_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+# Model output items that are neither prose nor calls, and where they are kept.
+_REPLY_PARTS = {"reasoning": "reasoning", "web_search_call": "web_search"}
+_ITEM_TYPES = _CALLS | _OUTPUTS | set(_REPLY_PARTS) | {"message"}
+_ROLES = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}
+
+
+# --------------------------------------------------------------------------- sniff
+
+
+def sniff(head: bytes) -> float:
+    """How sure we are that ``head`` starts a Codex rollout."""
+    score = 0.0
+    for n, value in enumerate(head_records(head, 20)):
+        if not isinstance(value, dict):
+            continue
+        kind = value.get("type")
+        if kind in _ENVELOPE_TYPES and isinstance(value.get("payload"), dict):
+            return 0.95
+        if "record_type" in value:
+            score = max(score, 0.7)
+        elif n == 0 and "id" in value and "timestamp" in value and "type" not in value:
+            score = max(score, 0.6)
+        elif kind in _ITEM_TYPES and ("call_id" in value or _has_response_parts(value)):
+            score = max(score, 0.6)
+    return score
+
+
+def _has_response_parts(value: dict[str, Any]) -> bool:
+    content = value.get("content")
+    return isinstance(content, list) and any(
+        isinstance(p, dict) and p.get("type") in ("input_text", "output_text") for p in content
+    )
+
+
+# --------------------------------------------------------------------------- parse
+
+
+@dataclass(slots=True)
+class _Piece:
+    """An item a message came from: a record, or one item of a compacted
+    record's ``replacement_history`` (``item`` is its index; ``-1`` is the
+    summary of a compaction without one)."""
+
+    rec: int
+    item: int | None = None
+
+
+@dataclass(slots=True)
+class _Entry:
+    message: dict[str, Any]
+    pieces: list[_Piece] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _State:
+    data: bytes
+    records: list[Record]
+    values: list[Any]
+    envelope: bool
+    final_newline: bool
+    crlf: bool
+    history: list[int]  # record indices holding the history's items, in file order
+    pieces: list[list[_Piece]]
+
+
+def parse(data: bytes) -> Parsed:
+    """Read a rollout; see the module docstring for what is read how."""
+    with collector_paused():
+        return _parse(data)
+
+
+def _parse(data: bytes) -> Parsed:
+    read = read_jsonl(data)
+    problems = list(read.problems)
+    values: list[Any] = []
+    kinds: list[str | None] = []
+    envelope = False
+    for n, rec in enumerate(read.records):
+        kind, value = None, rec.value if rec.ok else None
+        if rec.ok and not isinstance(value, dict):
+            problems.append(Problem(rec.line, "not a JSON object", "unreadable"))
+            value = None
+        elif isinstance(value, dict):
+            kind = _kind(value, first=n == 0)
+            if kind is None:
+                problems.append(Problem(rec.line, "not a Codex record", "skipped"))
+            elif kind != "legacy" and "payload" in value:
+                envelope = True
+                if kind in ("response_item", "compacted", "session_meta") and not isinstance(
+                    value["payload"], dict
+                ):
+                    problems.append(Problem(rec.line, f"{kind} without a payload", "unreadable"))
+                    kind = None
+        values.append(value)
+        kinds.append(kind)
+    if read.records and not any(kinds):
+        raise FormatError("no line is a Codex rollout record")
+
+    reader = _Reader(read.records, values, kinds, problems)
+    reader.run()
+    messages: list[dict[str, Any]] = []
+    sources: list[list[int]] = []
+    for index, entry in enumerate(reader.entries):
+        entry.message["metadata"][SRC] = index
+        messages.append(entry.message)
+        lines: list[int] = []
+        for piece in entry.pieces:
+            line = read.records[piece.rec].line
+            if line not in lines:
+                lines.append(line)
+        sources.append(lines)
+    state = _State(
+        data=data,
+        records=read.records,
+        values=values,
+        envelope=envelope,
+        final_newline=read.final_newline,
+        crlf=read.crlf,
+        history=sorted({p.rec for e in reader.entries for p in e.pieces}),
+        pieces=[e.pieces for e in reader.entries],
+    )
+    problems.sort(key=lambda p: p.line)
+    return Parsed(
+        format=NAME,
+        messages=messages,
+        sources=sources,
+        problems=problems,
+        causes=reader.causes,
+        meta=reader.meta,
+        state=state,
+    )
+
+
+def _kind(value: dict[str, Any], first: bool) -> str | None:
+    """What a record is: an envelope type, ``"item"`` (a bare response item),
+    ``"legacy"`` (a bare session meta or state marker), or None."""
+    kind = value.get("type")
+    if "payload" in value and isinstance(kind, str):
+        return kind  # an envelope, maybe of a type newer than this reader
+    if "record_type" in value or (first and "id" in value and kind is None):
+        return "legacy"
+    if _is_bare_item(value):
+        return "item"
+    return None
+
+
+def _is_bare_item(value: dict[str, Any]) -> bool:
+    """A response item written without an envelope (older rollouts)."""
+    kind = value.get("type")
+    if kind == "message":
+        return "role" in value and "content" in value
+    if kind in _CALLS:
+        return "call_id" in value or "name" in value
+    if kind in _OUTPUTS:
+        return "call_id" in value and "output" in value
+    if kind == "reasoning":
+        return "summary" in value or "encrypted_content" in value
+    return kind == "web_search_call"
+
+
+class _Reader:
+    """Walks the records once, building the history the model would be sent."""
+
+    def __init__(
+        self,
+        records: list[Record],
+        values: list[Any],
+        kinds: list[str | None],
+        problems: list[Problem],
+    ) -> None:
+        self.records = records
+        self.values = values
+        self.kinds = kinds
+        self.problems = problems
+        self.entries: list[_Entry] = []
+        self.reply: _Entry | None = None  # the assistant message items join
+        self.causes: dict[int, str] = {}
+        self.meta: dict[str, Any] = {
+            "envelope": False,
+            "forks": [],
+            "compactions": [],
+            "other_items": {},
+        }
+
+    def run(self) -> None:
+        for idx, kind in enumerate(self.kinds):
+            if kind is None:
+                continue
+            value = self.values[idx]
+            payload = value.get("payload") if kind != "item" and kind != "legacy" else value
+            if kind != "item" and kind != "legacy":
+                self.meta["envelope"] = True
+            if kind in ("response_item", "item"):
+                self.item(payload, _Piece(idx))
+            elif kind == "compacted":
+                self.compacted(idx, payload)
+            elif kind == "session_meta" or (kind == "legacy" and "record_type" not in value):
+                self.session_meta(idx, payload)
+            elif kind == "event_msg" and isinstance(payload, dict):
+                if payload.get("type") == "turn_aborted":
+                    self.turn_aborted()
+        self.close_reply()
+        _order_results(self.entries)
+
+    def item(self, payload: dict[str, Any], piece: _Piece) -> None:
+        kind = payload.get("type")
+        if kind == "message":
+            role = _ROLES.get(payload.get("role"))
+            if role is None:
+                line = self.records[piece.rec].line
+                self.problems.append(
+                    Problem(line, f"message with unknown role {payload.get('role')!r}", "skipped")
+                )
+                return
+            content = payload.get("content")
+            if isinstance(content, list) and not all(
+                isinstance(p, dict) and isinstance(p.get("type"), str) for p in content
+            ):
+                line = self.records[piece.rec].line
+                reason = "message with a content part that is not an object with a type"
+                self.problems.append(Problem(line, reason, "unreadable"))
+                return
+            if role == "assistant":
+                reply = self.open_reply(piece)
+                reply.message["content"].extend(_parts(content))
+                return
+            self.close_reply()
+            parts: Any = content if isinstance(content, str) else _parts(content)
+            self.add({"role": role, "content": parts, "metadata": {}}, piece)
+        elif kind in _CALLS:
+            reply = self.open_reply(piece)
+            reply.message["metadata"].setdefault("tool_calls", []).append(_call(payload))
+        elif kind in _REPLY_PARTS:
+            metadata = self.open_reply(piece).message["metadata"]
+            metadata.setdefault(_REPLY_PARTS[kind], []).append(payload)
+        elif kind in _OUTPUTS:
+            self.close_reply()
+            metadata = {"tool_call_id": _id_of(payload)}
+            message = {
+                "role": "tool",
+                "content": _output(payload.get("output")),
+                "metadata": metadata,
+            }
+            self.add(message, piece)
+        else:
+            other = self.meta["other_items"]
+            other[str(kind)] = other.get(str(kind), 0) + 1
+
+    def close_reply(self) -> None:
+        """End the current turn's assistant message.
+
+        A turn that got no further than reasoning or a web search (the user
+        stopped it) has nothing a provider would take as a message; its items
+        stay in the file, out of the history.
+        """
+        reply, self.reply = self.reply, None
+        if reply is None or reply.message["metadata"].get("tool_calls"):
+            return
+        if reply.message["content"]:
+            return
+        if self.entries and self.entries[-1] is reply:  # nothing joined after it
+            self.entries.pop()
+
+    def open_reply(self, piece: _Piece) -> _Entry:
+        if self.reply is None:
+            self.reply = self.add({"role": "assistant", "content": [], "metadata": {}}, None)
+        self.reply.pieces.append(piece)
+        return self.reply
+
+    def add(self, message: dict[str, Any], piece: _Piece | None) -> _Entry:
+        entry = _Entry(message, [piece] if piece is not None else [])
+        self.entries.append(entry)
+        return entry
+
+    def compacted(self, idx: int, payload: dict[str, Any]) -> None:
+        # What Codex rebuilds on resume: the replacement, not what came before.
+        self.meta["compactions"].append(
+            {"line": self.records[idx].line, "replaced": len(self.entries)}
+        )
+        self.reply = None
+        self.entries = []
+        self.causes = {}  # they were about messages that are gone now
+        replacement = payload.get("replacement_history")
+        if isinstance(replacement, list):
+            for k, item in enumerate(replacement):
+                if isinstance(item, dict):
+                    self.item(item, _Piece(idx, k))
+            return
+        summary = payload.get("message")
+        if isinstance(summary, str) and summary:
+            self.add({"role": "user", "content": summary, "metadata": {}}, _Piece(idx, -1))
+
+    def session_meta(self, idx: int, payload: dict[str, Any]) -> None:
+        meta = self.meta
+        if "session_id" in meta:
+            meta["forks"].append(
+                {
+                    "line": self.records[idx].line,
+                    "session_id": payload.get("id"),
+                    "timestamp": payload.get("timestamp"),
+                }
+            )
+            return
+        meta["session_id"] = payload.get("id")
+        for key, name in (("cwd", "cwd"), ("cli_version", "version"), ("originator", "originator")):
+            if isinstance(payload.get(key), str):
+                meta[name] = payload[key]
+        parent = payload.get("parent_thread_id")
+        source = payload.get("source")
+        if parent is None and isinstance(source, dict):
+            spawn = (source.get("subagent") or {}).get("thread_spawn")
+            if isinstance(spawn, dict):
+                parent = spawn.get("parent_thread_id")
+        if isinstance(parent, str):
+            meta["parent_session"] = parent
+        meta["sidechain"] = isinstance(parent, str)
+
+    def turn_aborted(self) -> None:
+        # The last assistant message of the turn, if the turn got that far.
+        self.close_reply()
+        for index in range(len(self.entries) - 1, -1, -1):
+            role = self.entries[index].message["role"]
+            if role == "assistant":
+                self.causes[index] = "turn_aborted"
+                return
+            if role == "user":
+                return
+
+
+def _id_of(payload: dict[str, Any]) -> str:
+    """The id results refer to: ``call_id``, or ``id`` for writers that used that."""
+    value = payload.get("call_id") or payload.get("id") or ""
+    return value if isinstance(value, str) else orjson.dumps(value).decode()
+
+
+def _id_key(payload: dict[str, Any]) -> str:
+    return "call_id" if payload.get("call_id") or not payload.get("id") else "id"
+
+
+def _call(payload: dict[str, Any]) -> dict[str, Any]:
+    kind = payload.get("type")
+    if kind == "function_call":
+        name, arguments = payload.get("name"), payload.get("arguments", "")
+    elif kind == "custom_tool_call":
+        name, arguments = payload.get("name"), {"input": payload.get("input", "")}
+    else:  # local_shell_call: the action is the arguments
+        name, arguments = "local_shell", payload.get("action", {})
+    if not isinstance(arguments, dict | str):
+        arguments = orjson.dumps(arguments).decode()  # as stored, for the checks to judge
+    name = name if isinstance(name, str) else "" if name is None else orjson.dumps(name).decode()
+    return {"tool_call_id": _id_of(payload), "name": name, "arguments": arguments}
+
+
+def _parts(content: Any) -> list[Any]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        return []
+    out: list[Any] = []
+    for part in content:
+        if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+            # Not a part at all: its JSON as text, so nothing is lost or invalid.
+            out.append({"type": "text", "text": orjson.dumps(part).decode()})
+            continue
+        kind = part.get("type")
+        if kind in ("input_text", "output_text", "text"):
+            out.append({"type": "text", "text": part.get("text", "")})
+        elif kind == "input_image" and isinstance(part.get("image_url"), str):
+            out.append(_image(part["image_url"]))
+        else:
+            out.append(part)
+    return out
+
+
+def _image(url: str) -> dict[str, Any]:
+    if url.startswith("data:") and ";base64," in url:
+        media_type, data = url[5:].split(";base64,", 1)
+        return {"type": "image", "media_type": media_type, "data": data}
+    return {"type": "image", "url": url}
+
+
+def _output(output: Any) -> Any:
+    if output is None:
+        return ""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list):
+        return _parts(output)
+    if isinstance(output, dict) and isinstance(output.get("content"), str):
+        return output["content"]
+    return orjson.dumps(output).decode()
+
+
+def _order_results(entries: list[_Entry]) -> None:
+    """Outputs right after their turn, in its call order.
+
+    Codex writes developer notes (approvals and the like) while a call runs,
+    so they can sit between a call and its output. The API pairs by
+    ``call_id`` and does not mind; the repair rules would, so such notes
+    follow the turn's outputs here, in their own order.
+    """
+    i = 0
+    while i < len(entries):
+        calls = entries[i].message["metadata"].get("tool_calls")
+        j = i + 1
+        while j < len(entries) and entries[j].message["role"] in ("tool", "system"):
+            j += 1
+        # Only as far as the last output: notes after it stay where they are.
+        while j > i + 1 and entries[j - 1].message["role"] == "system":
+            j -= 1
+        if calls and j - i > 2:
+            order: dict[str, int] = {}
+            for n, call in enumerate(calls):
+                order.setdefault(call["tool_call_id"], n)
+            last = len(order)
+            run = entries[i + 1 : j]
+            outputs = [e for e in run if e.message["role"] == "tool"]
+            outputs.sort(key=lambda e: order.get(e.message["metadata"]["tool_call_id"], last))
+            notes = [e for e in run if e.message["role"] != "tool"]
+            entries[i + 1 : j] = outputs + notes
+        i = max(j, i + 1)
+
+
+# --------------------------------------------------------------------------- serialise
+
+
+def serialise(messages: list[dict[str, Any]], original: Parsed) -> bytes:
+    """Write ``messages`` back into the rollout ``original`` was read from."""
+    state = original.state
+    if not isinstance(state, _State):
+        raise FormatError("serialise needs the Parsed that parse() returned for this file")
+    before = original.messages
+    if len(messages) == len(before) and all(
+        m is b or m == b for m, b in zip(messages, before, strict=True)
+    ):
+        return state.data
+    return _Writer(state, before).write(messages)
+
+
+_DROP = object()  # an item the repair removed
+
+
+@dataclass(slots=True)
+class _Unit:
+    """A record of the written file that holds history.
+
+    For an original record: ``items`` maps each changed item (``None`` for the
+    record's own payload, or a replacement_history index) to its new value or
+    ``_DROP``. For a new record, ``payload`` is the item to write.
+    """
+
+    key: tuple[int, int, int]
+    rec: int | None = None
+    items: dict[int | None, Any] = field(default_factory=dict)
+    payload: dict[str, Any] | None = None
+
+
+class _Writer:
+    def __init__(self, state: _State, before: list[dict[str, Any]]) -> None:
+        self.state = state
+        self.before = before
+        self.inplace: dict[int, _Unit] = {}
+        self.anchored: list[_Unit] = []
+        self.placed: set[int] = set()
+        self.cursor = -1
+        self.floor = -1
+        self.seq = 0
+        self.call_kinds: dict[str, str] = {}  # call id as repaired -> item type
+
+    def write(self, messages: list[dict[str, Any]]) -> bytes:
+        used: set[int] = set()
+        running_max = -1
+        for m in messages:
+            src = self._origin(m, used)
+            if src is None:
+                self._anchor(_Unit((0, 0, 0), payload=self._new_item(m)))
+                continue
+            changes = self._changes(m, src)
+            in_place = src > running_max
+            running_max = max(running_max, src)
+            for piece, new in changes:
+                if in_place and piece.rec > self.floor:
+                    unit = self.inplace.setdefault(piece.rec, _Unit((piece.rec, 0, 0), piece.rec))
+                    if new is not None:
+                        unit.items[piece.item] = new
+                    self.placed.add(piece.rec)
+                    self.cursor = max(self.cursor, piece.rec)
+                elif new is not _DROP:
+                    self._move(piece, new)
+        return self._emit()
+
+    def _origin(self, m: dict[str, Any], used: set[int]) -> int | None:
+        metadata = m.get("metadata")
+        src = metadata.get(SRC) if isinstance(metadata, dict) else None
+        if not isinstance(src, int) or isinstance(src, bool) or not 0 <= src < len(self.before):
+            return None
+        if src in used or self.before[src]["role"] != m.get("role"):
+            return None
+        used.add(src)
+        return src
+
+    def _item(self, piece: _Piece) -> dict[str, Any]:
+        value = self.state.values[piece.rec]
+        payload = value["payload"] if self.state.envelope and "payload" in value else value
+        if piece.item is None:
+            return payload
+        if piece.item == -1:
+            return {"type": "message", "role": "user", "content": payload.get("message", "")}
+        return payload["replacement_history"][piece.item]
+
+    def _move(self, piece: _Piece, new: Any) -> None:
+        """Write an item the repair moved where it now stands, not where it was."""
+        if piece.item is None:
+            # The whole record moves, with its own bytes unless it changed.
+            self._anchor(_Unit((0, 0, 0), piece.rec, {} if new is None else {None: new}))
+            return
+        # An item of a compacted record's replacement history becomes a record.
+        unit = self.inplace.setdefault(piece.rec, _Unit((piece.rec, 0, 0), piece.rec))
+        unit.items[piece.item] = _DROP
+        self.placed.add(piece.rec)
+        self._anchor(_Unit((0, 0, 0), payload=new or self._item(piece)))
+
+    def _anchor(self, unit: _Unit) -> None:
+        self.seq += 1
+        unit.key = (self.cursor, 1, self.seq)
+        self.floor = max(self.floor, self.cursor)
+        self.anchored.append(unit)
+
+    def _changes(self, m: dict[str, Any], src: int) -> list[tuple[_Piece, Any]]:
+        """Per item of the message: None (as it was), a new item, or ``_DROP``."""
+        before = self.before[src]
+        pieces = self.state.pieces[src]
+        role = m.get("role")
+        if role == "assistant":
+            old_calls = before["metadata"].get("tool_calls") or []
+            new_calls = (m.get("metadata") or {}).get("tool_calls") or []
+            out: list[tuple[_Piece, Any]] = []
+            k = n = 0
+            text_changed = m.get("content") != before.get("content")
+            wrote_text = False
+            for piece in pieces:
+                item = self._item(piece)
+                kind = item.get("type")
+                if kind in _CALLS:
+                    call = old_calls[n]
+                    n += 1
+                    new = new_calls[k] if k < len(new_calls) else None
+                    if (
+                        isinstance(new, dict)
+                        and new.get("name") == call["name"]
+                        and new.get("arguments") == call["arguments"]
+                    ):
+                        k += 1
+                        new_id = new.get("tool_call_id") or new.get("id") or ""
+                        self.call_kinds[new_id] = kind
+                        if new_id != call["tool_call_id"]:
+                            out.append((piece, {**item, _id_key(item): new_id}))
+                        else:
+                            out.append((piece, None))
+                    else:
+                        out.append((piece, _DROP))  # the repair removed this call
+                elif kind == "message" and text_changed:
+                    # Changed prose goes into the reply's first text item.
+                    if wrote_text:
+                        out.append((piece, _DROP))
+                    else:
+                        text = _response_content(m.get("content"), "output_text")
+                        out.append((piece, {**item, "content": text}))
+                        wrote_text = True
+                else:
+                    out.append((piece, None))
+            return out
+        piece = pieces[0]
+        item = self._item(piece)
+        if role == "tool":
+            new_id = (m.get("metadata") or {}).get("tool_call_id")
+            changed = dict(item)
+            if new_id != before["metadata"].get("tool_call_id"):
+                changed[_id_key(item)] = new_id
+            if m.get("content") != before.get("content"):
+                changed["output"] = _output_value(m.get("content"))
+            return [(piece, None if changed == item else changed)]
+        if m.get("content") == before.get("content") or piece.item == -1:
+            return [(piece, None)]
+        kind = "output_text" if role == "assistant" else "input_text"
+        return [(piece, {**item, "content": _response_content(m.get("content"), kind)})]
+
+    def _new_item(self, m: dict[str, Any]) -> dict[str, Any]:
+        role = m.get("role")
+        metadata = m.get("metadata") if isinstance(m.get("metadata"), dict) else {}
+        content = m.get("content")
+        if role == "tool":
+            call = metadata.get("tool_call_id") or metadata.get("id") or ""
+            kind = self.call_kinds.get(call, "function_call")
+            output_type = "custom_tool_call_output" if kind == "custom_tool_call" else None
+            return {
+                "type": output_type or "function_call_output",
+                "call_id": call,
+                "output": _output_value(content),
+            }
+        wire_role = {"system": "developer"}.get(role, role)
+        kind = "output_text" if role == "assistant" else "input_text"
+        return {"type": "message", "role": wire_role, "content": _response_content(content, kind)}
+
+    def _emit(self) -> bytes:
+        state = self.state
+        history = set(state.history)
+        items: list[tuple[tuple[int, int, int], Any]] = []
+        for idx in range(len(state.records)):
+            if idx in self.inplace:
+                items.append(((idx, 0, 0), self.inplace[idx]))
+            elif idx not in history or idx in self.placed:
+                items.append(((idx, 0, 0), idx))
+            # else: a history record none of whose items survived
+        items.extend((u.key, u) for u in self.anchored)
+        items.sort(key=lambda item: item[0])
+        lines: list[bytes] = []
+        cr = b"\r" if state.crlf else b""
+        timestamp: Any = None
+        for _, item in items:
+            if isinstance(item, int):
+                value = state.values[item]
+                if isinstance(value, dict) and "timestamp" in value:
+                    timestamp = value["timestamp"]
+                lines.append(state.records[item].raw)
+                continue
+            if item.rec is not None:
+                record = self._rebuilt(item)
+                value = state.values[item.rec]
+                if isinstance(value, dict) and "timestamp" in value:
+                    timestamp = value["timestamp"]
+                if record is None:
+                    lines.append(state.records[item.rec].raw)
+                elif record is not _DROP:
+                    lines.append(orjson.dumps(record) + cr)
+                continue
+            lines.append(orjson.dumps(self._wrap(item.payload, timestamp)) + cr)
+        return join_lines(lines, state.final_newline)
+
+    def _rebuilt(self, unit: _Unit) -> Any:
+        """The record with the unit's changes; None if unchanged, _DROP if emptied."""
+        if not unit.items or all(v is None for v in unit.items.values()):
+            return None
+        value = self.state.values[unit.rec]
+        inner = self.state.envelope and "payload" in value
+        payload = value["payload"] if inner else value
+        if None in unit.items:
+            new = unit.items[None]
+            if new is _DROP:
+                return _DROP
+            payload = new
+        else:
+            history = list(payload.get("replacement_history") or [])
+            for k in sorted((k for k in unit.items if isinstance(k, int) and k >= 0), reverse=True):
+                new = unit.items[k]
+                if new is _DROP:
+                    del history[k]
+                elif new is not None:
+                    history[k] = new
+            payload = {**payload, "replacement_history": history}
+        if inner:
+            return {**value, "payload": payload}
+        return payload
+
+    def _wrap(self, payload: dict[str, Any] | None, timestamp: Any) -> dict[str, Any]:
+        if not self.state.envelope:
+            return payload or {}
+        record: dict[str, Any] = {}
+        if timestamp is not None:
+            record["timestamp"] = timestamp
+        record["type"] = "response_item"
+        record["payload"] = payload
+        return record
+
+
+def _response_content(content: Any, text_type: str) -> list[Any]:
+    """Canonical content as Responses message content parts."""
+    if isinstance(content, str):
+        return [{"type": text_type, "text": content}] if content else []
+    out: list[Any] = []
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part, dict) and part.get("type") == "text":
+            out.append({"type": text_type, "text": part.get("text", "")})
+        elif isinstance(part, dict) and part.get("type") == "image":
+            url = part.get("url") or f"data:{part.get('media_type')};base64,{part.get('data')}"
+            out.append({"type": "input_image", "image_url": url})
+        else:
+            out.append(part)
+    return out
+
+
+def _output_value(content: Any) -> Any:
+    if isinstance(content, str) or content is None:
+        return content or ""
+    return _response_content(content, "input_text")

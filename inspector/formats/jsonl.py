@@ -1,0 +1,189 @@
+"""Reading JSON Lines files the way agent tools actually write them.
+
+Agent CLIs append one JSON record per line while they run, so real files
+carry the marks of crashes and races: a last line cut mid-record, two records
+glued together where a newline was lost, a garbled line in the middle. This
+module reads such a file record by record, recovers what can be recovered and
+names everything else with its 1-based line number, so a shape module never
+has to skip a line silently.
+
+Public API (kept small on purpose; other shape modules may use it):
+
+- ``read_jsonl(data) -> JsonlFile``: every record with its line number and
+  exact bytes, plus a ``Problem`` for each line that was unreadable, cut
+  short or glued.
+- ``head_records(head, limit)``: the decodable records among the first
+  complete lines of a sample, for ``sniff``.
+- ``join_lines(raws, final_newline)``: the inverse of splitting, for writers.
+- ``collector_paused()``: a context manager for a shape's whole parse, which
+  builds many objects too (``read_jsonl`` uses it itself).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from inspector.formats.base import Problem
+
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(slots=True)
+class Record:
+    """One JSON value read from the file.
+
+    ``raw`` is exactly the bytes it was read from (the whole line, or its part
+    of a glued line), so a writer can re-emit an untouched record byte for
+    byte. ``ok`` is false for a line that could not be decoded; its ``value``
+    is then ``None`` and its ``raw`` is the whole line.
+    """
+
+    line: int
+    raw: bytes
+    value: Any = None
+    ok: bool = True
+    glued: bool = False
+
+
+@dataclass(slots=True)
+class JsonlFile:
+    """A JSONL file as read: records in file order and the problems found.
+
+    ``final_newline`` says whether the data ended with a newline, so that a
+    writer can keep that. ``crlf`` is true when lines end in ``\\r\\n`` (the
+    ``\\r`` stays in each ``raw``; a writer adds one to the lines it makes).
+    """
+
+    records: list[Record] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    final_newline: bool = True
+    crlf: bool = False
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for a bulk read.
+
+    Decoding a big file makes hundreds of thousands of acyclic containers;
+    the collector would rescan them again and again while they pile up
+    (about half the time of reading a 50 MB session) and can free none of
+    them. Reference counting still frees everything as usual.
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
+def read_jsonl(data: bytes) -> JsonlFile:
+    """Decode every non-blank line of ``data``; never raises on bad lines.
+
+    - a line holding two or more records with no newline between them gives
+      each record and a ``glued`` problem on that line;
+    - the last line, when it fails and the data does not end with a newline,
+      is reported as ``truncated`` (the writer was cut off mid-record);
+    - any other line that fails is ``unreadable``, with the decoder's reason.
+    """
+    with collector_paused():
+        return _read(data)
+
+
+def _read(data: bytes) -> JsonlFile:
+    lines = data.split(b"\n")
+    final_newline = data.endswith(b"\n")
+    if final_newline:
+        lines.pop()  # the empty string after the terminating newline
+    out = JsonlFile(final_newline=final_newline or not data)
+    out.crlf = bool(lines) and lines[0].endswith(b"\r")
+    last = len(lines)
+    for number, raw in enumerate(lines, 1):
+        text = raw[3:] if number == 1 and raw.startswith(_BOM) else raw
+        if not text.strip():
+            continue
+        try:
+            out.records.append(Record(number, raw, orjson.loads(text)))
+            continue
+        except orjson.JSONDecodeError as exc:
+            error = exc
+        parts = _split_glued(text)
+        if parts is not None:
+            for part in parts:
+                out.records.append(Record(number, part, orjson.loads(part), glued=True))
+            out.problems.append(
+                Problem(
+                    number,
+                    f"{len(parts)} records written on one line with no newline between"
+                    " them; each was read",
+                    "glued",
+                )
+            )
+            continue
+        out.records.append(Record(number, raw, None, ok=False))
+        if number == last and not final_newline:
+            reason = f"the last line ends mid-record ({error.msg}); the rest of the file was read"
+            out.problems.append(Problem(number, reason, "truncated"))
+        else:
+            out.problems.append(Problem(number, f"not valid JSON: {error.msg}", "unreadable"))
+    return out
+
+
+def _split_glued(text: bytes) -> list[bytes] | None:
+    """Split a line of records written back to back, or None if it is not that.
+
+    Uses the decoder's own position for "content after document", so a long
+    line costs one decode per record, never a search over every ``}{``.
+    """
+    parts: list[bytes] = []
+    rest = text.strip()
+    while rest:
+        try:
+            orjson.loads(rest)
+            parts.append(rest)
+            break
+        except orjson.JSONDecodeError as exc:
+            if exc.msg != "unexpected content after document":
+                return None
+            # orjson reports a character offset; the line is bytes.
+            cut = len(rest.decode("utf-8", "replace")[: exc.pos].encode("utf-8", "replace"))
+            if cut <= 0 or cut >= len(rest):
+                return None
+            parts.append(rest[:cut].strip())
+            rest = rest[cut:].strip()
+    # One record and trailing garbage is not a glued line: only whole records count.
+    return parts if len(parts) > 1 and all(p[:1] in (b"{", b"[") for p in parts) else None
+
+
+def head_records(head: bytes, limit: int = 50) -> list[Any]:
+    """The decodable JSON values among the first ``limit`` complete lines.
+
+    The last line of the sample is tried too (a small file fits whole in the
+    sample), and silently left out when it was cut by the sample's end.
+    """
+    if head.startswith(_BOM):
+        head = head[3:]
+    values: list[Any] = []
+    for raw in head.split(b"\n", limit)[:limit]:
+        if not raw.strip():
+            continue
+        try:
+            values.append(orjson.loads(raw))
+        except orjson.JSONDecodeError:
+            continue
+    return values
+
+
+def join_lines(raws: list[bytes], final_newline: bool = True) -> bytes:
+    """Join lines into a JSONL file; a line keeps any ``\\r`` it was read with."""
+    if not raws:
+        return b""
+    body = b"\n".join(raws)
+    return body + b"\n" if final_newline else body

@@ -1,0 +1,536 @@
+"""OpenAI Responses input items (``message``, ``reasoning``, ``function_call``, ``*_output``).
+
+Containers read, and written back in the same container:
+
+- a bare JSON list of input items, or a request body ``{"model", "input",
+  "instructions", ...}`` (``instructions`` becomes a leading system message);
+- a recording of exchanges (``{"interactions": [...]}``, see ``canonical``):
+  the last request's input with that response's ``output`` items appended,
+  except when the output asks for tool calls (then they are named in
+  ``meta["pending_calls"]``: the recording ends where the client stopped).
+
+Items are flat; canonical messages are turns. Consecutive assistant-side
+items (assistant ``message``, ``reasoning``, call items, server tool items
+such as ``web_search_call``) form one assistant message, and a second
+assistant ``message`` item after text or calls starts a new one. A call item
+(``function_call``, ``custom_tool_call``, ``computer_call``,
+``local_shell_call``, ... with a ``call_id``, or the ``id`` some writers use
+instead) is a canonical call; its ``*_output`` item is a tool message.
+Reasoning and server tool items stay as content parts (type kept).
+
+``sources`` are the 1-based numbers of the items a message came from; the
+response's items continue the numbering after the request's.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+from inspector.formats.base import FormatError, Parsed, Problem
+from inspector.formats.canonical import (
+    END,
+    REC,
+    SYSTEM_REC,
+    Message,
+    append_exchange,
+    arguments_string,
+    by_origin,
+    call_id,
+    calls_of,
+    dump_like,
+    exchanges,
+    list_shape,
+    metadata,
+    origin,
+    pick_exchange,
+    public,
+    read_json,
+)
+
+NAME = "responses"
+PROVIDER = "responses"
+
+# Call items the client answers; any other "*_call" item with a call_id counts too.
+_CLIENT_CALLS = frozenset(
+    {
+        "function_call",
+        "custom_tool_call",
+        "computer_call",
+        "local_shell_call",
+        "shell_call",
+        "apply_patch_call",
+    }
+)
+_CALL_FIELDS = frozenset({"type", "id", "call_id", "status", "name"})
+_NATIVE_PARTS = frozenset({"reasoning", "item_reference"})
+
+_STRONG = re.compile(
+    rb'"type"\s*:\s*"(function_call|function_call_output|reasoning|custom_tool_call'
+    rb'|input_text|output_text)"|"call_id"\s*:|/v1/responses'
+)
+
+
+def sniff(head: bytes) -> float:
+    if head.lstrip()[:1] not in (b"[", b"{"):
+        return 0.0
+    if _STRONG.search(head):
+        return 0.8
+    return 0.2 if b'"input"' in head else 0.0
+
+
+def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
+    """Read any container above; ``conversation`` picks another exchange (0-based)."""
+    doc = read_json(data)
+    state: dict[str, Any] = {"data": data, "doc": doc}
+    meta: dict[str, Any] = {}
+    body: dict[str, Any] = {}
+    output: list[Any] = []
+    if isinstance(doc, list):
+        items = doc
+        state["mode"] = "list"
+    elif isinstance(doc, dict) and (found := exchanges(doc)) is not None:
+        chosen = pick_exchange(found, NAME, conversation)
+        body = chosen.request
+        output = _response_output(chosen.response, meta)
+        meta |= {"container": "exchanges", "exchanges": len(found), "exchange": chosen.index}
+        meta["response_status"] = chosen.status
+        state |= {"mode": "exchange", "exchange": chosen}
+    elif isinstance(doc, dict) and "input" in doc:
+        body = doc
+        state["mode"] = "body"
+    else:
+        raise FormatError("no 'input' items, item list or recorded exchanges found")
+    if state["mode"] != "list":
+        items = body.get("input")
+        if isinstance(items, str):
+            items = [{"role": "user", "content": items}]
+            state["input_text"] = True
+        if not isinstance(items, list):
+            raise FormatError("the request body has no 'input' list")
+        if body.get("previous_response_id"):
+            # The server holds the earlier turns; this input is only the tail of the history.
+            meta["previous_response_id"] = body["previous_response_id"]
+    if not items:
+        raise FormatError("the list of input items is empty")
+    shape = list_shape(items)
+    if shape not in (None, NAME):
+        raise FormatError(f"the items are written in the {shape} shape, not {NAME}")
+    pending = [call_id_of(i) for i in output if isinstance(i, dict) and _is_call(i)]
+    if pending and meta.get("response_complete", True):
+        meta["pending_calls"] = pending
+        output = []
+    records = items + output
+    messages, sources, problems = _read(records)
+    if not any(m["role"] in ("user", "assistant", "tool") for m in messages):
+        raise FormatError("no item is a Responses message or call")
+    instructions = body.get("instructions")
+    if isinstance(instructions, str) and instructions:
+        system = {"role": "system", "content": instructions, "metadata": {REC: SYSTEM_REC}}
+        messages.insert(0, system)
+        sources.insert(0, [0])
+    causes: dict[int, str] = {}
+    if output and meta.get("response_cut"):
+        last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+        causes[last] = meta["response_cut"]
+    state |= {"body": body, "records": records, "originals": by_origin(messages)}
+    return Parsed(NAME, messages, sources, problems, causes=causes, meta=meta, state=state)
+
+
+def serialise(messages: list[Message], original: Parsed) -> bytes:
+    state = original.state
+    if messages == original.messages:
+        return state["data"]
+    instructions, items = _wire(messages, state)
+    if state["mode"] == "list":
+        return dump_like(items, state["data"])
+    body = dict(state["body"])
+    body["input"] = items
+    if instructions is not None:
+        body["instructions"] = instructions
+    if state["mode"] == "body":
+        return dump_like(body, state["data"])
+    return dump_like(append_exchange(state["doc"], state["exchange"], body), state["data"])
+
+
+def to_wire(messages: list[Message]) -> dict[str, Any]:
+    """A Responses request body (``{"input": [...]}``) for canonical messages.
+
+    System messages become ``system`` message items; parts another provider
+    made (thinking blocks, Gemini parts) are left out.
+    """
+    _, items = _wire([public(m) for m in messages], None)
+    return {"input": items}
+
+
+def call_id_of(item: dict[str, Any]) -> str:
+    """The id pairing a call item with its output: ``call_id``, else the ``id`` some use."""
+    value = item.get("call_id") or item.get("id") or ""
+    return value if isinstance(value, str) else str(value)
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+def _is_call(item: dict[str, Any]) -> bool:
+    kind = item.get("type")
+    if not isinstance(kind, str):
+        return False
+    return kind in _CLIENT_CALLS or (kind.endswith("_call") and "call_id" in item)
+
+
+def _is_output(item: dict[str, Any]) -> bool:
+    kind = item.get("type")
+    return isinstance(kind, str) and kind.endswith("_call_output")
+
+
+def _read(records: list[Any]) -> tuple[list[Message], list[list[int]], list[Problem]]:
+    messages: list[Message] = []
+    sources: list[list[int]] = []
+    problems: list[Problem] = []
+    names: dict[str, Any] = {}
+    group: dict[str, Any] | None = None
+
+    def close(end: int) -> None:
+        nonlocal group
+        if group is None:
+            return
+        parts = group["parts"]
+        if len(parts) == 1 and group["text_only"] is not None:
+            content: Any = group["text_only"]
+        else:
+            content = parts if parts or not group["calls"] else ""
+        md: dict[str, Any] = {"tool_calls": group["calls"]} if group["calls"] else {}
+        md |= {REC: group["start"], END: end}
+        messages.append({"role": "assistant", "content": content, "metadata": md})
+        sources.append(list(range(group["start"] + 1, end + 1)))
+        group = None
+
+    def open_group(index: int) -> dict[str, Any]:
+        nonlocal group
+        if group is None:
+            group = {"start": index, "parts": [], "calls": [], "text": False, "text_only": None}
+        return group
+
+    for index, item in enumerate(records):
+        if not isinstance(item, dict):
+            close(index)
+            reason = f"an item must be an object, not {type(item).__name__}"
+            problems.append(Problem(index + 1, reason))
+            continue
+        kind = item.get("type")
+        role = item.get("role")
+        if kind in (None, "message") and role in ("user", "system", "developer"):
+            close(index)
+            content = _canonical_content(item.get("content"))
+            wire_role = "user" if role == "user" else "system"
+            md = {REC: index, END: index + 1}
+            messages.append({"role": wire_role, "content": content, "metadata": md})
+            sources.append([index + 1])
+        elif kind in (None, "message") and role == "assistant":
+            if group is not None and (group["text"] or group["calls"]):
+                close(index)
+            current = open_group(index)
+            content = item.get("content")
+            fresh = not current["parts"]
+            current["parts"].extend(_text_parts(content))
+            current["text"] = True
+            current["text_only"] = content if fresh and isinstance(content, str) else None
+        elif _is_output(item):
+            close(index)
+            rid = call_id_of(item)
+            md = {"tool_call_id": rid}
+            if isinstance(names.get(rid), str):
+                md["name"] = names[rid]
+            md |= {REC: index, END: index + 1}
+            messages.append({"role": "tool", "content": _output_content(item), "metadata": md})
+            sources.append([index + 1])
+        elif _is_call(item):
+            call = _canonical_call(item)
+            names[call["tool_call_id"]] = call["name"]
+            open_group(index)["calls"].append(call)
+        elif isinstance(kind, str):
+            # Reasoning, server-side tools (web_search_call, ...) and items this reader
+            # does not know: the assistant's turn, kept whole as a part.
+            current = open_group(index)
+            current["parts"].append(item)
+            current["text_only"] = None
+        else:
+            close(index)
+            problems.append(Problem(index + 1, "not a Responses item (no 'type', no known 'role')"))
+    close(len(records))
+    return messages, sources, problems
+
+
+def _canonical_call(item: dict[str, Any]) -> dict[str, Any]:
+    kind = item.get("type")
+    if kind == "function_call":
+        arguments: Any = item.get("arguments", "")
+    elif kind == "custom_tool_call":
+        arguments = {"input": item.get("input")}
+    else:
+        arguments = {k: v for k, v in item.items() if k not in _CALL_FIELDS}
+    name = item.get("name") if isinstance(item.get("name"), str) else kind
+    return {"tool_call_id": call_id_of(item), "name": name, "arguments": arguments}
+
+
+def _text_parts(content: Any) -> list[Any]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return _canonical_content(content) if isinstance(content, list) else []
+
+
+def _canonical_content(content: Any) -> Any:
+    if content is None:
+        return ""
+    if not isinstance(content, list):
+        return content if isinstance(content, str) else orjson.dumps(content).decode()
+    return [_canonical_part(part) for part in content]
+
+
+def _canonical_part(part: Any) -> Any:
+    if not isinstance(part, dict):
+        return part
+    kind = part.get("type")
+    if kind in ("input_text", "output_text", "text") and isinstance(part.get("text"), str):
+        return {"type": "text", "text": part["text"]}
+    if kind == "input_image" and isinstance(part.get("image_url"), str):
+        url = part["image_url"]
+        if url.startswith("data:") and ";base64," in url:
+            media_type, data = url[5:].split(";base64,", 1)
+            return {"type": "image", "media_type": media_type, "data": data}
+        return {"type": "image", "url": url}
+    return part
+
+
+def _output_content(item: dict[str, Any]) -> Any:
+    output = item.get("output")
+    if output is None:
+        return ""
+    if isinstance(output, str | list):
+        return _canonical_content(output)
+    return orjson.dumps(output).decode()
+
+
+def _response_output(body: Any, meta: dict[str, Any]) -> list[Any]:
+    """The output items of a recorded response (JSON body or event stream)."""
+    if isinstance(body, dict) and isinstance(body.get("string"), str):
+        body = body["string"]
+    if isinstance(body, str):
+        text = body.lstrip()
+        if text.startswith("{"):
+            try:
+                body = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                meta["response_error"] = text[:500]
+                return []
+        else:
+            return _stream_output(body, meta)
+    if not isinstance(body, dict):
+        return []
+    if isinstance(body.get("error"), dict):
+        meta["response_error"] = body["error"].get("message")
+        return []
+    _note_status(body, meta)
+    output = body.get("output")
+    return output if isinstance(output, list) else []
+
+
+def _note_status(response: dict[str, Any], meta: dict[str, Any]) -> None:
+    if response.get("status") == "incomplete":
+        meta["response_complete"] = False
+        details = response.get("incomplete_details") or {}
+        if details.get("reason") == "max_output_tokens":
+            meta["response_cut"] = "max_tokens"
+
+
+def _stream_output(text: str, meta: dict[str, Any]) -> list[Any]:
+    done: list[Any] = []
+    for line in text.splitlines():
+        if not line.startswith("data:"):
+            continue
+        try:
+            event = orjson.loads(line[5:])
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(event, dict):
+            continue
+        kind = event.get("type")
+        if kind in ("response.completed", "response.incomplete", "response.failed"):
+            response = event.get("response") or {}
+            _note_status(response, meta)
+            output = response.get("output")
+            return output if isinstance(output, list) else done
+        if kind == "response.output_item.done" and isinstance(event.get("item"), dict):
+            done.append(event["item"])
+    meta["response_complete"] = False
+    meta["response_cut"] = "stream_ended"
+    return done
+
+
+# --- writing ------------------------------------------------------------------------------
+
+
+def _wire(messages: list[Message], state: dict[str, Any] | None) -> tuple[Any, list[Any]]:
+    records = state["records"] if state else []
+    originals = state["originals"] if state else {}
+    native_only = state is None
+    instructions = None
+    start = 0
+    if messages and origin(messages[0]) == SYSTEM_REC and state is not None:
+        instructions = state["body"].get("instructions")
+        if originals.get(SYSTEM_REC) != [messages[0]]:
+            instructions = _text(messages[0]["content"])
+        start = 1
+    kinds: dict[str, str] = {}
+    items: list[Any] = []
+    for message in messages[start:]:
+        rec = origin(message)
+        end = metadata(message).get(END)
+        template: list[Any] = []
+        if rec is not None and isinstance(end, int) and 0 <= rec < end <= len(records):
+            template = records[rec:end]
+        for call, item in zip(calls_of(message), _template_calls(template), strict=False):
+            kinds[call_id(call)] = item.get("type", "function_call")
+        if rec is not None and originals.get(rec) == [message]:
+            items.extend(template)
+            for item in template:
+                if isinstance(item, dict) and _is_call(item):
+                    kinds[call_id_of(item)] = item["type"]
+            continue
+        role = message["role"]
+        if role == "assistant":
+            made = _wire_assistant(message, template, native_only)
+            for item in made:
+                if isinstance(item, dict) and _is_call(item):
+                    kinds.setdefault(call_id_of(item), item["type"])
+            items.extend(made)
+        elif role == "tool":
+            items.append(_wire_output(message, template[0] if template else None, kinds))
+        else:
+            items.append(_wire_message(message, template[0] if template else None, native_only))
+    return instructions, items
+
+
+def _template_calls(template: list[Any]) -> list[dict[str, Any]]:
+    return [item for item in template if isinstance(item, dict) and _is_call(item)]
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(
+        p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"
+    )
+
+
+def _wire_message(message: Message, old: Any, native_only: bool) -> dict[str, Any]:
+    role = message["role"]
+    item = dict(old) if isinstance(old, dict) and old.get("role") is not None else {}
+    if role == "system" and item.get("role") in ("system", "developer"):
+        pass
+    else:
+        item["role"] = role
+    content = message["content"]
+    if not (item and _canonical_content(item.get("content")) == content):
+        item["content"] = _wire_content(content, "input_text", native_only)
+    return item
+
+
+def _wire_content(content: Any, text_type: str, native_only: bool) -> Any:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind == "text":
+            parts.append({"type": text_type, "text": part.get("text", "")})
+        elif kind == "image":
+            url = part.get("url") or f"data:{part.get('media_type')};base64,{part.get('data')}"
+            parts.append({"type": "input_image", "image_url": url})
+        elif not native_only:
+            parts.append(part)
+    return parts
+
+
+def _wire_assistant(message: Message, template: list[Any], native_only: bool) -> list[Any]:
+    """The items of an assistant turn; the source's item order kept where it can be."""
+    calls = calls_of(message)
+    content = message["content"]
+    old_calls = _template_calls(template)
+    if template:
+        kept = [i for i in template if not (isinstance(i, dict) and _is_call(i))]
+        rebuilt, _, _ = _read(kept)
+        same = (rebuilt[0]["content"] if rebuilt else "") == content
+        if same:
+            out: list[Any] = []
+            pending = list(calls)
+            for item in template:
+                if isinstance(item, dict) and _is_call(item):
+                    if pending:
+                        out.append(_wire_call(pending.pop(0), item))
+                else:
+                    out.append(item)
+            return out + [_wire_call(call, None) for call in pending]
+    out = []
+    texts: list[Any] = []
+    for part in content if isinstance(content, list) else [{"type": "text", "text": content}]:
+        if isinstance(part, dict) and part.get("type") == "text":
+            if part.get("text"):
+                texts.append({"type": "output_text", "text": part["text"]})
+            continue
+        if texts:
+            out.append({"type": "message", "role": "assistant", "content": texts})
+            texts = []
+        kind = part.get("type") if isinstance(part, dict) else None
+        if isinstance(kind, str) and (
+            not native_only or kind in _NATIVE_PARTS or kind.endswith("_call")
+        ):
+            out.append(part)
+    if texts:
+        out.append({"type": "message", "role": "assistant", "content": texts})
+    for index, call in enumerate(calls):
+        out.append(_wire_call(call, old_calls[index] if index < len(old_calls) else None))
+    return out
+
+
+def _wire_call(call: dict[str, Any], old: Any) -> dict[str, Any]:
+    item = dict(old) if isinstance(old, dict) else {"type": "function_call"}
+    cid = call_id(call)
+    if "call_id" in item or "id" not in item:
+        item["call_id"] = cid
+    else:
+        item["id"] = cid  # a writer that pairs by "id" keeps doing so
+    arguments = call.get("arguments")
+    kind = item.get("type")
+    if kind == "function_call":
+        item["name"] = call.get("name")
+        item["arguments"] = arguments_string(arguments)
+    elif kind == "custom_tool_call" and isinstance(arguments, dict):
+        item["name"] = call.get("name")
+        item["input"] = arguments.get("input")
+    elif isinstance(arguments, dict):
+        item.update(arguments)
+    return item
+
+
+def _wire_output(message: Message, old: Any, kinds: dict[str, str]) -> dict[str, Any]:
+    rid = metadata(message).get("tool_call_id", "")
+    item = dict(old) if isinstance(old, dict) and _is_output(old) else {}
+    if not item:
+        item["type"] = kinds.get(rid, "function_call") + "_output"
+    if "call_id" in item or "id" not in item:
+        item["call_id"] = rid
+    else:
+        item["id"] = rid
+    content = message["content"]
+    if old is None or _output_content(item) != content:
+        if isinstance(content, str):
+            item["output"] = content
+        else:
+            item["output"] = _wire_content(content, "input_text", True)
+    return item

@@ -1,0 +1,71 @@
+"""Small builders and checks the engine tests share."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from inspector.engine.canonical import call_id, is_blank
+
+CASES = Path(__file__).resolve().parents[2].parent / "shared" / "spec" / "cases"
+
+Message = dict[str, Any]
+
+
+def user(content: Any = "hi", **metadata: Any) -> Message:
+    return {"role": "user", "content": content, "metadata": dict(metadata)}
+
+
+def system(content: str = "be brief") -> Message:
+    return {"role": "system", "content": content, "metadata": {}}
+
+
+def assistant(content: Any = "", calls: list[Message] | None = None, **metadata: Any) -> Message:
+    meta = dict(metadata)
+    if calls is not None:
+        meta["tool_calls"] = calls
+    return {"role": "assistant", "content": content, "metadata": meta}
+
+
+def call(cid: str = "c1", name: str | None = "search", arguments: Any = None) -> Message:
+    made: Message = {"tool_call_id": cid}
+    if name is not None:
+        made["name"] = name
+    made["arguments"] = {"q": "x"} if arguments is None else arguments
+    return made
+
+
+def result(cid: str = "c1", content: Any = "found", **metadata: Any) -> Message:
+    return {"role": "tool", "content": content, "metadata": {"tool_call_id": cid, **metadata}}
+
+
+def assert_valid(messages: list[Message]) -> None:
+    """What every provider needs: SPEC §4 'valid', checked on canonical messages.
+
+    Every call is answered exactly once, right after its assistant message,
+    in call order; call ids are unique and non-empty across the history; no
+    assistant message without calls is blank; no tool message stands
+    anywhere else.
+    """
+    seen: set[str] = set()
+    i = 0
+    while i < len(messages):
+        m = messages[i]
+        assert m["role"] != "tool", f"tool message at {i} answers no call right before it"
+        if m["role"] != "assistant":
+            i += 1
+            continue
+        calls = m.get("metadata", {}).get("tool_calls") or []
+        if not calls:
+            assert not is_blank(m.get("content")), f"blank assistant message at {i}"
+        for k, c in enumerate(calls):
+            cid = call_id(c)
+            assert cid, f"empty call id at {i}"
+            assert cid not in seen, f"call id {cid!r} repeated at {i}"
+            seen.add(cid)
+            j = i + 1 + k
+            assert j < len(messages), f"call {cid!r} at {i} has no result"
+            answer = messages[j]
+            assert answer["role"] == "tool", f"call {cid!r} at {i} not answered at {j}"
+            assert call_id(answer["metadata"]) == cid, f"result at {j} is not for {cid!r}"
+        i += 1 + len(calls)

@@ -1,0 +1,492 @@
+"""The four provider checks: each error text on a minimal wire that triggers it, and its fix.
+
+The last part is the SPEC §4 "valid" property across shapes: whatever
+``repair_history`` makes of a generated broken history, exported to each
+provider's wire shape, that provider's check finds nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from inspector.engine import providers as p
+from inspector.engine import repair_history
+from inspector.formats import export_wire, to_wire
+
+CASES = Path(__file__).resolve().parents[2].parent / "shared" / "spec" / "cases"
+
+
+def texts(problems: list[p.ProviderProblem]) -> list[str]:
+    return [problem.text for problem in problems]
+
+
+# --- OpenAI Chat Completions --------------------------------------------------------------
+
+
+def chat_call(cid: str = "call_1", arguments: Any = '{"q": "x"}') -> dict[str, Any]:
+    return {"id": cid, "type": "function", "function": {"name": "search", "arguments": arguments}}
+
+
+def test_openai_unanswered_call_names_its_ids():
+    wire = {
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": None, "tool_calls": [chat_call("a"), chat_call("b")]},
+            {"role": "tool", "tool_call_id": "a", "content": "A"},
+            {"role": "user", "content": "next"},
+        ]
+    }
+    problems = p.validate_openai_chat(wire)
+    assert texts(problems) == [
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to"
+        " each 'tool_call_id'. The following tool_call_ids did not have response messages: b"
+    ]
+    assert (problems[0].index, problems[0].path, problems[0].ids) == (1, "messages.1", ("b",))
+
+
+def test_openai_answered_calls_pass():
+    wire = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [chat_call("a"), chat_call("b")]},
+        {"role": "tool", "tool_call_id": "b", "content": "B"},
+        {"role": "tool", "tool_call_id": "a", "content": "A"},
+        {"role": "assistant", "content": "done"},
+    ]
+    assert p.validate_openai_chat(wire) == []
+
+
+def test_openai_tool_message_without_call_uses_their_spelling():
+    wire = [
+        {"role": "user", "content": "hi"},
+        {"role": "tool", "tool_call_id": "x", "content": "?"},
+    ]
+    problems = p.validate_openai_chat(wire)
+    assert texts(problems) == [
+        "Invalid parameter: messages with role 'tool' must be a response to a preceeding message"
+        " with 'tool_calls'."
+    ]
+    assert problems[0].index == 1
+
+
+def test_openai_result_for_a_call_of_the_turn_before_is_an_orphan():
+    wire = [
+        {"role": "assistant", "content": None, "tool_calls": [chat_call("a")]},
+        {"role": "tool", "tool_call_id": "a", "content": "A"},
+        {"role": "assistant", "content": "so"},
+        {"role": "tool", "tool_call_id": "a", "content": "A again"},
+    ]
+    assert [(x.code, x.index) for x in p.validate_openai_chat(wire)] == [("orphan_result", 3)]
+
+
+def test_openai_second_result_for_one_call_is_a_duplicate_value():
+    wire = [
+        {"role": "assistant", "content": None, "tool_calls": [chat_call("a")]},
+        {"role": "tool", "tool_call_id": "a", "content": "A"},
+        {"role": "tool", "tool_call_id": "a", "content": "A2"},
+    ]
+    assert texts(p.validate_openai_chat(wire)) == [
+        "Invalid parameter: Duplicate value for 'tool_call_id' of 'a', in messages[1] and"
+        " messages[2]."
+    ]
+
+
+def test_openai_repeated_call_id_in_one_message():
+    wire = [
+        {"role": "assistant", "content": None, "tool_calls": [chat_call("a"), chat_call("a")]},
+        {"role": "tool", "tool_call_id": "a", "content": "A"},
+    ]
+    problems = p.validate_openai_chat(wire)
+    assert [x.code for x in problems] == ["duplicate_call_id"]
+    assert problems[0].text == p.OPENAI_DUPLICATE_CALL_ID.format(M=1, id="a", N=0)
+
+
+def test_openai_arguments_must_be_a_json_string():
+    wire = [
+        {"role": "assistant", "content": None, "tool_calls": [chat_call("a", {"q": "x"})]},
+        {"role": "tool", "tool_call_id": "a", "content": "A"},
+    ]
+    assert texts(p.validate_openai_chat(wire)) == [
+        "Invalid type for 'messages[0].tool_calls[0].function.arguments': expected a string,"
+        " but got an object instead."
+    ]
+    wire[0]["tool_calls"][0]["function"]["arguments"] = '{"q": "x"}'
+    assert p.validate_openai_chat(wire) == []
+
+
+# --- Anthropic Messages -------------------------------------------------------------------
+
+
+def use(tid: str = "toolu_1", tool_input: Any = None) -> dict[str, Any]:
+    return {"type": "tool_use", "id": tid, "name": "search", "input": tool_input or {}}
+
+
+def result(tid: str = "toolu_1") -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": tid, "content": "found"}
+
+
+def test_anthropic_tool_use_without_result_in_next_message():
+    wire = {
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [use("toolu_1"), use("toolu_2")]},
+            {"role": "user", "content": [result("toolu_2")]},
+        ]
+    }
+    problems = p.validate_anthropic(wire)
+    assert texts(problems) == [
+        "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after:"
+        " toolu_1. Each `tool_use` block must have a corresponding `tool_result` block in the"
+        " next message."
+    ]
+    assert (problems[0].index, problems[0].path) == (1, "messages.1")
+
+
+def test_anthropic_answered_tool_use_passes():
+    wire = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "text", "text": "looking"}, use()]},
+        {"role": "user", "content": [result(), {"type": "text", "text": "thanks"}]},
+        {"role": "assistant", "content": "done"},
+    ]
+    assert p.validate_anthropic(wire) == []
+
+
+def test_anthropic_result_without_tool_use_in_previous_message():
+    wire = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+        {"role": "user", "content": [{"type": "text", "text": "x"}, result("toolu_9")]},
+    ]
+    problems = p.validate_anthropic(wire)
+    assert texts(problems) == [
+        "messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks: toolu_9."
+        " Each `tool_result` block must have a corresponding `tool_use` block in the previous"
+        " message."
+    ]
+    assert problems[0].path == "messages.2.content.1"
+
+
+def test_anthropic_tool_use_ids_must_be_unique_across_the_request():
+    wire = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [use("toolu_1")]},
+        {"role": "user", "content": [result("toolu_1")]},
+        {"role": "assistant", "content": [use("toolu_1")]},
+        {"role": "user", "content": [result("toolu_1")]},
+    ]
+    assert texts(p.validate_anthropic(wire)) == [
+        "messages.3.content.0: `tool_use` ids must be unique"
+    ]
+
+
+def test_anthropic_empty_text_block():
+    wire = [{"role": "user", "content": [{"type": "text", "text": ""}]}]
+    assert texts(p.validate_anthropic(wire)) == ["messages: text content blocks must be non-empty"]
+    wire[0]["content"][0]["text"] = "hi"
+    assert p.validate_anthropic(wire) == []
+
+
+def test_anthropic_whitespace_only_text_block():
+    wire = [{"role": "user", "content": [{"type": "text", "text": " \n"}]}]
+    assert texts(p.validate_anthropic(wire)) == [p.ANTHROPIC_WHITESPACE_TEXT]
+
+
+def test_anthropic_empty_message_except_final_assistant():
+    wire = [
+        {"role": "user", "content": []},
+        {"role": "assistant", "content": ""},
+    ]
+    assert texts(p.validate_anthropic(wire)) == [
+        "messages.0: all messages must have non-empty content except for the optional final"
+        " assistant message"
+    ]
+
+
+def test_anthropic_tool_use_id_pattern():
+    wire = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [use("functions.search:0")]},
+        {"role": "user", "content": [result("functions.search:0")]},
+    ]
+    assert texts(p.validate_anthropic(wire)) == [
+        "messages.1.content.0.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'",
+        "messages.2.content.0.tool_result.tool_use_id: String should match pattern"
+        " '^[a-zA-Z0-9_-]+$'",
+    ]
+    wire[1]["content"][0]["id"] = wire[2]["content"][0]["tool_use_id"] = "functions_search_0"
+    assert p.validate_anthropic(wire) == []
+
+
+def test_anthropic_tool_use_input_must_be_an_object():
+    wire = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{**use(), "input": '{"q": "x"}'}]},
+        {"role": "user", "content": [result()]},
+    ]
+    assert texts(p.validate_anthropic(wire)) == [
+        "messages.1.content.0.tool_use.input: Input should be a valid dictionary"
+    ]
+
+
+def test_anthropic_server_tool_use_is_not_a_client_call():
+    wire = [
+        {"role": "user", "content": "search"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+                {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+                {"type": "text", "text": "found"},
+            ],
+        },
+    ]
+    assert p.validate_anthropic(wire) == []
+
+
+# --- OpenAI Responses ---------------------------------------------------------------------
+
+
+def fc(cid: str, item_id: str | None = None) -> dict[str, Any]:
+    item = {"type": "function_call", "call_id": cid, "name": "search", "arguments": "{}"}
+    return {**item, "id": item_id} if item_id else item
+
+
+def out(cid: str) -> dict[str, Any]:
+    return {"type": "function_call_output", "call_id": cid, "output": "ok"}
+
+
+def test_responses_call_without_output():
+    wire = {"input": [{"role": "user", "content": "hi"}, fc("call_a")]}
+    problems = p.validate_responses(wire)
+    assert texts(problems) == ["No tool output found for function call call_a."]
+    assert (problems[0].index, problems[0].path) == (1, "input.1")
+
+
+def test_responses_output_may_come_later_but_must_come():
+    wire = [fc("a"), {"role": "assistant", "content": "thinking"}, fc("b"), out("a"), out("b")]
+    assert p.validate_responses(wire) == []
+
+
+def test_responses_output_without_call():
+    wire = [{"role": "user", "content": "hi"}, out("call_z")]
+    assert texts(p.validate_responses(wire)) == [
+        "No tool call found for function call output with call_id call_z."
+    ]
+
+
+def test_responses_output_before_its_call_has_no_call():
+    wire = [out("a"), fc("a")]
+    assert [x.code for x in p.validate_responses(wire)] == ["orphan_result", "missing_result"]
+
+
+def test_responses_repeated_call_id():
+    wire = [fc("a"), out("a"), fc("a"), out("a")]
+    problems = p.validate_responses(wire)
+    assert [(x.code, x.index) for x in problems] == [("duplicate_call_id", 2)]
+    assert problems[0].text == "Duplicate call_id found in input: a."
+
+
+def test_responses_repeated_item_id():
+    wire = [fc("a", "fc_1"), out("a"), fc("b", "fc_1"), out("b")]
+    assert texts(p.validate_responses(wire)) == [
+        "Duplicate item found with id fc_1. Remove duplicate items from your input and try again."
+    ]
+
+
+def test_responses_custom_tool_calls_pair_like_function_calls():
+    call = {"type": "custom_tool_call", "call_id": "c", "name": "patch", "input": "x"}
+    assert texts(p.validate_responses([call])) == ["No tool output found for function call c."]
+    answer = {"type": "custom_tool_call_output", "call_id": "c", "output": "done"}
+    assert p.validate_responses([call, answer]) == []
+
+
+# --- Gemini -------------------------------------------------------------------------------
+
+
+def model_calls(*names: str) -> dict[str, Any]:
+    return {"role": "model", "parts": [{"functionCall": {"name": n, "args": {}}} for n in names]}
+
+
+def user_responses(*names: str) -> dict[str, Any]:
+    parts = [{"functionResponse": {"name": n, "response": {"output": "ok"}}} for n in names]
+    return {"role": "user", "parts": parts}
+
+
+def test_gemini_response_count_must_match_call_count():
+    wire = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "hi"}]},
+            model_calls("a", "b"),
+            user_responses("a"),
+        ]
+    }
+    problems = p.validate_gemini(wire)
+    assert texts(problems) == [
+        "Please ensure that the number of function response parts is equal to the number of"
+        " function call parts of the function call turn."
+    ]
+    assert (problems[0].index, problems[0].path) == (2, "contents.2")
+    wire["contents"][2] = user_responses("a", "b")
+    assert p.validate_gemini(wire) == []
+
+
+def test_gemini_call_turn_at_the_end_is_unanswered():
+    wire = [{"role": "user", "parts": [{"text": "hi"}]}, model_calls("a")]
+    assert [x.code for x in p.validate_gemini(wire)] == ["count_mismatch"]
+
+
+def test_gemini_call_turn_must_follow_a_user_turn():
+    wire = [
+        {"role": "user", "parts": [{"text": "hi"}]},
+        {"role": "model", "parts": [{"text": "let me see"}]},
+        model_calls("a"),
+        user_responses("a"),
+    ]
+    problems = p.validate_gemini(wire)
+    assert texts(problems) == [
+        "Please ensure that function call turn comes immediately after a user turn or after a"
+        " function response turn."
+    ]
+    assert problems[0].index == 2
+
+
+def test_gemini_history_may_not_start_with_a_call_turn():
+    wire = [model_calls("a"), user_responses("a")]
+    assert [x.code for x in p.validate_gemini(wire)] == ["call_turn_placement"]
+
+
+def test_gemini_response_turn_must_follow_a_call_turn():
+    wire = [
+        {"role": "user", "parts": [{"text": "hi"}]},
+        {"role": "model", "parts": [{"text": "hello"}]},
+        user_responses("a"),
+    ]
+    assert texts(p.validate_gemini(wire)) == [
+        "Please ensure that function response turn comes immediately after a function call turn."
+    ]
+
+
+def test_gemini_chained_call_turns_pass():
+    wire = [
+        {"role": "user", "parts": [{"text": "hi"}]},
+        model_calls("a"),
+        user_responses("a"),
+        model_calls("b", "c"),
+        user_responses("b", "c"),
+        {"role": "model", "parts": [{"text": "done"}]},
+    ]
+    assert p.validate_gemini(wire) == []
+
+
+# --- dispatch -----------------------------------------------------------------------------
+
+
+def test_validate_dispatches_by_provider_name():
+    wire = [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "x", "content": ""}]
+    assert p.validate("openai-chat", wire) == p.validate_openai_chat(wire)
+    assert set(p.PROVIDERS) == {"openai-chat", "anthropic", "responses", "gemini"}
+    with pytest.raises(ValueError, match="unknown provider"):
+        p.validate("cohere", wire)
+
+
+def test_validators_ignore_what_is_not_a_list():
+    for provider in p.PROVIDERS:
+        assert p.validate(provider, {"messages": "nope"}) == []
+        assert p.validate(provider, None) == []
+
+
+# --- the repaired history passes every provider's check -----------------------------------
+
+
+def _repaired_cases() -> list[tuple[str, list[dict[str, Any]]]]:
+    found = []
+    for path in sorted(CASES.glob("*.json")):
+        case = orjson.loads(path.read_bytes())
+        if case.get("kind") == "repair":  # buffer cases show a buffer, not a request
+            found.append((path.stem, case["expected"]["messages"]))
+    return found
+
+
+REPAIRED_CASES = _repaired_cases()
+
+
+def test_spec_cases_are_found():
+    assert len(REPAIRED_CASES) >= 10
+
+
+@pytest.mark.parametrize(("name", "messages"), REPAIRED_CASES, ids=[c[0] for c in REPAIRED_CASES])
+@pytest.mark.parametrize("provider", p.PROVIDERS)
+def test_spec_case_outputs_pass_every_provider(name: str, messages: list[Any], provider: str):
+    wire, _ = export_wire(messages, provider)
+    assert p.validate(provider, wire) == []
+
+
+IDS = ["c1", "c2", "functions.search:0", "Bash:1", "call_0", ""]
+NAMES = ["search", "read_file", None]
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Agent turns broken the ways real transcripts are, with few ids so they collide."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "start", "metadata": {}}]
+    for turn in range(draw(st.integers(1, 6))):
+        kind = draw(st.sampled_from(["calls", "calls", "prose", "blank", "steer", "orphan"]))
+        if kind == "prose":
+            messages.append({"role": "assistant", "content": f"prose {turn}", "metadata": {}})
+        elif kind == "blank":
+            messages.append({"role": "assistant", "content": " ", "metadata": {}})
+        elif kind == "steer":
+            messages.append({"role": "user", "content": f"steer {turn}", "metadata": {}})
+        elif kind == "orphan":
+            cid = draw(st.sampled_from(IDS))
+            messages.append(
+                {"role": "tool", "content": f"stray {turn}", "metadata": {"tool_call_id": cid}}
+            )
+        else:
+            calls = []
+            for index in range(draw(st.integers(1, 3))):
+                call: dict[str, Any] = {"tool_call_id": draw(st.sampled_from(IDS))}
+                name = draw(st.sampled_from(NAMES))
+                if name:
+                    call["name"] = name
+                partial = draw(st.integers(0, 6)) == 0
+                call["arguments"] = '{"q": "ma' if partial else {"q": f"{turn}.{index}"}
+                calls.append(call)
+            prose = draw(st.sampled_from(["", f"calling {turn}"]))
+            messages.append(
+                {"role": "assistant", "content": prose, "metadata": {"tool_calls": calls}}
+            )
+            answered = draw(st.lists(st.sampled_from(calls), max_size=len(calls) + 1))
+            if draw(st.booleans()):
+                messages.append(
+                    {"role": "user", "content": f"while running {turn}", "metadata": {}}
+                )
+            for call in answered:
+                content: Any = f"result {turn} {call['tool_call_id']}"
+                if draw(st.integers(0, 8)) == 0:
+                    image = {"type": "image", "media_type": "image/png", "data": "iVBORw0KGgo="}
+                    content = [{"type": "text", "text": content}, image]
+                md = {"tool_call_id": call["tool_call_id"]}
+                messages.append({"role": "tool", "content": content, "metadata": md})
+    if draw(st.booleans()):
+        messages.insert(0, {"role": "system", "content": "be brief", "metadata": {}})
+    return messages
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories())
+def test_repaired_history_passes_every_provider_check(messages: list[dict[str, Any]]):
+    repaired = repair_history(messages).messages
+    for provider in p.PROVIDERS:
+        wire, renamed = export_wire(repaired, provider)
+        assert p.validate(provider, wire) == [], (provider, orjson.dumps(wire).decode())
+        if provider != "anthropic":
+            # Only Anthropic restricts the characters of an id; the rest keep them all.
+            assert renamed == {}
+            assert to_wire(repaired, provider) == wire

@@ -1,0 +1,126 @@
+"""The rule catalogue: complete, in SPEC order, and every example true to the engine."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from inspector.engine import RULES, Buffer, Rule, repair_history
+
+from .helpers import CASES
+
+SPEC_IDS = [
+    "MEM-3", "MEM-1", "MEM-2", "MEM-10", "MEM-11",
+    "PAIR-1", "PAIR-2", "PAIR-3", "ID-1", "ID-2", "MSG-1", "INT-1", "INT-2", "OUT-1",
+    "PROV-OPENAI-CHAT", "PROV-ANTHROPIC", "PROV-RESPONSES", "PROV-GEMINI",
+]  # fmt: skip
+REPAIR_RULES = ["PAIR-1", "PAIR-2", "PAIR-3", "ID-1", "ID-2", "MSG-1", "INT-1", "INT-2"]
+SHARED = CASES.parents[1]
+
+
+def test_catalogue_has_every_spec_rule_in_spec_order() -> None:
+    assert list(RULES) == SPEC_IDS
+    assert all(rule.id == key for key, rule in RULES.items())
+
+
+def test_titles_are_the_spec_tables_words() -> None:
+    spec = (SHARED / "SPEC.md").read_text()
+    for rule in RULES.values():
+        if rule.id.startswith("PROV-"):
+            continue
+        assert f"| {rule.id} | {rule.title} |" in spec, rule.id
+
+
+@pytest.mark.parametrize("rule", RULES.values(), ids=lambda rule: rule.id)
+def test_rule_has_words_a_source_and_known_relations(rule: Rule) -> None:
+    assert rule.title and rule.summary
+    assert len(rule.explanation.split()) >= 40, "explanation should be a real paragraph"
+    for source in (rule.source, *rule.other_sources):
+        if source.startswith("seeds/"):
+            assert (SHARED / source).is_file(), source
+        else:
+            assert source.startswith("https://"), source
+    if rule.id.startswith("MEM-"):
+        number = rule.id.split("-")[1]
+        assert rule.source == f"https://flowdrop.io/spec/rules/gr-mem/mem-{number}"
+    assert rule.related and set(rule.related) <= set(RULES) - {rule.id}
+
+
+@pytest.mark.parametrize(
+    "rule", [r for r in RULES.values() if not r.id.startswith("MEM-")], ids=lambda rule: rule.id
+)
+def test_repair_example_after_is_what_repair_history_makes(rule: Rule) -> None:
+    read_only = set(rule.example_read_only)
+    repaired = repair_history(rule.example_before, read_only.__contains__ if read_only else None)
+    assert repaired.messages == rule.example_after
+    rules_applied = {action.rule for action in repaired.actions}
+    if rule.id in REPAIR_RULES:
+        assert rule.id in rules_applied
+    else:
+        assert rules_applied, "the example should show something being repaired"
+
+
+@pytest.mark.parametrize(
+    "rule", [r for r in RULES.values() if r.id.startswith("MEM-")], ids=lambda rule: rule.id
+)
+def test_buffer_example_after_is_what_the_buffer_holds(rule: Rule) -> None:
+    assert rule.example_appended
+    buffer = Buffer(rule.example_before)
+    for message in rule.example_appended:
+        buffer.append(message)
+    assert buffer.messages == rule.example_after
+    # The rule must have done something: plain appending would give another list.
+    assert buffer.messages != [*rule.example_before, *rule.example_appended]
+
+
+def test_mem3_example_is_the_seed_example() -> None:
+    seed = (SHARED / "seeds" / "000_2ae73882a5c611dc.txt").read_text()
+    assert '"content": "try again"' in seed
+    assert RULES["MEM-3"].example_appended == (
+        {"role": "user", "content": "try again", "metadata": {}},
+    )
+
+
+# The texts the formats issue lists, verbatim (OpenAI's spelling of "preceeding" included).
+PROVIDER_TEXTS = {
+    "PROV-ANTHROPIC": [
+        "messages.{N}: `tool_use` ids were found without `tool_result` blocks immediately after:"
+        " {ids}. Each `tool_use` block must have a corresponding `tool_result` block in the next"
+        " message.",
+        "messages.{N}.content.{M}: unexpected `tool_use_id` found in `tool_result` blocks: {id}."
+        " Each `tool_result` block must have a corresponding `tool_use` block in the previous"
+        " message.",
+        "messages.{N}.content.{M}: `tool_use` ids must be unique",
+        "messages: text content blocks must be non-empty",
+    ],
+    "PROV-OPENAI-CHAT": [
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to"
+        " each 'tool_call_id'. The following tool_call_ids did not have response messages: {ids}",
+        "Invalid parameter: messages with role 'tool' must be a response to a preceeding message"
+        " with 'tool_calls'.",
+    ],
+    "PROV-RESPONSES": [
+        "No tool output found for function call {id}.",
+        "No tool call found for function call output with call_id {id}.",
+    ],
+    "PROV-GEMINI": [
+        "Please ensure that the number of function response parts is equal to the number of"
+        " function call parts of the function call turn.",
+        "Please ensure that function call turn comes immediately after a user turn or after a"
+        " function response turn.",
+    ],
+}
+
+
+@pytest.mark.parametrize("rule_id", PROVIDER_TEXTS)
+def test_provider_rule_quotes_the_providers_error_texts(rule_id: str) -> None:
+    for text in PROVIDER_TEXTS[rule_id]:
+        assert text in RULES[rule_id].errors
+
+
+def test_only_provider_rules_quote_errors() -> None:
+    for rule in RULES.values():
+        assert bool(rule.errors) == rule.id.startswith("PROV-"), rule.id
+        for text in rule.errors:
+            assert not re.search(r"\{(?!N\}|M\}|id\}|ids\})", text), text

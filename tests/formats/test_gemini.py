@@ -1,0 +1,268 @@
+"""Gemini contents (ids made up by order and name, never written back) and Gemini CLI sessions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from inspector.engine import repair_history
+from inspector.formats import FormatError, gemini
+from inspector.formats.canonical import strip_private
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "gemini"
+STREAMED = (
+    CORPUS
+    / "pydantic-ai__test_google__test_google_streaming_tool_call_thought_signature.extracted.json"
+)
+CLI_LINES = CORPUS / "kvsankar-agent-history__gemini_cli_with_tool_error.jsonl"
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"text": value}
+
+
+def call(name: str, **extra: Any) -> dict[str, Any]:
+    return {"functionCall": {"name": name, "args": {"n": name}, **extra}}
+
+
+def response(name: str, **extra: Any) -> dict[str, Any]:
+    return {"functionResponse": {"name": name, "response": {"output": name.upper()}, **extra}}
+
+
+def body(*contents: dict[str, Any], **extra: Any) -> bytes:
+    return orjson.dumps({"contents": list(contents), **extra})
+
+
+def test_sniff_recognises_contents_and_cli_sessions():
+    assert gemini.sniff(body({"role": "user", "parts": [text("hi")]})) == 0.8
+    assert gemini.sniff(CLI_LINES.read_bytes()) == 0.9
+    assert gemini.sniff(b'[{"role": "user", "content": "hi"}]') == 0.0
+
+
+def test_calls_without_ids_pair_with_responses_by_order_and_name():
+    data = body(
+        {"role": "user", "parts": [text("hi")]},
+        {"role": "model", "parts": [call("a"), call("b"), call("a")]},
+        {"role": "user", "parts": [response("b"), response("a"), response("a")]},
+    )
+    parsed = gemini.parse(data)
+    calls = parsed.messages[1]["metadata"]["tool_calls"]
+    assert [c["tool_call_id"] for c in calls] == ["call_1_0", "call_1_1", "call_1_2"]
+    results = [m["metadata"]["tool_call_id"] for m in parsed.messages[2:]]
+    assert results == ["call_1_1", "call_1_0", "call_1_2"]
+    assert parsed.state["synthetic_ids"] == {"call_1_0", "call_1_1", "call_1_2"}
+    assert parsed.messages[2]["content"] == '{"output":"B"}'
+
+
+def test_made_up_ids_are_never_written_back():
+    data = body(
+        {"role": "user", "parts": [text("hi")]},
+        {"role": "model", "parts": [call("a"), call("b")]},
+        {"role": "user", "parts": [response("b")]},
+        {"role": "model", "parts": [text("done")]},
+    )
+    parsed = gemini.parse(data)
+    repaired = repair_history(parsed.messages)
+    assert [(a.rule, a.call_id) for a in repaired.actions] == [("PAIR-1", "call_1_0")]
+    written = orjson.loads(gemini.serialise(repaired.messages, parsed))["contents"]
+    assert written[1] == {"role": "model", "parts": [call("a"), call("b")]}
+    assert written[2]["parts"][0] == {
+        "functionResponse": {
+            "name": "a",
+            "response": {"error": repaired.messages[2]["content"]},
+        }
+    }
+    assert written[2]["parts"][1] == response("b")
+    assert (
+        repair_history(gemini.parse(gemini.serialise(repaired.messages, parsed)).messages).actions
+        == []
+    )
+
+
+def test_real_ids_are_kept():
+    data = body(
+        {"role": "user", "parts": [text("hi")]},
+        {"role": "model", "parts": [call("a", id="x1")]},
+        {"role": "user", "parts": [response("a", id="x1")]},
+    )
+    parsed = gemini.parse(data)
+    assert parsed.messages[2]["metadata"]["tool_call_id"] == "x1"
+    assert parsed.state["synthetic_ids"] == set()
+
+
+def test_user_turn_with_responses_and_text_splits_and_joins_again():
+    data = body(
+        {"role": "user", "parts": [text("hi")]},
+        {"role": "model", "parts": [call("a")]},
+        {"role": "user", "parts": [response("a"), text("also this")]},
+        systemInstruction={"parts": [text("be brief")]},
+    )
+    parsed = gemini.parse(data)
+    roles = [m["role"] for m in parsed.messages]
+    assert roles == ["system", "user", "assistant", "tool", "user"]
+    assert parsed.messages[0]["content"] == "be brief"
+    assert gemini.serialise(parsed.messages, parsed) == data
+    changed = [
+        *parsed.messages[:4],
+        {**parsed.messages[4], "content": [{"type": "text", "text": "edited"}]},
+    ]
+    written = orjson.loads(gemini.serialise(changed, parsed))
+    assert written["contents"][2]["parts"] == [response("a"), text("edited")]
+    assert written["systemInstruction"] == {"parts": [text("be brief")]}
+
+
+def test_streamed_response_text_is_glued_back_together():
+    parsed = gemini.parse(STREAMED.read_bytes())
+    last = parsed.messages[-1]
+    assert last["role"] == "assistant"
+    assert last["content"][0]["text"].startswith("The capital of Mexico")
+    assert len([p for p in last["content"] if p["type"] == "text"]) == 1
+
+
+def test_response_asking_for_calls_is_pending():
+    doc = {
+        "interactions": [
+            {
+                "uri": "https://generativelanguage.googleapis.com/v1beta/models/x:generateContent",
+                "request_body": {"contents": [{"role": "user", "parts": [text("hi")]}]},
+                "response_status": 200,
+                "response_body": {
+                    "candidates": [
+                        {"content": {"role": "model", "parts": [call("f")]}, "finishReason": "STOP"}
+                    ]
+                },
+            }
+        ]
+    }
+    parsed = gemini.parse(orjson.dumps(doc))
+    assert parsed.meta["pending_calls"] == ["f"]
+    assert len(parsed.messages) == 1
+
+
+def test_bad_turns_are_problems_with_their_number():
+    data = body({"role": "user", "parts": [text("hi")]}, {"role": "user"}, "x")
+    parsed = gemini.parse(data)
+    assert [p.line for p in parsed.problems] == [2, 3]
+
+
+def test_other_shapes_are_refused():
+    with pytest.raises(FormatError, match="no 'contents'"):
+        gemini.parse(b'{"messages": [{"role": "user", "content": "hi"}]}')
+
+
+CLI = {
+    "sessionId": "s1",
+    "projectHash": "h",
+    "messages": [
+        {"id": "u1", "timestamp": "t1", "type": "user", "content": "read both"},
+        {
+            "id": "g1",
+            "timestamp": "t2",
+            "type": "gemini",
+            "content": "",
+            "toolCalls": [
+                {"id": "read-1", "name": "read_file", "args": {"p": "a"}, "status": "cancelled"},
+                {
+                    "id": "read-2",
+                    "name": "read_file",
+                    "args": {"p": "b"},
+                    "result": [
+                        {
+                            "functionResponse": {
+                                "id": "read-2",
+                                "name": "read_file",
+                                "response": {"output": "B"},
+                            }
+                        }
+                    ],
+                    "status": "success",
+                },
+            ],
+        },
+        {"id": "i1", "timestamp": "t3", "type": "info", "content": "note"},
+        {"id": "u2", "timestamp": "t4", "type": "user", "content": "thanks"},
+    ],
+}
+
+
+def test_cli_tool_calls_become_calls_and_results():
+    parsed = gemini.parse(orjson.dumps(CLI))
+    plain = strip_private(parsed.messages)
+    assert [m["role"] for m in plain] == ["user", "assistant", "tool", "user"]
+    assert [c["tool_call_id"] for c in plain[1]["metadata"]["tool_calls"]] == ["read-1", "read-2"]
+    assert plain[2] == {
+        "role": "tool",
+        "content": '{"output":"B"}',
+        "metadata": {"tool_call_id": "read-2", "name": "read_file"},
+    }
+    assert parsed.sources == [[1], [2], [2], [4]]
+    assert parsed.not_started == {"read-1"}  # declined, so it never ran
+
+
+def test_cli_repair_nests_the_result_in_its_call_and_keeps_other_records():
+    parsed = gemini.parse(orjson.dumps(CLI))
+    repaired = repair_history(parsed.messages, not_started=parsed.not_started)
+    assert [a.rule for a in repaired.actions] == ["PAIR-1"]
+    assert repaired.messages[2]["metadata"]["outcome"] == "not_started"
+    written = orjson.loads(gemini.serialise(repaired.messages, parsed))
+    records = written["messages"]
+    assert [r["id"] for r in records] == ["u1", "g1", "i1", "u2"]
+    first = records[1]["toolCalls"][0]
+    assert first["result"][0]["functionResponse"]["response"] == {
+        "error": repaired.messages[2]["content"]
+    }
+    assert records[1]["toolCalls"][1] == CLI["messages"][1]["toolCalls"][1]
+    assert repair_history(gemini.parse(orjson.dumps(written)).messages).actions == []
+
+
+def test_cli_json_lines_round_trip_byte_for_byte():
+    data = CLI_LINES.read_bytes()
+    parsed = gemini.parse(data)
+    assert parsed.meta["container"] == "cli-lines"
+    assert parsed.sources[0] == [2]
+    assert gemini.serialise(parsed.messages, parsed) == data
+
+
+def test_claude_code_lines_are_not_mistaken_for_a_cli_session():
+    line = {"type": "assistant", "sessionId": "s", "message": {"role": "assistant", "content": []}}
+    with pytest.raises(FormatError):
+        gemini.parse(
+            orjson.dumps({"type": "user", "sessionId": "s"}) + b"\n" + orjson.dumps(line) + b"\n"
+        )
+
+
+def test_to_wire_alternates_turns_and_never_starts_with_a_call():
+    messages = [
+        {"role": "system", "content": "sys", "metadata": {}},
+        {
+            "role": "assistant",
+            "content": "",
+            "metadata": {
+                "tool_calls": [{"tool_call_id": "a", "name": "f", "arguments": '{"x": 1}'}]
+            },
+        },
+        {"role": "tool", "content": '{"v": 2}', "metadata": {"tool_call_id": "a"}},
+        {"role": "user", "content": "[note]", "metadata": {}},
+        {"role": "system", "content": "later rule", "metadata": {}},
+    ]
+    wire = gemini.to_wire(messages)
+    assert wire["systemInstruction"] == {"parts": [{"text": "sys"}]}
+    assert [c["role"] for c in wire["contents"]] == ["user", "model", "user"]
+    assert wire["contents"][1]["parts"] == [
+        {"functionCall": {"id": "a", "name": "f", "args": {"x": 1}}}
+    ]
+    assert wire["contents"][2]["parts"] == [
+        {"functionResponse": {"id": "a", "name": "f", "response": {"v": 2}}},
+        {"text": "[note]"},
+        {"text": "[system message]\nlater rule"},
+    ]
+
+
+def test_cli_record_of_unknown_type_is_reported_not_dropped_silently():
+    doc = {**CLI, "messages": [*CLI["messages"], {"id": "z", "type": "compression"}]}
+    parsed = gemini.parse(orjson.dumps(doc))
+    assert [(p.line, p.kind) for p in parsed.problems] == [(5, "skipped")]
+    assert "'compression'" in parsed.problems[0].reason

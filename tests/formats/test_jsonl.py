@@ -1,0 +1,73 @@
+"""The shared JSONL reader: every line accounted for, nothing skipped silently."""
+
+from __future__ import annotations
+
+from inspector.formats.jsonl import head_records, join_lines, read_jsonl
+
+
+def test_records_carry_their_line_numbers_and_exact_bytes() -> None:
+    data = b'{"a": 1}\n\n{"b":2}\n'
+    read = read_jsonl(data)
+    assert [(r.line, r.raw, r.value) for r in read.records] == [
+        (1, b'{"a": 1}', {"a": 1}),
+        (3, b'{"b":2}', {"b": 2}),
+    ]
+    assert read.problems == []
+    assert read.final_newline is True
+
+
+def test_glued_records_are_split_and_reported() -> None:
+    read = read_jsonl(b'{"a":1}\n{"b":"}{"}{"c":[3]}\n')
+    assert [(r.line, r.value, r.glued) for r in read.records] == [
+        (1, {"a": 1}, False),
+        (2, {"b": "}{"}, True),
+        (2, {"c": [3]}, True),
+    ]
+    assert [(p.line, p.kind) for p in read.problems] == [(2, "glued")]
+
+
+def test_glued_line_with_non_ascii_text_splits_at_the_right_byte() -> None:
+    read = read_jsonl('{"t":"café ☕"}{"u":2}'.encode())
+    assert [r.value for r in read.records] == [{"t": "café ☕"}, {"u": 2}]
+
+
+def test_cut_last_line_is_truncated_and_earlier_lines_are_read() -> None:
+    read = read_jsonl(b'{"a":1}\n{"b":')
+    assert [r.value for r in read.records if r.ok] == [{"a": 1}]
+    assert [(p.line, p.kind) for p in read.problems] == [(2, "truncated")]
+    assert read.final_newline is False
+
+
+def test_bad_line_in_the_middle_is_unreadable_with_a_reason() -> None:
+    read = read_jsonl(b'{"a":1}\nnot json\n{"c":3}\n')
+    assert [r.value for r in read.records if r.ok] == [{"a": 1}, {"c": 3}]
+    (problem,) = read.problems
+    assert (problem.line, problem.kind) == (2, "unreadable")
+    assert problem.reason.startswith("not valid JSON")
+    bad = [r for r in read.records if not r.ok]
+    assert [(r.line, r.raw) for r in bad] == [(2, b"not json")]
+
+
+def test_record_followed_by_garbage_is_not_taken_for_glued_records() -> None:
+    read = read_jsonl(b'{"a":1}xyz\n')
+    assert [(p.line, p.kind) for p in read.problems] == [(1, "unreadable")]
+
+
+def test_byte_order_mark_and_crlf_are_read_and_kept() -> None:
+    data = b'\xef\xbb\xbf{"a":1}\r\n{"b":2}\r\n'
+    read = read_jsonl(data)
+    assert [r.value for r in read.records] == [{"a": 1}, {"b": 2}]
+    assert read.crlf is True
+    assert join_lines([r.raw for r in read.records], read.final_newline) == data
+
+
+def test_head_records_ignores_a_line_cut_by_the_sample() -> None:
+    head = b'{"a":1}\n{"b":2}\n{"c":'
+    assert head_records(head) == [{"a": 1}, {"b": 2}]
+    assert head_records(b'{"a":1}\n{"b":2}\n{"c":3}\n', limit=2) == [{"a": 1}, {"b": 2}]
+
+
+def test_join_lines_keeps_a_missing_final_newline() -> None:
+    assert join_lines([b"{}", b"[]"], final_newline=False) == b"{}\n[]"
+    assert join_lines([b"{}"]) == b"{}\n"
+    assert join_lines([]) == b""
