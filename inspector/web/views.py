@@ -1,20 +1,376 @@
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model, login
-from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
-from django.utils.encoding import force_str
-from django.utils.http import urlsafe_base64_decode
-from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_http_methods
+import logging
+from typing import Any
 
+import orjson
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import get_user_model, login
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.db import connection
+from django.forms import Form
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.utils.encoding import force_str
+from django.utils.http import content_disposition_header, urlsafe_base64_decode
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from inspector.diagnosis import repaired_bytes, report_from
+from inspector.engine import RULES
+from inspector.web import store
+from inspector.web.forms import (
+    ApiUploadForm,
+    TimelineForm,
+    TokenForm,
+    TranscriptFilterForm,
+    UploadForm,
+    check_size,
+)
+from inspector.web.models import ApiToken, Transcript, hash_token
 from inspector.web.signin import signin_tokens
+from inspector.web.timeline import (
+    Filters,
+    example_rows,
+    finding_groups,
+    page_count,
+    page_rows,
+    select_rows,
+)
+
+log = logging.getLogger(__name__)
+
+LIST_PAGE_SIZE = 50
+DOWNLOADS = ("repaired", "canonical", "report", "original")
+RESUME = {
+    "claude-code": ("Claude Code", "claude --resume {session}"),
+    "codex": ("Codex", "codex resume {session}"),
+}
+
+
+def _get_transcript_for_user(request: HttpRequest, public_id: str) -> Transcript:
+    """The signed-in user's transcript, or 404 (also for anyone else's)."""
+    return get_object_or_404(
+        Transcript.objects.select_related("project"), public_id=public_id, owner=request.user
+    )
+
+
+def _bad_request(request: HttpRequest, form: Form) -> HttpResponse:
+    return render(request, "inspector/bad_request.html", {"form": form}, status=400)
+
+
+# --- pages -----------------------------------------------------------------
 
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        return _upload_page(request, UploadForm())
     return render(request, "inspector/home.html")
+
+
+def _upload_page(
+    request: HttpRequest, form: UploadForm, status: int = 200, attempts: list | None = None
+) -> HttpResponse:
+    limit = settings.INSPECTOR_MAX_UPLOAD_BYTES
+    context = {"form": form, "max_upload": limit, "attempts": attempts or []}
+    return render(request, "inspector/upload.html", context, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def upload(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        return _upload_page(request, UploadForm())
+    form = UploadForm(request.POST, request.FILES)
+    if form.is_valid():
+        data, name = form.transcript_bytes()
+        try:
+            transcript, created = store.store_upload(
+                request.user,
+                data,
+                name,
+                project=store.project_for(request.user, form.cleaned_data["project"]),
+                format=form.cleaned_data["format"] or "auto",
+            )
+        except store.UnreadableTranscript as error:
+            form.add_error(None, str(error))
+            return _upload_page(request, form, status=400, attempts=error.attempts)
+        else:
+            if not created:
+                messages.info(request, "You uploaded these exact bytes before; here they are.")
+            return redirect(transcript)
+    return _upload_page(request, form, status=400)
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def transcript_list(request: HttpRequest) -> HttpResponse:
+    form = TranscriptFilterForm(request.GET)
+    if not form.is_valid():
+        return _bad_request(request, form)
+    transcripts = Transcript.objects.filter(owner=request.user).select_related("project")
+    if form.cleaned_data["format"]:
+        transcripts = transcripts.filter(format=form.cleaned_data["format"])
+    if form.cleaned_data["needs_repair"]:
+        transcripts = transcripts.filter(needs_repair=form.cleaned_data["needs_repair"] == "yes")
+    page = Paginator(transcripts, LIST_PAGE_SIZE).get_page(form.cleaned_data["page"])
+    context = {"form": form, "page": page, "filtered": form.has_changed()}
+    template = "inspector/list.html#results" if request.htmx else "inspector/list.html"
+    return render(request, template, context)
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
+    transcript = _get_transcript_for_user(request, public_id)
+    diagnosis = store.get_diagnosis(transcript)
+    rules = RULES
+    rule_ids = list(rules) + [rule for rule in diagnosis.counts if rule not in rules]
+    form = TimelineForm(request.GET, rule_ids=rule_ids)
+    if not form.is_valid():
+        return _bad_request(request, form)
+    data = form.cleaned_data
+    filters = Filters(data["view"], data["rule"], data["role"], data["around"])
+    rows = select_rows(diagnosis, filters)
+    pages = page_count(rows)
+    page = data["page"] or 1
+    if page > pages:
+        raise Http404("That page of the timeline does not exist.")
+    context = {
+        "transcript": transcript,
+        "filters": filters,
+        "rows": page_rows(rows, page),
+        "page": page,
+        "pages": pages,
+        "next_query": filters.query(page=page + 1) if page < pages else None,
+    }
+    if request.htmx:
+        return render(request, "inspector/timeline.html#rows", context)
+    titles = {rule_id: rule.title for rule_id, rule in rules.items()}
+    context |= {
+        "form": form,
+        "diagnosis": diagnosis,
+        "row_total": len(rows),
+        "groups": finding_groups(diagnosis, rows, filters, page, titles),
+        "views": [
+            (view, filters.query(view=view)) for view in ("annotated", "original", "repaired")
+        ],
+        "resume": _resume_hint(transcript),
+    }
+    return render(request, "inspector/timeline.html", context)
+
+
+def _resume_hint(transcript: Transcript) -> dict[str, str] | None:
+    if transcript.format not in RESUME:
+        return None
+    tool, command = RESUME[transcript.format]
+    session = transcript.session_id or "<session id>"
+    return {"tool": tool, "command": command.format(session=session), "session": session}
+
+
+@login_required
+@require_GET
+def download(request: HttpRequest, public_id: str, kind: str) -> HttpResponse:
+    transcript = _get_transcript_for_user(request, public_id)
+    if kind not in DOWNLOADS:
+        raise Http404("No such download.")
+    stem, dot, extension = transcript.file_name.rpartition(".")
+    if not dot:
+        stem, extension = transcript.file_name, _extension(transcript.format)
+    if kind == "original":
+        data, name = store.read_raw(transcript), transcript.file_name
+    elif kind == "report":
+        report = report_from(store.get_diagnosis(transcript))
+        data, name = orjson.dumps(report, option=orjson.OPT_INDENT_2), f"{stem}.report.json"
+    else:
+        shape = "source" if kind == "repaired" else "canonical"
+        data = repaired_bytes(store.load_transcript(transcript), shape)
+        name = f"{stem}.repaired.{extension}" if shape == "source" else f"{stem}.repaired.json"
+    content_type = "application/json" if name.endswith(".json") else "application/octet-stream"
+    response = HttpResponse(data, content_type=content_type)
+    response["Content-Disposition"] = content_disposition_header(True, name)
+    return response
+
+
+def _extension(format: str) -> str:
+    return "jsonl" if format in ("claude-code", "codex") else "json"
+
+
+@login_required
+@require_POST
+def delete(request: HttpRequest, public_id: str) -> HttpResponse:
+    transcript = _get_transcript_for_user(request, public_id)
+    name = transcript.file_name
+    transcript.delete()
+    messages.success(request, f"Deleted {name} and its stored bytes.")
+    return redirect("transcript_list")
+
+
+@require_GET
+def rule_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "inspector/rules.html", {"rules": list(RULES.values())})
+
+
+@require_GET
+def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
+    rules = RULES
+    rule = rules.get(rule_id)
+    if rule is None:
+        raise Http404("No rule has that id.")
+    related = [rules[other] for other in rule.related if other in rules]
+    breaking = None
+    if request.user.is_authenticated:
+        breaking = Transcript.objects.filter(owner=request.user, counts__has_key=rule_id)[:50]
+    context = {
+        "rule": rule,
+        "related": related,
+        "breaking": breaking,
+        "before": example_rows(rule.example_before),
+        "appended": example_rows(list(rule.example_appended)),
+        "after": example_rows(rule.example_after),
+        "sources": [rule.source, *rule.other_sources],
+    }
+    return render(request, "inspector/rule.html", context)
+
+
+@login_required
+@require_GET
+def account(request: HttpRequest) -> HttpResponse:
+    tokens = ApiToken.objects.filter(user=request.user)
+    return render(request, "inspector/account.html", {"tokens": tokens, "form": TokenForm()})
+
+
+@never_cache
+@login_required
+@require_POST
+def token_create(request: HttpRequest) -> HttpResponse:
+    form = TokenForm(request.POST)
+    new_token = None
+    if form.is_valid():
+        # Shown in this response only: the database keeps just its hash.
+        _, new_token = ApiToken.issue(request.user, form.cleaned_data["name"])
+        form = TokenForm()
+    tokens = ApiToken.objects.filter(user=request.user)
+    context = {"tokens": tokens, "form": form, "new_token": new_token}
+    return render(request, "inspector/account.html", context, status=200 if new_token else 400)
+
+
+@login_required
+@require_POST
+def token_revoke(request: HttpRequest, public_id: str) -> HttpResponse:
+    token = get_object_or_404(ApiToken, public_id=public_id, user=request.user)
+    token.delete()
+    messages.success(request, f"Revoked the token {token}. Programs using it are refused now.")
+    return redirect("account")
+
+
+# --- API -------------------------------------------------------------------
+
+
+def _json(data: Any, status: int = 200) -> HttpResponse:
+    return HttpResponse(orjson.dumps(data), content_type="application/json", status=status)
+
+
+def _api_user(request: HttpRequest) -> Any:
+    """The user whose token is in ``Authorization: Bearer <token>``, or ``None``."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    row = ApiToken.objects.select_related("user").filter(token_hash=hash_token(token.strip()))
+    row = row.first()
+    if row is None or not row.user.is_active:
+        return None
+    ApiToken.objects.filter(pk=row.pk).update(last_used=timezone.now())
+    return row.user
+
+
+def _unauthorized() -> HttpResponse:
+    response = _json({"error": "Send a valid API token: Authorization: Bearer <token>."}, 401)
+    response["WWW-Authenticate"] = 'Bearer realm="inspector"'
+    return response
+
+
+@csrf_exempt  # token-authenticated, no cookies: CSRF cannot apply
+@require_POST
+def api_upload(request: HttpRequest) -> HttpResponse:
+    user = _api_user(request)
+    if user is None:
+        return _unauthorized()
+    form = ApiUploadForm(request.GET)
+    if not form.is_valid():
+        return _json({"error": "Bad query parameters.", "fields": form.errors}, 400)
+    limit = settings.INSPECTOR_MAX_UPLOAD_BYTES
+    if int(request.headers.get("Content-Length") or 0) > limit + 64 * 1024:
+        return _json({"error": f"The upload is larger than the limit of {limit:,} bytes."}, 413)
+    data, name = _api_body(request)
+    try:
+        check_size(len(data))
+        transcript, created = store.store_upload(
+            user,
+            data,
+            form.cleaned_data["name"] or name,
+            project=store.project_for(user, form.cleaned_data["project"]),
+            format=form.cleaned_data["format"] or "auto",
+        )
+    except ValidationError as error:
+        return _json({"error": " ".join(error.messages)}, 413)
+    except store.UnreadableTranscript as error:
+        return _json({"error": str(error)}, 400)
+    return _json(_api_summary(request, transcript, created), 201 if created else 200)
+
+
+def _api_body(request: HttpRequest) -> tuple[bytes, str]:
+    if request.content_type == "multipart/form-data":
+        upload = next(iter(request.FILES.values()), None)
+        if upload is None:
+            return b"", "upload"
+        return b"".join(upload.chunks()), upload.name or "upload"
+    return request.body, "upload"
+
+
+def _api_summary(request: HttpRequest, transcript: Transcript, created: bool) -> dict[str, Any]:
+    return {
+        "id": transcript.public_id,
+        "url": request.build_absolute_uri(transcript.get_absolute_url()),
+        "created": created,
+        "summary": {
+            "file_name": transcript.file_name,
+            "format": transcript.format,
+            "messages": transcript.message_count,
+            "needs_repair": transcript.needs_repair,
+            "counts": transcript.counts,
+            "problems": transcript.problems,
+            "providers": {
+                name: {"before_ok": v["before_ok"], "after_ok": v["after_ok"]}
+                for name, v in transcript.verdicts.items()
+            },
+        },
+    }
+
+
+@require_GET
+def api_transcript(request: HttpRequest, public_id: str) -> HttpResponse:
+    user = _api_user(request)
+    if user is None:
+        return _unauthorized()
+    transcript = Transcript.objects.filter(owner=user, public_id=public_id).first()
+    if transcript is None:
+        return _json({"error": "No transcript of yours has that id."}, 404)
+    url = request.build_absolute_uri(transcript.get_absolute_url())
+    header = {"id": transcript.public_id, "url": url, "file_name": transcript.file_name}
+    return _json(header | report_from(store.get_diagnosis(transcript)))
+
+
+# --- foundation ------------------------------------------------------------
 
 
 @never_cache

@@ -1,0 +1,153 @@
+"""Every input the web app reads, GET filters included."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+
+from inspector.formats import FORMATS
+
+FORMAT_LABELS = [
+    ("canonical", "Canonical (FlowDrop buffer)"),
+    ("openai-chat", "OpenAI Chat Completions"),
+    ("anthropic", "Anthropic Messages"),
+    ("responses", "OpenAI Responses"),
+    ("gemini", "Gemini contents"),
+    ("claude-code", "Claude Code session (JSONL)"),
+    ("codex", "Codex CLI rollout (JSONL)"),
+]
+ROLE_CHOICES = [(role, role) for role in ("system", "user", "assistant", "tool")]
+VIEW_CHOICES = [
+    ("annotated", "Annotated"),
+    ("original", "Original"),
+    ("repaired", "Repaired"),
+]
+
+
+def format_choices() -> list[tuple[str, str]]:
+    """The shapes the loader knows, in its order, with the labels above."""
+    labels = dict(FORMAT_LABELS)
+    return [(name, labels.get(name, name)) for name in FORMATS]
+
+
+def describe_size(size: int) -> str:
+    if size >= 1024 * 1024:
+        return f"{size / (1024 * 1024):.1f}".removesuffix(".0") + " MB"
+    if size >= 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size} bytes"
+
+
+def check_size(size: int) -> None:
+    limit = settings.INSPECTOR_MAX_UPLOAD_BYTES
+    if size > limit:
+        raise forms.ValidationError(
+            f"The transcript is {describe_size(size)} ({size:,} bytes); the limit is "
+            f"{describe_size(limit)} ({limit:,} bytes). Upload a smaller file, or ask whoever "
+            "runs this server to raise INSPECTOR_MAX_UPLOAD_MB.",
+            code="too_large",
+        )
+
+
+class UploadForm(forms.Form):
+    file = forms.FileField(required=False, label="Transcript file")
+    text = forms.CharField(
+        required=False,
+        strip=False,
+        label="Or paste it",
+        widget=forms.Textarea(attrs={"rows": 6, "placeholder": "Paste JSON or JSONL here"}),
+    )
+    format = forms.ChoiceField(required=False, label="Shape", initial="")
+    project = forms.CharField(required=False, max_length=200, label="Project (optional)")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["format"].choices = [("", "Detect it"), *format_choices()]
+
+    def clean_file(self) -> UploadedFile | None:
+        upload = self.cleaned_data.get("file")
+        if upload is not None:
+            check_size(upload.size)
+        return upload
+
+    def clean_text(self) -> str:
+        text = self.cleaned_data.get("text", "")
+        check_size(len(text.encode()))
+        return text
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        has_file = data.get("file") is not None
+        has_text = bool(data.get("text", "").strip())
+        if self.errors:
+            return data
+        if has_file and has_text:
+            raise forms.ValidationError("Give either a file or pasted text, not both.")
+        if not has_file and not has_text:
+            raise forms.ValidationError(
+                "Choose a transcript file, drop one on the page, or paste one."
+            )
+        return data
+
+    def transcript_bytes(self) -> tuple[bytes, str]:
+        """The upload's bytes and its file name (after ``is_valid``)."""
+        upload = self.cleaned_data.get("file")
+        if upload is not None:
+            return b"".join(upload.chunks()), upload.name or "transcript"
+        return self.cleaned_data["text"].encode(), "pasted"
+
+
+class TranscriptFilterForm(forms.Form):
+    format = forms.ChoiceField(required=False, label="Shape")
+    needs_repair = forms.ChoiceField(
+        required=False,
+        label="Needs repair",
+        choices=[("", "Any"), ("yes", "Needs repair"), ("no", "Healthy")],
+    )
+    page = forms.IntegerField(required=False, min_value=1)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["format"].choices = [("", "Any"), *format_choices()]
+
+
+class TimelineForm(forms.Form):
+    view = forms.ChoiceField(required=False, choices=VIEW_CHOICES)
+    rule = forms.ChoiceField(required=False, label="Rule")
+    role = forms.ChoiceField(required=False, choices=[("", "Any role"), *ROLE_CHOICES])
+    around = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=100,
+        label="Only findings, with rows of context",
+        help_text="Leave empty to show every row.",
+    )
+    page = forms.IntegerField(required=False, min_value=1)
+
+    def __init__(self, *args: Any, rule_ids: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["rule"].choices = [("", "Any rule")] + [(rule, rule) for rule in rule_ids]
+
+    def clean_view(self) -> str:
+        return self.cleaned_data.get("view") or "annotated"
+
+
+class ApiUploadForm(forms.Form):
+    """Query parameters of ``POST /api/transcripts``."""
+
+    name = forms.CharField(required=False, max_length=255)
+    format = forms.ChoiceField(required=False)
+    project = forms.CharField(required=False, max_length=200)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["format"].choices = [("", "auto"), *format_choices()]
+
+
+class TokenForm(forms.Form):
+    name = forms.CharField(
+        max_length=100, label="Token name", widget=forms.TextInput(attrs={"placeholder": "ci"})
+    )

@@ -1,0 +1,151 @@
+"""What the web app stores: projects, transcripts (raw bytes live in storage) and API tokens.
+
+The diagnosis is not a model: it is a cache in storage, rebuilt from the raw
+bytes when the engine version changes (``inspector.web.store``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.db import models, transaction
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
+from django.urls import reverse
+
+
+def new_public_id() -> str:
+    # 16 random bytes: 128 bits, 22 url-safe characters; URLs never carry the integer key.
+    return secrets.token_urlsafe(16)
+
+
+class Project(models.Model):
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="projects"
+    )
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=200)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "slug"], name="project_owner_slug_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Transcript(models.Model):
+    public_id = models.CharField(max_length=32, unique=True, default=new_public_id, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="transcripts"
+    )
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.SET_NULL, related_name="transcripts"
+    )
+    # A subagent's file points at the session that started it (batch scans fill these in).
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children"
+    )
+    relative_path = models.CharField(max_length=1000, blank=True)
+    file_name = models.CharField(max_length=255)
+    format = models.CharField(max_length=32)
+    size = models.BigIntegerField(help_text="bytes as uploaded, before compression")
+    sha256 = models.CharField(max_length=64)
+    message_count = models.PositiveIntegerField(default=0)
+    # Summaries of the diagnosis, kept on the row so lists need no storage reads.
+    counts = models.JSONField(default=dict, blank=True, help_text="findings per rule id")
+    verdicts = models.JSONField(
+        default=dict, blank=True, help_text="provider -> before/after accepted, first texts"
+    )
+    needs_repair = models.BooleanField(default=False)
+    problems = models.PositiveIntegerField(default=0, help_text="unreadable lines or records")
+    meta = models.JSONField(default=dict, blank=True, help_text="session id, branches, ...")
+    engine_version = models.CharField(max_length=64, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        constraints = [
+            # Uploading the same bytes twice gives the existing transcript.
+            models.UniqueConstraint(fields=["owner", "sha256"], name="transcript_owner_sha_unique"),
+        ]
+        indexes = [
+            # transcript_list: the owner's transcripts, newest first.
+            models.Index(fields=["owner", "-created"], name="transcript_owner_created_idx"),
+            # transcript_list filtered by format.
+            models.Index(
+                fields=["owner", "format", "-created"], name="transcript_owner_format_idx"
+            ),
+            # transcript_list filtered by "needs repair".
+            models.Index(
+                fields=["owner", "needs_repair", "-created"], name="transcript_owner_repair_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.file_name} ({self.public_id})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("timeline", args=[self.public_id])
+
+    @property
+    def storage_dir(self) -> str:
+        return storage_dir(self.public_id)
+
+    @property
+    def raw_path(self) -> str:
+        return f"{self.storage_dir}/raw.zst"
+
+    @property
+    def session_id(self) -> str:
+        return str(self.meta.get("session_id") or "")
+
+
+def storage_dir(public_id: str) -> str:
+    # Two-character fan-out keeps directories small on plain file systems.
+    return f"transcripts/{public_id[:2]}/{public_id}"
+
+
+@receiver(post_delete, sender=Transcript)
+def _delete_stored_files(sender: type[Transcript], instance: Transcript, **kwargs: object) -> None:
+    # Runs for queryset deletes too. After commit, so a rolled-back delete keeps its bytes.
+    from inspector.web.store import delete_files
+
+    directory = instance.storage_dir
+    transaction.on_commit(lambda: delete_files(directory))
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class ApiToken(models.Model):
+    """A personal API token. Only its sha256 is stored; the token is shown once."""
+
+    public_id = models.CharField(max_length=32, unique=True, default=new_public_id, editable=False)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100)
+    token_hash = models.CharField(max_length=64, unique=True)
+    hint = models.CharField(max_length=8, help_text="first characters, to tell tokens apart")
+    created = models.DateTimeField(auto_now_add=True)
+    last_used = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.hint}…)"
+
+    @classmethod
+    def issue(cls, user: object, name: str) -> tuple[ApiToken, str]:
+        """Create a token; returns the row and the token, which is never stored."""
+        token = "ti_" + secrets.token_urlsafe(32)
+        row = cls.objects.create(user=user, name=name, token_hash=hash_token(token), hint=token[:7])
+        return row, token
