@@ -1,0 +1,120 @@
+"""Timeline time-to-first-byte and upload-to-timeline time (issue 5).
+
+Runs the real Django stack in this process against a throw-away SQLite
+database under a temp dir: stores a generated transcript of --messages
+canonical messages, then times the timeline's first page and a later page
+once the diagnosis is cached (in storage, and in the process's memory), and
+the upload of a generated 50 MB Claude Code session through the upload view
+up to the timeline's first page. Prints times and their ratio; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--messages", type=int, default=100_000)
+    parser.add_argument("--mb", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+
+    var = tempfile.mkdtemp(prefix="inspector-bench-")
+    os.environ["INSPECTOR_VAR_DIR"] = var
+    os.environ["TASKS_BACKEND"] = "immediate"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "inspector.settings"
+    os.environ.setdefault("INSPECTOR_MAX_UPLOAD_MB", "400")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    import orjson
+    from django.contrib.auth import get_user_model
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.test import Client
+    from gen import claude_code_session
+
+    from inspector.web import store
+
+    user = get_user_model().objects.create_user("bench", password="bench-pass-1")
+    client = Client()
+    client.force_login(user)
+
+    history = _history(args.messages)
+    data = orjson.dumps(history)
+    start = time.perf_counter()
+    transcript, _ = store.store_upload(user, data, "bench.json")
+    print(f"stored and diagnosed {args.messages:,} messages in {time.perf_counter() - start:.1f} s")
+    url = transcript.get_absolute_url()
+
+    def ttfb(query: str = "", htmx: bool = False) -> float:
+        best = float("inf")
+        for _ in range(args.repeat):
+            start = time.perf_counter()
+            response = client.get(url + query, **({"HTTP_HX_REQUEST": "true"} if htmx else {}))
+            best = min(best, time.perf_counter() - start)
+            assert response.status_code == 200, response.status_code
+        return best
+
+    store._memory.clear()
+    start = time.perf_counter()
+    client.get(url)
+    cold = time.perf_counter() - start
+    first = ttfb()
+    later = ttfb("?page=250")
+    later_htmx = ttfb("?page=250", htmx=True)
+    print(
+        f"timeline of {args.messages:,} messages: first page after a restart {cold * 1000:.0f} ms; "
+        f"cached: first page {first * 1000:.0f} ms, page 250 {later * 1000:.0f} ms, "
+        f"page 250 as htmx fragment {later_htmx * 1000:.0f} ms (target < 150 ms each); "
+        f"later/first ratio {later / first:.2f}"
+    )
+
+    session = claude_code_session(args.mb * 1024 * 1024, seed=11)
+    start = time.perf_counter()
+    response = client.post(
+        "/upload/", {"file": SimpleUploadedFile("session.jsonl", session)}, follow=True
+    )
+    elapsed = time.perf_counter() - start
+    assert response.status_code == 200, response.status_code
+    print(
+        f"upload to timeline of a {len(session) / 1e6:.0f} MB Claude Code session: "
+        f"{elapsed:.1f} s ({len(session) / 1e6 / elapsed:.1f} MB/s)"
+    )
+
+
+def _history(count: int) -> list[dict]:
+    """A long agent run with one dangling call every 50 turns."""
+    messages: list[dict] = [{"role": "user", "content": "start", "metadata": {}}]
+    turn = 0
+    while len(messages) < count:
+        turn += 1
+        call = {"tool_call_id": f"c{turn}", "name": "search", "arguments": {"q": f"q{turn}"}}
+        messages.append(
+            {"role": "assistant", "content": f"step {turn}", "metadata": {"tool_calls": [call]}}
+        )
+        if turn % 50:
+            messages.append(
+                {
+                    "role": "tool",
+                    "content": f"found {turn}",
+                    "metadata": {"tool_call_id": f"c{turn}"},
+                }
+            )
+    return messages[:count]
+
+
+if __name__ == "__main__":
+    main()
