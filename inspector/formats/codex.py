@@ -22,7 +22,8 @@ Reading (``parse``)
 - The items of one model turn (reasoning, text, calls) become ONE assistant
   message, so parallel calls pair with their outputs the way the API pairs
   them; the outputs follow it in call order (the API does not care about
-  their order, the repair rules do).
+  their order, the repair rules do), and so do developer notes Codex wrote
+  while a call ran (approvals), which the API does not mind either.
 - A call's ``arguments`` stay the string Codex stored. A custom tool's free
   text ``input`` is given as ``{"input": text}``: it is not JSON and never
   was, so it must not look like arguments cut mid-stream.
@@ -30,8 +31,9 @@ Reading (``parse``)
   ``turn_aborted`` event marks the last assistant message of its turn
   ``"turn_aborted"`` in ``causes``.
 - ``compacted`` restarts the history: from its ``replacement_history`` when
-  it has one, else from its summary as a user message (what Codex rebuilds
-  on resume). ``meta["compactions"]`` says where and how much was replaced.
+  it has one, else from its summary as one user message (Codex rebuilds
+  the user's earlier prompts around it on resume; none of that holds a
+  call). ``meta["compactions"]`` says where and how much was replaced.
 - A ``session_meta`` after the first one (a forked or resumed rollout) is
   listed in ``meta["forks"]``.
 - Response item types that are not history (``ghost_snapshot``, ...) are
