@@ -98,6 +98,12 @@ GEMINI_CALL_TURN_PLACEMENT = (
 GEMINI_RESPONSE_TURN_PLACEMENT = (
     "Please ensure that function response turn comes immediately after a function call turn."
 )
+# A turn with no parts (missing or an empty list), e.g. one whose only parts were another
+# provider's reasoning. The API refuses it with 400 INVALID_ARGUMENT and names the turn by
+# its proto path (reported verbatim in vercel/ai#3775, langchain-ai/langchain-google#691).
+GEMINI_EMPTY_PARTS = (
+    "* GenerateContentRequest.contents[{N}].parts: contents.parts must not be empty."
+)
 
 _ANTHROPIC_ID = re.compile(ANTHROPIC_ID_PATTERN)
 
@@ -303,7 +309,7 @@ def validate_responses(wire: Any) -> list[ProviderProblem]:
 
 
 def validate_gemini(wire: Any) -> list[ProviderProblem]:
-    """generateContent: a function call turn follows a user turn and is answered in full.
+    """generateContent: no turn without parts; a call turn follows a user turn, answered in full.
 
     A function call turn at the very end of ``contents`` counts as answered
     by zero response parts: the history cannot be continued from there.
@@ -317,6 +323,8 @@ def validate_gemini(wire: Any) -> list[ProviderProblem]:
     for t, turn in enumerate(contents):
         if not isinstance(turn, dict):
             continue
+        if not turn.get("parts"):
+            add(t, GEMINI_EMPTY_PARTS.format(N=t), "empty_parts")
         role = turn.get("role")
         calls = _count_parts(turn, "functionCall")
         responses = _count_parts(turn, "functionResponse")

@@ -29,6 +29,23 @@ without its result (``stop_reason: pause_turn``) is listed in
 
 ``sources`` are 1-based message numbers in the list; the appended response
 counts as the number after the request's last message.
+
+Export (``to_wire``) writes what the Messages API accepts from any canonical
+history, without adding events:
+
+- the leading system messages become ``system``; a system message later in
+  the history becomes a user text block starting ``[system message]``
+  (``role: "system"`` inside ``messages`` is only taken by the newest models,
+  after a user turn; every model takes it as user text);
+- blocks the API does not define (another provider's reasoning, Gemini
+  parts) are left out, and so are text blocks that are empty or only
+  whitespace (``text content blocks must contain non-whitespace text``);
+- a message left with no content by that is left out, user or assistant
+  (``all messages must have non-empty content``): it said nothing the API can
+  read. Consecutive messages of one role are allowed (the API joins them);
+  results always stay in the message right after their call;
+- the final assistant message loses trailing whitespace (the API refuses
+  ``final assistant content`` that ends with it: it would be a prefill).
 """
 
 from __future__ import annotations
@@ -61,6 +78,7 @@ from inspector.formats.canonical import (
     pick_exchange,
     public,
     read_json,
+    system_as_user,
 )
 
 NAME = "anthropic"
@@ -168,16 +186,41 @@ def to_wire(messages: list[Message]) -> dict[str, Any]:
     Consecutive messages of one role share a message, tool results lead the
     user message after their call, arguments become ``input`` objects, and
     content parts another provider made (reasoning items, Gemini parts),
-    empty text blocks and user turns left empty by that are left out. Ids
-    are written as they are: mapping ids the API rejects is
-    ``inspector.formats.export_wire``'s job.
+    blank text blocks and messages left empty by that are left out (see the
+    module docstring). Ids are written as they are: mapping ids the API
+    rejects is ``inspector.formats.export_wire``'s job.
     """
-    system, wire = _wire([public(m) for m in messages], None, native_only=True)
+    clean = [public(m) for m in messages]
+    lead = 0
+    while lead < len(clean) and clean[lead]["role"] == "system":
+        lead += 1
+    clean[lead:] = [system_as_user(m) if m["role"] == "system" else m for m in clean[lead:]]
+    system, wire = _wire(clean, None, native_only=True)
     body: dict[str, Any] = {}
-    if system is not None:
+    if system is not None and _has_text(system):
         body["system"] = system
+    if wire and wire[-1]["role"] == "assistant":
+        wire[-1] = _without_trailing_space(wire[-1])
     body["messages"] = wire
     return body
+
+
+def _has_text(content: Any) -> bool:
+    """Whether ``content`` (a string or blocks) holds anything but whitespace."""
+    if isinstance(content, str):
+        return bool(content.strip())
+    return bool(content)
+
+
+def _without_trailing_space(message: dict[str, Any]) -> dict[str, Any]:
+    """The final assistant message with its last text block's trailing whitespace removed."""
+    content = message["content"]
+    if isinstance(content, str):
+        return {**message, "content": content.rstrip()}
+    if content and isinstance(content[-1], dict) and content[-1].get("type") == "text":
+        last = {**content[-1], "text": content[-1]["text"].rstrip()}
+        return {**message, "content": [*content[:-1], last]}
+    return message
 
 
 # --- reading ------------------------------------------------------------------------------
@@ -557,8 +600,8 @@ def _wire(
         elif rec is not None and 0 <= rec < len(records) and isinstance(records[rec], dict):
             template = records[rec]
         made = _wire_group(role, members, template, rec, native_only)
-        if native_only and role == "user" and made["content"] in ("", []):
-            continue  # an empty user turn says nothing, and the API refuses it
+        if native_only and made["content"] in ("", []):
+            continue  # an empty turn says nothing, and the API refuses it
         wire.append(made)
     return system, wire
 
@@ -591,7 +634,7 @@ def _wire_group(
     out["role"] = role
     only = members[0]
     if len(members) == 1 and only["role"] != "tool" and isinstance(only["content"], str):
-        if not calls_of(only):
+        if not calls_of(only) and (only["content"].strip() or not native_only):
             out["content"] = only["content"]  # a plain text message stays plain text
             return out
     blocks: list[Any] = []
@@ -673,15 +716,16 @@ def _native(kind: str) -> bool:
 
 def _wire_blocks(content: Any, native_only: bool) -> list[Any]:
     if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content or not native_only else []
+        return [{"type": "text", "text": content}] if content.strip() or not native_only else []
     blocks: list[Any] = []
     for part in content if isinstance(content, list) else []:
         if not isinstance(part, dict):
             continue
         kind = part.get("type")
         if kind == "text":
-            if part.get("text") or not native_only:
-                blocks.append({"type": "text", "text": part.get("text", "")})
+            text = part.get("text", "")
+            if not native_only or (isinstance(text, str) and text.strip()):
+                blocks.append({"type": "text", "text": text})
         elif kind == "image" and "source" not in part:
             if part.get("url"):
                 source = {"type": "url", "url": part["url"]}

@@ -239,6 +239,22 @@ def text_of(content: Any) -> str:
     return ""
 
 
+SYSTEM_NOTE = "[system message]"
+
+
+def system_as_user(message: Message) -> Message:
+    """A system message that stands after the first turn, as the user text every API takes.
+
+    For the shapes whose ``system`` lives outside the turn list (Anthropic,
+    Gemini): its text under a first line ``[system message]``, where it stood.
+    """
+    return {
+        "role": "user",
+        "content": f"{SYSTEM_NOTE}\n{text_of(message.get('content'))}",
+        "metadata": {},
+    }
+
+
 def arguments_object(arguments: Any) -> Any:
     """Call arguments as an object where they parse as one, else as they are."""
     if isinstance(arguments, str):

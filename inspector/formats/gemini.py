@@ -28,6 +28,22 @@ Parts that are neither text, images nor calls (thoughts, executable code)
 become ``{"type": "gemini", "part": {...}}`` content parts.
 
 ``sources`` are 1-based content (or record, or line) numbers.
+
+Export (``to_wire``) writes what generateContent accepts from any canonical
+history, without adding events:
+
+- leading system messages become ``systemInstruction``; a later one becomes
+  user text starting ``[system message]`` (``contents`` has no system role);
+- turns alternate: consecutive messages of one side share a turn, so tool
+  results and the user text after them form one user turn, and a function
+  call turn always follows a user turn;
+- parts the API does not take (another provider's reasoning, empty text, a
+  call or response part reading could not pair) are left out, and a turn
+  left without parts is dropped (``contents.parts must not be empty``), its
+  neighbours joined;
+- a history that starts with a function call turn gets a user turn first
+  saying the earlier turns are missing (Gemini refuses a call turn with no
+  user turn before it).
 """
 
 from __future__ import annotations
@@ -43,6 +59,7 @@ from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.canonical import (
     PART,
     REC,
+    SYSTEM_NOTE,
     SYSTEM_REC,
     Message,
     append_exchange,
@@ -193,7 +210,9 @@ def to_wire(messages: list[Message]) -> dict[str, Any]:
     system, contents = _wire([public(m) for m in messages], None, native_only=True)
     body: dict[str, Any] = {}
     if system is not None:
-        body["systemInstruction"] = system
+        parts = [p for p in system["parts"] if not (isinstance(p, dict) and p.get("text") == "")]
+        if parts:
+            body["systemInstruction"] = {**system, "parts": parts}
     body["contents"] = contents
     return body
 
@@ -668,6 +687,8 @@ def _wire(
         template = records[rec] if rec is not None and 0 <= rec < len(records) else None
         template = template if isinstance(template, dict) else None
         contents.append(_wire_turn(role, members, template, rec, synthetic, names, native_only))
+    if native_only:
+        contents = _alternate(contents)
     if native_only and contents and contents[0]["role"] == "model":
         if any("functionCall" in p for p in contents[0]["parts"]):
             note = (
@@ -675,6 +696,25 @@ def _wire(
             )
             contents.insert(0, {"role": "user", "parts": [{"text": note}]})
     return system, contents
+
+
+def _alternate(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Turns as the API takes them: none without parts, one side at a time.
+
+    A turn whose parts were all left out (another provider's reasoning, blank
+    text) is dropped (``contents.parts must not be empty``); the turns around
+    it, now of one side, are joined so that a function call turn still
+    follows a user turn and its responses still fill the turn after it.
+    """
+    out: list[dict[str, Any]] = []
+    for turn in contents:
+        if not turn["parts"]:
+            continue
+        if out and out[-1]["role"] == turn["role"]:
+            out[-1] = {**out[-1], "parts": [*out[-1]["parts"], *turn["parts"]]}
+        else:
+            out.append(turn)
+    return out
 
 
 def _wire_system(systems: list[Message], state: dict[str, Any] | None) -> Any:
@@ -716,7 +756,7 @@ def _wire_turn(
         else:
             content = message["content"]
             if message["role"] == "system":
-                content = f"[system message]\n{text_of(content)}"
+                content = f"{SYSTEM_NOTE}\n{text_of(content)}"
             count = len(content) if isinstance(content, list) else 0
             old_parts = source[part : part + count] if isinstance(part, int) else []
             if old_parts and [_canonical_part(p) for p in old_parts] == content:
@@ -798,6 +838,18 @@ def _function_call(
     return part
 
 
+def _sendable(part: Any) -> bool:
+    """Whether a part read as content (not as a call or response) can go to the API.
+
+    A ``functionCall`` or ``functionResponse`` part lands in content only when
+    reading could not take it as one (its value is not an object, or it sits
+    in the wrong turn): sent as it is, it would be a call without a response
+    or the reverse. The calls and responses the API gets are the ones the
+    canonical history has.
+    """
+    return isinstance(part, dict) and not ("functionCall" in part or "functionResponse" in part)
+
+
 def _wire_parts(content: Any, native_only: bool) -> list[Any]:
     if isinstance(content, str):
         return [{"text": content}] if content or not native_only else []
@@ -807,7 +859,9 @@ def _wire_parts(content: Any, native_only: bool) -> list[Any]:
             continue
         kind = part.get("type")
         if kind == "text":
-            parts.append({"text": part.get("text", "")})
+            text = part.get("text", "")
+            if not native_only or (isinstance(text, str) and text):
+                parts.append({"text": text})
         elif kind == "image" and part.get("url"):
             mime = part.get("media_type") or "image/jpeg"
             parts.append({"fileData": {"mimeType": mime, "fileUri": part["url"]}})
@@ -816,7 +870,8 @@ def _wire_parts(content: Any, native_only: bool) -> list[Any]:
                 {"inlineData": {"mimeType": part.get("media_type"), "data": part.get("data")}}
             )
         elif kind == "gemini" and "part" in part:
-            parts.append(part["part"])
+            if not native_only or _sendable(part["part"]):
+                parts.append(part["part"])
         elif not native_only:
             parts.append({"text": orjson.dumps(part).decode()})
     return parts

@@ -22,6 +22,16 @@ Containers read, and written back in the same container:
 ``sources`` are 1-based record numbers in the list (line numbers for JSON
 Lines); the appended response of a recording counts as the record after the
 request's last message.
+
+Export (``to_wire``) writes what Chat Completions accepts from any canonical
+history, without adding events. System messages stay where they are and
+roles need not alternate (the API takes both). Parts the API does not define
+(another provider's reasoning or thinking) are left out; a message whose
+parts were all left out would be an empty content array (``empty array.
+Expected an array with minimum length 1``): an assistant message with calls
+gets ``content: null`` instead, and any other such message is left out, as
+it said nothing the API can read. Tool results follow their call (repair put
+them there) with their content as text.
 """
 
 from __future__ import annotations
@@ -125,9 +135,18 @@ def to_wire(messages: list[Message]) -> dict[str, Any]:
     """A Chat Completions request body (``{"messages": [...]}``) for canonical messages.
 
     Content parts another provider made (thinking, reasoning, ...) are left
-    out; text and images are kept. Arguments become JSON strings.
+    out; text and images are kept, and a message left with no parts is left
+    out (see the module docstring). Arguments become JSON strings.
     """
-    return {"messages": [_wire_message(public(m), None, native_only=True) for m in messages]}
+    wire = []
+    for message in messages:
+        made = _wire_message(public(message), None, native_only=True)
+        if made.get("content") == []:
+            if not made.get("tool_calls"):
+                continue
+            made["content"] = None
+        wire.append(made)
+    return {"messages": wire}
 
 
 # --- reading ------------------------------------------------------------------------------
@@ -477,7 +496,9 @@ def _wire_content(content: Any, role: str, native_only: bool) -> Any:
             continue
         kind = part.get("type")
         if kind == "text":
-            parts.append({"type": "text", "text": part.get("text", "")})
+            text = part.get("text", "")
+            if not native_only or isinstance(text, str):
+                parts.append({"type": "text", "text": text})
         elif kind == "image" and role == "user":
             url = part.get("url") or f"data:{part.get('media_type')};base64,{part.get('data')}"
             parts.append({"type": "image_url", "image_url": {"url": url}})
@@ -487,7 +508,7 @@ def _wire_content(content: Any, role: str, native_only: bool) -> Any:
             parts.append(part)
     if role in ("tool", "system"):
         # Only text travels in these roles; an image a tool returned is named, not lost.
-        texts = [p["text"] for p in parts if p.get("type") == "text"]
+        texts = [p["text"] for p in parts if p.get("type") == "text" and isinstance(p["text"], str)]
         images = sum(1 for p in content if isinstance(p, dict) and p.get("type") == "image")
         texts += ["[image]"] * images
         return "\n".join(texts)

@@ -20,6 +20,16 @@ Reasoning and server tool items stay as content parts (type kept).
 
 ``sources`` are the 1-based numbers of the items a message came from; the
 response's items continue the numbering after the request's.
+
+Export (``to_wire``) writes what the Responses API accepts from any
+canonical history, without adding events. System messages stay where they
+are, as ``system`` message items. Parts another provider made (thinking
+blocks, Gemini parts) are left out, and so is a message item left with an
+empty content list. Of the items kept whole as parts, reasoning, item
+references and server tool calls (``web_search_call``) go out as they are; a
+client call item kept as a part (reading could not take it as a call) does
+not, as it would be a call with no output. An item repeated under the same
+``id`` goes out once (``Duplicate item found with id``).
 """
 
 from __future__ import annotations
@@ -162,7 +172,19 @@ def to_wire(messages: list[Message]) -> dict[str, Any]:
     made (thinking blocks, Gemini parts) are left out.
     """
     _, items = _wire([public(m) for m in messages], None)
-    return {"input": items}
+    out: list[Any] = []
+    seen: set[str] = set()
+    for item in items:
+        if isinstance(item, dict):
+            if item.get("content") == [] and item.get("role") is not None:
+                continue
+            iid = item.get("id")
+            if isinstance(iid, str) and iid:
+                if iid in seen:
+                    continue
+                seen.add(iid)
+        out.append(item)
+    return {"input": out}
 
 
 def call_id_of(item: dict[str, Any]) -> str:
@@ -488,7 +510,9 @@ def _wire_assistant(message: Message, template: list[Any], native_only: bool) ->
             texts = []
         kind = part.get("type") if isinstance(part, dict) else None
         if isinstance(kind, str) and (
-            not native_only or kind in _NATIVE_PARTS or kind.endswith("_call")
+            not native_only
+            or kind in _NATIVE_PARTS
+            or (kind.endswith("_call") and not _is_call(part))
         ):
             out.append(part)
     if texts:

@@ -372,6 +372,26 @@ def test_gemini_response_turn_must_follow_a_call_turn():
     ]
 
 
+def test_gemini_turn_without_parts_is_refused():
+    # The API answers 400 INVALID_ARGUMENT with the turn's proto path, e.g.
+    # "* GenerateContentRequest.contents[1].parts: contents.parts must not be empty."
+    wire = [
+        {"role": "user", "parts": [{"text": "hi"}]},
+        {"role": "model", "parts": []},
+        {"role": "user"},
+        {"role": "user", "parts": [{"text": "again"}]},
+    ]
+    problems = p.validate_gemini(wire)
+    assert texts(problems) == [
+        "* GenerateContentRequest.contents[1].parts: contents.parts must not be empty.",
+        "* GenerateContentRequest.contents[2].parts: contents.parts must not be empty.",
+    ]
+    assert [(x.index, x.path, x.code) for x in problems] == [
+        (1, "contents.1", "empty_parts"),
+        (2, "contents.2", "empty_parts"),
+    ]
+
+
 def test_gemini_chained_call_turns_pass():
     wire = [
         {"role": "user", "parts": [{"text": "hi"}]},

@@ -1,0 +1,188 @@
+"""Parser fuzzing: real corpus files, mutated, must never crash or hang a loader.
+
+Every mutation of a real file either loads (a ``Parsed``, bad lines named in
+``problems``) and then repairs and diagnoses cleanly, or raises the one
+documented error, ``FormatError``. Anything else would be a 500 on upload or
+a scan that stops. ``make fuzz`` runs many more examples
+(``HYPOTHESIS_PROFILE=fuzz``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from contextlib import contextmanager
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from inspector import formats
+from inspector.diagnosis import diagnose, repaired_bytes
+from tests.conftest import CORPUS
+
+EXAMPLES = {"ci": 150, "dev": 30, "fuzz": 5000}[os.environ.get("HYPOTHESIS_PROFILE", "ci")]
+# A loader that takes longer than this on a small mutated file is hanging.
+BUDGET_SECONDS = 10
+
+SEEDS = [
+    "claude-code/broken/entireio-cli__entire-checkpoints__4c-02af2759b6-0-full__session-2026-01-13-5a3bb1c8-c3ce-466e-b487-24212cbf1da1.claude.jsonl",
+    "claude-code/files/daaain-claude-code-log__dag_fork.jsonl",
+    "claude-code/files/daaain-claude-code-log__sidechain_agent.jsonl",
+    "codex/kvsankar-agent-history__codex_with_escalation.jsonl",
+    "codex/madshn-localpush__rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl",
+    "anthropic/pydantic-ai__test_anthropic__test_multiple_parallel_tool_calls.extracted.json",
+    "openai-responses/pydantic-ai__test_deepseek_responses__test_deepseek_responses_rejects_interleaved_function_calls.extracted.json",
+    "gemini/kvsankar-agent-history__gemini_cli_golden.json",
+    "openai-chat/pydantic-ai__test_openai__test_compatible_api_with_tool_calls_without_id.extracted.json",
+]
+SEED_BYTES = [(CORPUS / name).read_bytes() for name in SEEDS]
+
+WEIRD_VALUES = st.sampled_from(
+    [None, 0, -1, 2**63 - 1, 1.5, True, "", "x" * 100_000, [], {}, [[[[[[[[]]]]]]]], {"a": {"b": {}}}]
+)
+
+
+@contextmanager
+def time_budget(seconds: int):
+    def expired(signum, frame):
+        raise TimeoutError(f"loader ran past its {seconds}s budget")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def check_loader(data: bytes) -> None:
+    with time_budget(BUDGET_SECONDS):
+        try:
+            parsed = formats.load(data)
+        except formats.FormatError as error:
+            assert str(error)
+            return
+        assert len(parsed.sources) == len(parsed.messages)
+        for problem in parsed.problems:
+            assert problem.line >= 0 and problem.reason
+        diagnosis = diagnose(parsed)
+        assert diagnosis.accepted_after, diagnosis.providers
+        if diagnosis.repaired_count:
+            again = formats.load(repaired_bytes(parsed, "canonical"), "canonical")
+            assert len(again.messages) == diagnosis.repaired_count
+
+
+@st.composite
+def line_mutations(draw) -> bytes:
+    data = draw(st.sampled_from(SEED_BYTES))
+    lines = data.split(b"\n")
+    for _ in range(draw(st.integers(1, 4))):
+        if not lines:
+            break
+        at = draw(st.integers(0, len(lines) - 1))
+        kind = draw(st.sampled_from(["delete", "duplicate", "glue", "truncate", "swap"]))
+        if kind == "delete":
+            del lines[at]
+        elif kind == "duplicate":
+            lines.insert(at, lines[at])
+        elif kind == "glue" and at + 1 < len(lines):
+            lines[at : at + 2] = [lines[at] + lines[at + 1]]
+        elif kind == "truncate":
+            lines[at] = lines[at][: draw(st.integers(0, max(0, len(lines[at]) - 1)))]
+        elif kind == "swap" and at + 1 < len(lines):
+            lines[at], lines[at + 1] = lines[at + 1], lines[at]
+    return b"\n".join(lines)
+
+
+@st.composite
+def byte_mutations(draw) -> bytes:
+    data = bytearray(draw(st.sampled_from(SEED_BYTES)))
+    for _ in range(draw(st.integers(1, 8))):
+        at = draw(st.integers(0, len(data) - 1))
+        data[at] = draw(st.integers(0, 255))
+    if draw(st.booleans()):
+        data = data[: draw(st.integers(0, len(data)))]
+    return bytes(data)
+
+
+@st.composite
+def structure_mutations(draw) -> bytes:
+    """Wrong types anywhere: replace one value deep inside a record."""
+    data = draw(st.sampled_from(SEED_BYTES))
+    try:
+        document = orjson.loads(data)
+        records, is_lines = [document], False
+    except orjson.JSONDecodeError:
+        records = [orjson.loads(line) for line in data.splitlines() if line.strip()]
+        is_lines = True
+    target = draw(st.integers(0, len(records) - 1))
+    records[target] = _replace_somewhere(draw, records[target], draw(WEIRD_VALUES), depth=0)
+    if is_lines:
+        return b"\n".join(orjson.dumps(r) for r in records) + b"\n"
+    return orjson.dumps(records[0])
+
+
+def _replace_somewhere(draw, node, value, depth: int):
+    children = (
+        list(node.items())
+        if isinstance(node, dict)
+        else list(enumerate(node))
+        if isinstance(node, list)
+        else []
+    )
+    if not children or depth > 12 or draw(st.integers(0, 3)) == 0:
+        return value
+    key, child = children[draw(st.integers(0, len(children) - 1))]
+    node = dict(node) if isinstance(node, dict) else list(node)
+    node[key] = _replace_somewhere(draw, child, value, depth + 1)
+    return node
+
+
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@FUZZ
+@given(line_mutations())
+def test_line_level_damage_never_crashes_a_loader(data):
+    check_loader(data)
+
+
+@FUZZ
+@given(byte_mutations())
+def test_flipped_and_cut_bytes_never_crash_a_loader(data):
+    check_loader(data)
+
+
+@FUZZ
+@given(structure_mutations())
+def test_wrong_types_in_any_field_never_crash_a_loader(data):
+    check_loader(data)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"messages": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+        b'[{"role": "user", "content": "' + b"x" * 5_000_000 + b'"}]',
+        '[{"role": "user", "content": "caf\xe9"}]'.encode("latin-1"),
+        b"\xef\xbb\xbf" + b'[{"role": "user", "content": "bom"}]',
+        b'{"type":"user"}\n' * 50_000,
+    ],
+    ids=["deep-list", "deep-wrapper", "huge-string", "latin-1", "bom", "many-empty-records"],
+)
+def test_pathological_inputs_load_or_fail_cleanly(data):
+    check_loader(data)
+
+
+def test_seeds_exist():
+    assert all(isinstance(d, bytes) and d for d in SEED_BYTES)
+    assert len(SEEDS) == len({Path(s).parts[0] for s in SEEDS}) + 3
