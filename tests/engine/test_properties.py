@@ -50,8 +50,11 @@ def calls(draw: st.DrawFn, fresh: bool) -> list[Message]:
         name = draw(st.sampled_from(NAMES))
         partial = not fresh and draw(st.integers(0, 5)) == 0
         arguments = draw(st.sampled_from(PARTIAL_ARGUMENTS if partial else WHOLE_ARGUMENTS))
-        spelling = "id" if not fresh and draw(st.integers(0, 6)) == 0 else "tool_call_id"
+        # MEM-11: the flat `id` spelling now and then; rarely no id key at all.
+        spelling = "tool_call_id" if fresh else draw(st.sampled_from(["tool_call_id"] * 5 + ["id"]))
         call: Message = {spelling: cid}
+        if not fresh and not cid and draw(st.booleans()):
+            del call[spelling]
         if name is not None:
             call["name"] = name
         call["arguments"] = arguments
