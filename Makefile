@@ -66,8 +66,10 @@ test: $(TEST_STAMP) chromium lint
 bench: $(STAMP)
 	$(PY) bench/run.py
 
+# Many more hypothesis examples for the property and fuzz tests (minutes, not seconds).
 fuzz: $(TEST_STAMP)
-	HYPOTHESIS_PROFILE=fuzz $(VENV)/bin/pytest tests -m fuzz -p no:randomly
+	HYPOTHESIS_PROFILE=fuzz $(VENV)/bin/pytest -q tests/formats/test_fuzz.py \
+	  tests/formats/test_export_regressions.py tests/engine/test_properties.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

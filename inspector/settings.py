@@ -6,7 +6,9 @@ once into ``var/``, DEBUG off.
 
 from __future__ import annotations
 
+import os
 import secrets
+import tempfile
 from pathlib import Path
 
 from django.utils.csp import CSP
@@ -50,6 +52,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "django_tasks_db",
     "inspector.web",
+    "inspector.scan",
+    "inspector.share",
 ]
 
 MIDDLEWARE = [
@@ -91,6 +95,13 @@ DATABASES = {
     if _database_url
     else sqlite_database(str(VAR_DIR / "inspector.sqlite3"))
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Tests get a file rather than SQLite's in-memory default, so the scan
+    # test's real task worker process can share the test database; one name
+    # per test run, so two runs on one checkout never share a file.
+    DATABASES["default"]["TEST"] = {
+        "NAME": str(Path(tempfile.gettempdir()) / f"inspector-test-{os.getpid()}.sqlite3")
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Background work (scans, diagnoses of big uploads) goes through Django's task
@@ -147,6 +158,13 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = INSPECTOR_MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 4 * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FILES = env_int("INSPECTOR_MAX_UPLOAD_FILES", 1000, minimum=1)
 
+# Batch scans from the browser (inspector.scan). A zip is checked against
+# these from its directory before a byte is inflated, so a zip bomb is refused
+# up front; small members (under 1 MB) are never bombs and skip the ratio test.
+INSPECTOR_SCAN_MAX_BYTES = env_int("INSPECTOR_SCAN_MAX_MB", 2048, minimum=1) * 1024 * 1024
+INSPECTOR_SCAN_MAX_FILES = env_int("INSPECTOR_SCAN_MAX_FILES", 10_000, minimum=1)
+INSPECTOR_ZIP_MAX_RATIO = env_int("INSPECTOR_ZIP_MAX_RATIO", 100, minimum=1)
+
 # Security headers. A strict CSP: everything from self, scripts only from
 # self or with the per-request nonce that {% htmx_script %} carries, no
 # inline styles, no framing, no plugins.
@@ -183,11 +201,21 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # Share tokens live in paths (/s/<token>/) and the request loggers print
+    # paths: the filter rewrites them to /s/[redacted]. On the two loggers, so
+    # handlers Django attached itself see clean records too; on the handler,
+    # for anything else that logs a path.
+    "filters": {"share_tokens": {"()": "inspector.share.logfilter.RedactShareTokens"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["share_tokens"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
-        # The request logger prints paths; share tokens live in paths, so
-        # the app's own logging of requests goes through a filter (web app).
-        "django.server": {"level": "WARNING"},
+        "django.server": {"level": "WARNING", "filters": ["share_tokens"]},
+        "django.request": {"filters": ["share_tokens"]},
     },
 }

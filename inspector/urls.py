@@ -4,4 +4,6 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("inspector.web.urls")),
+    path("", include("inspector.scan.urls")),
+    path("", include("inspector.share.urls")),
 ]

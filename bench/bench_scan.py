@@ -1,0 +1,192 @@
+"""Batch scans: a generated tree of Claude Code sessions scanned with 1 and with 2 task workers.
+
+Each scan is the real command, `manage.py scan TREE --workers N`, with real
+`db_worker` processes on a fresh SQLite file database in WAL mode (or, with
+DATABASE_URL set, a fresh database made on that PostgreSQL server and dropped
+afterwards). Prints
+files/s, MB/s and each worker's peak memory (its ru_maxrss), the speed-up of
+2 workers over 1 (target >= 1.7 on a 2-core machine), and the peak of one
+worker scanning 200 files and 1,000 files: the same when memory does not grow
+with the number of files.
+
+    python bench/bench_scan.py                  # 1,000 sessions, about 500 MB
+    python bench/bench_scan.py --files 100 --mb 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from gen import claude_code_session
+
+REPO = Path(__file__).resolve().parent.parent
+BATCH = 200  # files per folder: the first folder is the 200-file scan
+BIG_EVERY = 10  # every tenth session is ten times the size of the others
+
+
+def sizes(files: int, total_bytes: int) -> list[int]:
+    # Nine small sessions and one ten times larger in every ten: a mean of
+    # 1.9 small ones. The same pattern in every folder, so any 200 files
+    # hold the same largest session as all 1,000.
+    small = total_bytes / files / ((BIG_EVERY - 1 + 10) / BIG_EVERY)
+    return [int(small * (10 if i % BIG_EVERY == BIG_EVERY - 1 else 1)) for i in range(files)]
+
+
+def _write(job: tuple[Path, int, int]) -> int:
+    path, size, seed = job
+    data = claude_code_session(size, seed=seed, damaged=seed % 3 == 0)
+    path.write_bytes(data)
+    return len(data)
+
+
+def generate(root: Path, files: int, total_mb: int) -> int:
+    jobs = []
+    for index, size in enumerate(sizes(files, total_mb * 1024 * 1024)):
+        folder = root / f"batch-{index // BATCH}"
+        folder.mkdir(parents=True, exist_ok=True)
+        jobs.append((folder / f"session-{index:05d}.jsonl", size, index + 1))
+    with ProcessPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        return sum(pool.map(_write, jobs, chunksize=8))
+
+
+def busy_seconds() -> float:
+    """CPU seconds the whole machine has spent busy since boot (all cores, /proc/stat)."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return 0.0
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(f) for f in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode:
+        sys.stderr.write(result.stdout + result.stderr)
+        raise SystemExit(f"manage.py {args[0]} failed")
+    return result.stdout
+
+
+@contextmanager
+def fresh_database(work: Path, label: str) -> Iterator[str]:
+    """A new, empty database for one scan: a SQLite file, or one made on DATABASE_URL's server."""
+    server = os.environ.get("DATABASE_URL")
+    if not server:
+        yield f"sqlite://{work / label / 'bench.sqlite3'}"
+        return
+    import psycopg
+
+    parts = urlsplit(server)
+    name = f"bench_scan_{os.getpid()}_{label}"
+    admin = urlunsplit(parts._replace(path="/postgres"))
+    with psycopg.connect(admin, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield urlunsplit(parts._replace(path=f"/{name}"))
+    finally:
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def scan(tree: Path, workers: int, work: Path, label: str) -> dict[str, float | list[float]]:
+    env = dict(os.environ, TASKS_BACKEND="database", INSPECTOR_VAR_DIR=str(work / label))
+    env["INSPECTOR_MEDIA_ROOT"] = str(work / label / "media")
+    with fresh_database(work, label) as url:
+        env["DATABASE_URL"] = url
+        manage(env, "migrate", "--noinput", "-v", "0")
+        began, busy = time.perf_counter(), busy_seconds()
+        output = manage(env, "scan", str(tree), "--project", "bench", "--workers", str(workers))
+        wall, busy = time.perf_counter() - began, busy_seconds() - busy
+    done = re.search(r"Done in ([\d,.]+) s", output)
+    peaks = re.search(r"peak memory per worker: ([^;]+); CPU time: ([^\n]+)\.", output)
+    files = re.search(r"^\s+files\s+([\d,]+)", output, re.MULTILINE)
+    if not (done and peaks and files):
+        raise SystemExit("unexpected scan output:\n" + output)
+    return {
+        "seconds": float(done.group(1).replace(",", "")),
+        "wall": wall,
+        "files": int(files.group(1).replace(",", "")),
+        "peaks": [float(mb.split()[0]) for mb in peaks.group(1).split(", ")],
+        "cpu": [float(s.split()[0].replace(",", "")) for s in peaks.group(2).split(", ")],
+        "busy": busy,
+    }
+
+
+def report(label: str, result: dict, megabytes: float) -> None:
+    seconds = result["seconds"]
+    peaks = ", ".join(f"{peak:.0f} MB" for peak in result["peaks"])
+    cpu = ", ".join(f"{seconds:.1f} s" for seconds in result["cpu"])
+    print(
+        f"{label}: {result['files']:,} files, {megabytes:,.0f} MB in {seconds:.1f} s "
+        f"(command {result['wall']:.1f} s) | {result['files'] / seconds:,.1f} files/s, "
+        f"{megabytes / seconds:,.1f} MB/s | peak memory per worker: {peaks} | CPU: {cpu}",
+        flush=True,
+    )
+    # Everything busy on the machine that was not these workers: the command
+    # itself, the database server, and whatever else runs here. Other work
+    # on a shared 2-core machine takes the second worker's core.
+    others = max(result["busy"] - sum(result["cpu"]), 0.0)
+    print(
+        f"    the rest of the machine was busy {others:,.1f} CPU-seconds during the scan "
+        f"({others / result['wall'] / (os.cpu_count() or 1):.0%} of all cores)",
+        flush=True,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=1000, help="sessions in the tree")
+    parser.add_argument("--mb", type=int, default=500, help="size of the tree in MB")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-scan-") as temp:
+        work = Path(temp)
+        tree = work / "tree"
+        began = time.perf_counter()
+        size = generate(tree, args.files, args.mb) / (1024 * 1024)
+        print(
+            f"generated {args.files:,} sessions, {size:,.0f} MB, in "
+            f"{time.perf_counter() - began:.1f} s ({os.cpu_count()} cores; database: "
+            f"{'DATABASE_URL' if os.environ.get('DATABASE_URL') else 'SQLite file, WAL'})",
+            flush=True,
+        )
+        one = scan(tree, 1, work, "one")
+        report("1 worker ", one, size)
+        two = scan(tree, 2, work, "two")
+        report("2 workers", two, size)
+        print(
+            f"speed-up of 2 workers over 1: {one['seconds'] / two['seconds']:.2f} (target >= 1.7)"
+        )
+        if args.files > BATCH:
+            batch = tree / "batch-0"
+            batch_mb = sum(p.stat().st_size for p in batch.iterdir()) / (1024 * 1024)
+            few = scan(batch, 1, work, "few")
+            report(f"1 worker, {BATCH} files", few, batch_mb)
+            print(
+                f"peak memory of one worker: {few['peaks'][0]:.0f} MB for {few['files']:,} files, "
+                f"{one['peaks'][0]:.0f} MB for {one['files']:,} files "
+                f"(ratio {one['peaks'][0] / few['peaks'][0]:.2f}; 1.00 means no growth)"
+            )
+
+
+if __name__ == "__main__":
+    main()

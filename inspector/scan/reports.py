@@ -1,0 +1,218 @@
+"""What a scan and a project add up to: summaries, the sessions table, and chart geometry.
+
+The charts are drawn by the templates as SVG from the numbers here (no chart
+library, no inline styles: positions are SVG attributes, colours CSS classes).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from typing import Any
+
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+)
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from inspector.diagnosis import REPAIR_RULES
+from inspector.engine import RULES
+from inspector.scan.models import ScanFile, ScanJob
+from inspector.web.models import Project, Transcript
+
+STORED = (
+    ScanFile.Status.NEW,
+    ScanFile.Status.UPDATED,
+    ScanFile.Status.UNCHANGED,
+    ScanFile.Status.DUPLICATE,
+)
+# The day chart shows at most this many days, the latest ones.
+MAX_DAYS = 366
+BAR_WIDTH = 320  # px of the longest bar in the rule chart
+DAY_HEIGHT = 120  # px of the tallest day in the day chart
+
+
+@dataclass(slots=True)
+class Summary:
+    """Sessions, messages and findings of a set of transcripts."""
+
+    sessions: int = 0
+    subagents: int = 0
+    linked: int = 0
+    messages: int = 0
+    needs_repair: int = 0
+    findings: dict[str, int] = field(default_factory=dict)
+    sessions_per_rule: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def rules(self) -> list[dict[str, Any]]:
+        """Every repair rule (and any other rule found), with its counts, in catalogue order."""
+        ids = list(REPAIR_RULES) + sorted(set(self.findings) - set(REPAIR_RULES))
+        return [
+            {
+                "id": rule,
+                "title": getattr(RULES.get(rule), "title", ""),
+                "findings": self.findings.get(rule, 0),
+                "sessions": self.sessions_per_rule.get(rule, 0),
+            }
+            for rule in ids
+        ]
+
+    @property
+    def total_findings(self) -> int:
+        return sum(self.findings.values())
+
+
+def summarize(transcripts: QuerySet[Transcript]) -> Summary:
+    summary = Summary()
+    findings: Counter[str] = Counter()
+    per_rule: Counter[str] = Counter()
+    rows = transcripts.annotate(
+        sidechain=ExpressionWrapper(Q(meta__sidechain=True), output_field=BooleanField())
+    ).values_list("message_count", "needs_repair", "counts", "parent_id", "sidechain")
+    for messages, needs_repair, counts, parent_id, sidechain in rows.iterator(chunk_size=500):
+        summary.sessions += 1
+        summary.messages += messages
+        summary.needs_repair += needs_repair
+        summary.subagents += bool(sidechain)
+        summary.linked += parent_id is not None
+        findings.update(counts or {})
+        per_rule.update(rule for rule, count in (counts or {}).items() if count)
+    summary.findings, summary.sessions_per_rule = dict(findings), dict(per_rule)
+    return summary
+
+
+def job_transcripts(job: ScanJob) -> QuerySet[Transcript]:
+    """The distinct transcripts a job's files stand for (now, after replacements)."""
+    files = job.files.filter(status__in=STORED, transcript__isnull=False)
+    return Transcript.objects.filter(pk__in=files.values("transcript"))
+
+
+def sessions_of(project: Project) -> QuerySet[Transcript]:
+    """The project's transcripts, each with ``date``: when its session began, else its upload."""
+    started = (
+        ScanFile.objects.filter(transcript=OuterRef("pk"), started__isnull=False)
+        .order_by("-id")
+        .values("started")[:1]
+    )
+    return (
+        Transcript.objects.filter(owner=project.owner_id, project=project)
+        .annotate(date=Coalesce(Subquery(started), "created"))
+        .select_related("parent")
+    )
+
+
+def unreadable_files(project: Project) -> QuerySet[ScanFile]:
+    """The project's paths whose latest scan could not read them."""
+    later = ScanFile.objects.filter(
+        project=project, path=OuterRef("path"), id__gt=OuterRef("id")
+    ).exclude(status=ScanFile.Status.PENDING)
+    return (
+        ScanFile.objects.filter(project=project, status=ScanFile.Status.UNREADABLE)
+        .exclude(Exists(later))
+        .select_related("job")
+        .order_by("path")
+    )
+
+
+def project_list(owner: Any) -> QuerySet[Project]:
+    return Project.objects.filter(owner=owner).annotate(
+        sessions=Count("transcripts", distinct=True),
+        needing_repair=Count(
+            "transcripts", filter=Q(transcripts__needs_repair=True), distinct=True
+        ),
+    )
+
+
+def project_totals(project: Project) -> dict[str, Any]:
+    sessions = sessions_of(project)
+    summary = summarize(sessions)
+    size = sessions.aggregate(size=Sum("size"))["size"] or 0
+    return {"summary": summary, "size": size, "unreadable": unreadable_files(project).count()}
+
+
+# --- charts ----------------------------------------------------------------
+
+
+def rule_chart(summary: Summary) -> dict[str, Any]:
+    """Horizontal bars, one per rule: findings, scaled to the largest."""
+    rules = summary.rules
+    top = max((rule["findings"] for rule in rules), default=0)
+    bars = []
+    for index, rule in enumerate(rules):
+        width = round(BAR_WIDTH * rule["findings"] / top) if top else 0
+        bars.append(
+            rule
+            | {
+                "y": index * 26,
+                "text_y": index * 26 + 15,
+                "width": max(width, 1 if rule["findings"] else 0),
+                "label_x": 96 + max(width, 1) + 6,
+            }
+        )
+    return {"bars": bars, "height": len(bars) * 26, "width": 96 + BAR_WIDTH + 90}
+
+
+def day_chart(project: Project) -> dict[str, Any] | None:
+    """Stacked bars per day: sessions needing repair, clean ones, and unreadable files."""
+    days: dict[date, Counter[str]] = {}
+    for when, needs_repair in sessions_of(project).values_list("date", "needs_repair"):
+        key = "repair" if needs_repair else "clean"
+        days.setdefault(timezone.localdate(when), Counter())[key] += 1
+    for started, finished in unreadable_files(project).values_list("started", "finished"):
+        when = started or finished
+        if when is not None:
+            days.setdefault(timezone.localdate(when), Counter())["unreadable"] += 1
+    if not days:
+        return None
+    first, last = min(days), max(days)
+    hidden = max(0, (last - first).days + 1 - MAX_DAYS)
+    first = max(first, last - timedelta(days=MAX_DAYS - 1))
+    span = (last - first).days + 1
+    step = max(3, min(24, 720 // span))
+    top = max(sum(counts.values()) for day, counts in days.items() if day >= first)
+    bars = []
+    for offset in range(span):
+        day = first + timedelta(days=offset)
+        counts = days.get(day)
+        if not counts:
+            continue
+        x, y = offset * step, DAY_HEIGHT
+        parts = []
+        for key in ("repair", "clean", "unreadable"):
+            height = round(DAY_HEIGHT * counts[key] / top) if counts[key] else 0
+            if counts[key] and height < 1:
+                height = 1
+            if height:
+                y -= height
+                parts.append({"kind": key, "y": y, "height": height})
+        bars.append(
+            {
+                "day": day,
+                "x": x,
+                "width": max(step - 1, 1),
+                "parts": parts,
+                "repair": counts["repair"],
+                "clean": counts["clean"],
+                "unreadable": counts["unreadable"],
+            }
+        )
+    return {
+        "bars": bars,
+        "width": span * step,
+        "height": DAY_HEIGHT,
+        "first": first,
+        "last": last,
+        "top": top,
+        "hidden_days": hidden,
+    }

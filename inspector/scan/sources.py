@@ -1,0 +1,228 @@
+"""Where a scan's files come from: a folder on disk, or the members of a zip.
+
+No Django here. A zip is judged by its central directory alone (sizes,
+counts, compression ratios) before any member is inflated, and a member's
+name is only ever used as a label: nothing is extracted to a path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import zipfile
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+
+SUFFIXES = (".jsonl", ".json")
+# Members smaller than this cannot do harm whatever their ratio; JSON of a
+# few KB often compresses better than 100 to 1.
+RATIO_FLOOR = 1024 * 1024
+# How many examples a note names before it says "and N more".
+EXAMPLES = 3
+# Session files carry ISO timestamps; the first in the head is when it began.
+_TIMESTAMP = re.compile(rb'"timestamp"\s*:\s*"(\d{4}-\d\d-\d\dT[0-9:.+\-Z]{2,40})"')
+HEAD = 256 * 1024
+
+
+@dataclass(slots=True)
+class Found:
+    """One file to scan: its path relative to what was scanned, and where its bytes are."""
+
+    path: str
+    source: str
+    size: int
+    started: datetime | None = None
+    # Why the file is unreadable before its task runs (a zip member that would not unpack).
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class Limits:
+    max_bytes: int
+    max_files: int
+    max_ratio: int
+    max_file_bytes: int
+
+
+@dataclass(slots=True)
+class ZipPlan:
+    """The members worth reading, under the names they will be stored as, and what was left out."""
+
+    members: list[tuple[zipfile.ZipInfo, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(info.file_size for info, _ in self.members)
+
+
+class ZipRefused(ValueError):
+    """The zip breaks a limit; ``str()`` says which, in plain words."""
+
+
+def is_session_name(name: str) -> bool:
+    return name.lower().endswith(SUFFIXES)
+
+
+def walk(root: Path) -> tuple[list[Found], list[str]]:
+    """Every ``.jsonl`` and ``.json`` file under ``root`` (or ``root`` itself), by path."""
+    if root.is_file():
+        return [_found(root, root.name)], []
+    found: list[Found] = []
+    others: list[str] = []
+    for directory, subdirectories, names in os.walk(root):
+        subdirectories.sort()
+        for name in sorted(names):
+            path = Path(directory) / name
+            relative = path.relative_to(root).as_posix()
+            if is_session_name(name) and path.is_file():
+                found.append(_found(path, relative))
+            else:
+                others.append(relative)
+    notes = [_note(others, "file is not", "files are not", "a .json or .jsonl session: left out")]
+    return found, [note for note in notes if note]
+
+
+def _found(path: Path, relative: str) -> Found:
+    stat = path.stat()
+    return Found(relative, str(path), stat.st_size, datetime.fromtimestamp(stat.st_mtime, UTC))
+
+
+def plan_zip(archive: zipfile.ZipFile, limits: Limits) -> ZipPlan:
+    """Check ``archive`` against ``limits`` and choose its members; raises ``ZipRefused``.
+
+    Only the central directory is read. The sizes it declares are the most a
+    member can give: ``zipfile`` stops reading at the declared size (and
+    fails on a checksum mismatch), so a lying header cannot inflate further.
+    """
+    entries = [info for info in archive.infolist() if not info.is_dir()]
+    if len(entries) > limits.max_files:
+        raise ZipRefused(
+            f"The zip holds {len(entries):,} files; the limit is {limits.max_files:,}. "
+            "Split it into smaller zips, or ask whoever runs this server to raise "
+            "INSPECTOR_SCAN_MAX_FILES."
+        )
+    declared = sum(info.file_size for info in entries)
+    if declared > limits.max_bytes:
+        raise ZipRefused(
+            f"The zip would unpack to {_size(declared)}; the limit is {_size(limits.max_bytes)}. "
+            "Nothing was read. Split it into smaller zips, or ask whoever runs this server to "
+            "raise INSPECTOR_SCAN_MAX_MB."
+        )
+    for info in entries:
+        ratio = info.file_size / max(info.compress_size, 1)
+        if info.file_size >= RATIO_FLOOR and ratio > limits.max_ratio:
+            raise ZipRefused(
+                f"{info.filename} would inflate from {_size(info.compress_size)} to "
+                f"{_size(info.file_size)} ({ratio:,.0f} to 1; the limit is "
+                f"{limits.max_ratio} to 1). This looks like a zip bomb, so nothing was read. "
+                "If the file is genuine, upload it on its own."
+            )
+    return _choose(entries, limits)
+
+
+def _choose(entries: list[zipfile.ZipInfo], limits: Limits) -> ZipPlan:
+    plan = ZipPlan()
+    left_out: dict[str, list[str]] = {key: [] for key in _REASONS}
+    taken: set[str] = set()
+    for info in entries:
+        reason, name = _member_name(info)
+        if reason is None and info.file_size > limits.max_file_bytes:
+            reason = "large"
+        if reason is None and name in taken:
+            reason = "twice"
+        if reason is not None:
+            left_out[reason].append(info.filename)
+            continue
+        taken.add(name)
+        plan.members.append((info, name))
+    plan.members = _strip_common_folder(plan.members)
+    for key, names in left_out.items():
+        singular, plural, tail = _REASONS[key]
+        if key == "large":
+            tail = tail.format(limit=_size(limits.max_file_bytes))
+        note = _note(names, singular, plural, tail)
+        if note:
+            plan.notes.append(note)
+    return plan
+
+
+# reason -> (one file ..., several files ..., what happened)
+_REASONS = {
+    "macos": ("entry is", "entries are", "macOS metadata (__MACOSX): skipped"),
+    "absolute": ("entry has", "entries have", "an absolute path: skipped, nothing is written"),
+    "parent": ("entry climbs", "entries climb", "out of the zip with '..': skipped"),
+    "encrypted": ("entry is", "entries are", "encrypted: skipped, it cannot be read"),
+    "other": ("file is not", "files are not", "a .json or .jsonl session: left out"),
+    "large": ("file is", "files are", "over the {limit} limit for one transcript: skipped"),
+    "twice": ("name appears", "names appear", "twice in the zip: the second copy was skipped"),
+}
+
+
+def _member_name(info: zipfile.ZipInfo) -> tuple[str | None, str]:
+    """Why a member is left out (or ``None``) and the relative name it is stored under."""
+    raw = info.filename.replace("\\", "/")
+    parts = raw.split("/")
+    if "__MACOSX" in parts:
+        return "macos", raw
+    if raw.startswith("/") or re.match(r"^[A-Za-z]:", raw):
+        return "absolute", raw
+    if ".." in parts:
+        return "parent", raw
+    if info.flag_bits & 0x1:
+        return "encrypted", raw
+    name = "/".join(part for part in parts if part not in ("", "."))
+    if not name or not is_session_name(name) or PurePosixPath(name).name.startswith("._"):
+        return "other", raw
+    return None, name
+
+
+def _strip_common_folder(
+    members: list[tuple[zipfile.ZipInfo, str]],
+) -> list[tuple[zipfile.ZipInfo, str]]:
+    # Zipping a folder puts it in front of every name; scanning that folder on
+    # disk would not, and the two should give the same relative paths.
+    firsts = {name.split("/", 1)[0] for _, name in members}
+    if len(firsts) != 1 or any("/" not in name for _, name in members):
+        return members
+    return [(info, name.split("/", 1)[1]) for info, name in members]
+
+
+def zip_started(info: zipfile.ZipInfo) -> datetime | None:
+    try:
+        return datetime(*info.date_time, tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def session_start(data: bytes) -> datetime | None:
+    """The first ISO timestamp in the file's head (Claude Code and Codex records carry one)."""
+    match = _TIMESTAMP.search(data, 0, HEAD)
+    if match is None:
+        return None
+    try:
+        when = datetime.fromisoformat(match.group(1).decode())
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def _note(names: list[str], singular: str, plural: str, tail: str) -> str:
+    if not names:
+        return ""
+    shown = ", ".join(names[:EXAMPLES])
+    more = f" and {len(names) - EXAMPLES:,} more" if len(names) > EXAMPLES else ""
+    if len(names) == 1:
+        return f"1 {singular} {tail} ({shown})."
+    return f"{len(names):,} {plural} {tail} ({shown}{more})."
+
+
+def _size(size: int) -> str:
+    if size >= 1024 * 1024 * 1024:
+        return f"{size / 1024**3:.1f} GB"
+    if size >= 1024 * 1024:
+        return f"{size / 1024**2:.1f} MB"
+    if size >= 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size} bytes"

@@ -1,0 +1,348 @@
+"""The scan's tasks: one ``scan_file`` per file, and ``expand_zip`` for an uploaded zip.
+
+Each task is safe to run twice. ``scan_file`` moves its row from pending to
+an outcome with a conditional UPDATE and bumps the job's counters with F()
+expressions in the same transaction, so a retried task counts once and
+concurrent workers never lose a count. Whoever finishes a job's last file
+links subagents to their parent sessions and marks the job done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import zipfile
+import zlib
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import DatabaseError, transaction
+from django.db.models import BooleanField, ExpressionWrapper, F, Q
+from django.db.models.fields.json import KT
+from django.tasks import task
+from django.utils import timezone
+
+from inspector.scan.models import ScanFile, ScanJob
+from inspector.scan.sources import Found, Limits, ZipRefused, plan_zip, session_start, zip_started
+from inspector.web.models import Project, Transcript
+from inspector.web.store import UnreadableTranscript, store_upload
+
+log = logging.getLogger(__name__)
+
+Status = ScanFile.Status
+# ScanFile status -> the ScanJob counter it adds to.
+COUNTERS = {
+    Status.NEW: "new",
+    Status.UPDATED: "updated",
+    Status.UNCHANGED: "unchanged",
+    Status.DUPLICATE: "duplicate",
+    Status.UNREADABLE: "unreadable",
+}
+
+
+@dataclass(slots=True)
+class Outcome:
+    status: str
+    reason: str = ""
+    sha256: str = ""
+    transcript: Transcript | None = None
+    started: datetime | None = None
+
+
+@task()
+def scan_file(file_id: int) -> str:
+    """Store and diagnose one file of a scan; a second run of the same file does nothing."""
+    row = ScanFile.objects.select_related("job__owner", "project").filter(pk=file_id).first()
+    if row is None or not row.is_pending:
+        return "already finished"
+    ScanJob.objects.filter(pk=row.job_id).update(current_file=row.path)
+    outcome = _scan(row)
+    finished = _finish(row, outcome)
+    if row.job.source != ScanJob.Source.FOLDER and row.source:
+        default_storage.delete(row.source)
+    if finished:
+        complete_if_done(row.job_id)
+    return outcome.status
+
+
+@task()
+def expand_zip(job_id: int, zip_name: str) -> str:
+    """Read an uploaded zip's members into storage, one at a time, then scan them."""
+    job = ScanJob.objects.filter(pk=job_id, status=ScanJob.Status.PREPARING).first()
+    if job is None:
+        return "already expanded"
+    try:
+        with default_storage.open(zip_name, "rb") as handle, zipfile.ZipFile(handle) as archive:
+            plan = plan_zip(archive, zip_limits())
+            found = []
+            for index, (info, name) in enumerate(plan.members):
+                found.append(_unpack(archive, info, name, f"{job.storage_dir}/files/{index:06d}"))
+    except (zipfile.BadZipFile, ZipRefused, OSError, EOFError) as error:
+        reason = str(error) if isinstance(error, ZipRefused) else f"The zip is damaged: {error}."
+        ScanJob.objects.filter(pk=job.pk).update(
+            status=ScanJob.Status.FAILED, notes=[*job.notes, reason], finished=timezone.now()
+        )
+        delete_stored(job)
+        return "failed"
+    default_storage.delete(zip_name)
+    ScanJob.objects.filter(pk=job.pk).update(notes=[*job.notes, *plan.notes])
+    start(job, found)
+    return "expanded"
+
+
+def _unpack(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, stem: str) -> Found:
+    """One member into storage (under our own name, never the member's)."""
+    started = zip_started(info)
+    try:
+        with archive.open(info) as member:
+            data = member.read()
+    except (zipfile.BadZipFile, EOFError, NotImplementedError, zlib.error) as error:
+        reason = f"This member of the zip could not be unpacked ({error}); the rest were read."
+        return Found(name, "", info.file_size, started, reason)
+    stored = default_storage.save(f"{stem}{PurePosixPath(name).suffix}", ContentFile(data))
+    return Found(name, stored, len(data), started)
+
+
+def zip_limits() -> Limits:
+    return Limits(
+        max_bytes=settings.INSPECTOR_SCAN_MAX_BYTES,
+        max_files=settings.INSPECTOR_SCAN_MAX_FILES,
+        max_ratio=settings.INSPECTOR_ZIP_MAX_RATIO,
+        max_file_bytes=settings.INSPECTOR_MAX_UPLOAD_BYTES,
+    )
+
+
+def start(job: ScanJob, found: list[Found], enqueue: bool = True) -> list[int]:
+    """Record the job's files and, with ``enqueue``, send one task per file.
+
+    The total is set before any task is sent, so no worker can see the job
+    complete early. Returns the files' ids (to run them inline).
+    """
+    rows = [
+        ScanFile(
+            job=job,
+            project_id=job.project_id,
+            path=item.path[:1000],
+            source=item.source,
+            size=item.size,
+            started=item.started,
+            reason=item.reason,
+        )
+        for item in found
+    ]
+    with transaction.atomic():
+        ScanFile.objects.bulk_create(rows, batch_size=500)
+        ScanJob.objects.filter(pk=job.pk).update(
+            total=len(rows),
+            bytes_total=sum(item.size for item in found),
+            status=ScanJob.Status.RUNNING,
+        )
+    ids = [row.pk for row in rows]
+    if not ids:
+        complete_if_done(job.pk)
+    elif enqueue:
+        for file_id in ids:
+            scan_file.enqueue(file_id)
+    return ids
+
+
+def retry_pending(job: ScanJob) -> int:
+    """Send the job's unfinished work to the workers again (after a worker was killed)."""
+    if job.status == ScanJob.Status.PREPARING:
+        expand_zip.enqueue(job.pk, f"{job.storage_dir}/upload.zip")
+        return 1
+    pending = list(job.files.filter(status=Status.PENDING).values_list("pk", flat=True))
+    for file_id in pending:
+        scan_file.enqueue(file_id)
+    # Every file may be in while the job is not marked done (its last step failed).
+    complete_if_done(job.pk)
+    return len(pending)
+
+
+# --- one file --------------------------------------------------------------
+
+
+def _scan(row: ScanFile) -> Outcome:
+    if row.reason:
+        return Outcome(Status.UNREADABLE, row.reason, started=row.started)
+    try:
+        data = _read(row)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        return Outcome(Status.UNREADABLE, f"The file could not be read: {reason}.")
+    sha = hashlib.sha256(data).hexdigest()
+    started = session_start(data) or row.started
+    try:
+        transcript, created = store_upload(
+            row.job.owner, data, PurePosixPath(row.path).name, project=row.project
+        )
+    except UnreadableTranscript as error:
+        return Outcome(Status.UNREADABLE, _reason(error), sha, started=started)
+    except DatabaseError:
+        raise  # the task fails and the file stays pending, to be retried
+    except Exception as error:
+        # One bad file never stops a scan, a reader bug included.
+        log.exception("scanning %s failed", row.path)
+        reason = (
+            f"The scan failed on this file ({type(error).__name__}); this is a bug in "
+            "Transcript Inspector and has been logged."
+        )
+        return Outcome(Status.UNREADABLE, reason, sha, started=started)
+    del data
+    status, reason = _place(transcript, created, row)
+    return Outcome(status, reason, sha, transcript, started)
+
+
+def _read(row: ScanFile) -> bytes:
+    if row.job.source == ScanJob.Source.FOLDER:
+        return Path(row.source).read_bytes()
+    with default_storage.open(row.source, "rb") as handle:
+        return handle.read()
+
+
+def _reason(error: UnreadableTranscript) -> str:
+    reason = str(error)
+    if error.attempts:
+        tried = "; ".join(f"{name}: {why}" for name, why in error.attempts)
+        reason = f"{reason} Tried {tried}."
+    return reason
+
+
+def _place(transcript: Transcript, created: bool, row: ScanFile) -> tuple[str, str]:
+    """Make ``transcript`` the project's file at ``row.path``; say what that changed."""
+    here = transcript.project_id == row.project_id
+    if not created and here and transcript.relative_path == row.path:
+        return Status.UNCHANGED, ""
+    # A changed file replaces what an earlier scan stored for its path.
+    replaced = _remove_previous(transcript, row)
+    if (
+        not created
+        and here
+        and transcript.relative_path
+        and row.job.files.filter(path=transcript.relative_path).exists()
+    ):
+        return Status.DUPLICATE, f"Same bytes as {transcript.relative_path}; stored once."
+    note = ""
+    if not created and not here:
+        # The same bytes are stored once per user: the latest scan says where they belong.
+        where = f"project {transcript.project}" if transcript.project_id else "no project"
+        note = f"Moved here from {where}: the same bytes were stored before."
+    Transcript.objects.filter(pk=transcript.pk).update(
+        project=row.project_id, relative_path=row.path
+    )
+    transcript.project_id, transcript.relative_path = row.project_id, row.path
+    return (Status.UPDATED if replaced else Status.NEW), note
+
+
+def _remove_previous(transcript: Transcript, row: ScanFile) -> bool:
+    previous = Transcript.objects.filter(
+        owner=row.job.owner_id, project=row.project_id, relative_path=row.path
+    ).exclude(pk=transcript.pk)
+    removed = False
+    for old in previous:
+        old.delete()
+        removed = True
+    return removed
+
+
+def _finish(row: ScanFile, outcome: Outcome) -> bool:
+    """Record the outcome once; ``False`` when another run of the task got there first."""
+    with transaction.atomic():
+        changed = ScanFile.objects.filter(pk=row.pk, status=Status.PENDING).update(
+            status=outcome.status,
+            reason=outcome.reason,
+            sha256=outcome.sha256,
+            transcript=outcome.transcript,
+            started=outcome.started,
+            finished=timezone.now(),
+        )
+        if not changed:
+            return False
+        counter = COUNTERS[outcome.status]
+        ScanJob.objects.filter(pk=row.job_id).update(
+            done=F("done") + 1,
+            bytes_done=F("bytes_done") + row.size,
+            **{counter: F(counter) + 1},
+        )
+    return True
+
+
+# --- the end of a job ------------------------------------------------------
+
+
+def complete_if_done(job_id: int) -> bool:
+    """Finish the job if every file is done; ``True`` for the one caller that finished it."""
+    job = ScanJob.objects.filter(pk=job_id).select_related("project").first()
+    if job is None or job.status != ScanJob.Status.RUNNING or job.done < job.total:
+        return False
+    link_subagents(job.project)
+    won = ScanJob.objects.filter(pk=job_id, status=ScanJob.Status.RUNNING).update(
+        status=ScanJob.Status.DONE, finished=timezone.now(), current_file=""
+    )
+    if won:
+        delete_stored(job)
+    return bool(won)
+
+
+def link_subagents(project: Project) -> int:
+    """Point every subagent transcript of the project at its parent session; returns changes.
+
+    A subagent's file (``agent-*.jsonl``, ``<session>/subagents/*.jsonl``)
+    names its parent's session id; the parent is the project's transcript
+    with that session id that is not itself a subagent. Files may arrive in
+    any order over many workers, so this runs once all of them are in.
+    """
+    rows = (
+        Transcript.objects.filter(project=project)
+        .annotate(
+            session=KT("meta__session_id"),
+            parent_session=KT("meta__parent_session"),
+            sidechain=ExpressionWrapper(Q(meta__sidechain=True), output_field=BooleanField()),
+        )
+        .values_list("pk", "session", "parent_session", "sidechain", "parent_id", "relative_path")
+    )
+    sessions: dict[str, int] = {}
+    subagents: list[tuple[int, str, int | None]] = []
+    for pk, session, parent_session, sidechain, parent_id, path in rows:
+        if sidechain:
+            subagents.append((pk, parent_session or _session_from_path(path), parent_id))
+        elif session:
+            sessions.setdefault(session, pk)
+    changed = 0
+    for pk, parent_session, parent_id in subagents:
+        target = sessions.get(parent_session)
+        if target is not None and target != parent_id:
+            changed += Transcript.objects.filter(pk=pk).update(parent=target)
+    return changed
+
+
+def _session_from_path(path: str) -> str:
+    # <session>/subagents/agent-x.jsonl
+    parts = PurePosixPath(path).parts
+    return parts[-3] if len(parts) >= 3 and parts[-2] == "subagents" else ""
+
+
+def delete_stored(job: ScanJob) -> None:
+    """Remove whatever an uploaded scan still keeps in storage."""
+    if job.source == ScanJob.Source.FOLDER:
+        return
+    _delete_tree(job.storage_dir)
+
+
+def _delete_tree(directory: str) -> None:
+    try:
+        folders, files = default_storage.listdir(directory)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for name in files:
+        default_storage.delete(f"{directory}/{name}")
+    for name in folders:
+        _delete_tree(f"{directory}/{name}")
+    try:
+        Path(default_storage.path(directory)).rmdir()
+    except (NotImplementedError, OSError):
+        pass  # object storages have no folders to remove; a folder in use stays

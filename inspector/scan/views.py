@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.forms import Form
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import content_disposition_header
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from inspector.scan import downloads, jobs, reports, tasks
+from inspector.scan.forms import ScanForm, SessionFilterForm
+from inspector.scan.models import ScanFile, ScanJob
+from inspector.web.models import Project
+from inspector.web.store import project_for
+
+PAGE_SIZE = 50
+# The job page lists at most this many unreadable files; the dashboard has them all.
+JOB_ERRORS_SHOWN = 200
+
+
+def _get_project_for_user(request: HttpRequest, slug: str) -> Project:
+    """The signed-in user's project, or 404 (also for anyone else's)."""
+    return get_object_or_404(Project, slug=slug, owner=request.user)
+
+
+def _get_job_for_user(request: HttpRequest, public_id: str) -> ScanJob:
+    """The signed-in user's scan job, or 404 (also for anyone else's)."""
+    return get_object_or_404(
+        ScanJob.objects.select_related("project"), public_id=public_id, owner=request.user
+    )
+
+
+def _bad_request(request: HttpRequest, form: Form) -> HttpResponse:
+    return render(request, "inspector/bad_request.html", {"form": form}, status=400)
+
+
+@login_required
+@require_GET
+def project_list(request: HttpRequest) -> HttpResponse:
+    projects = reports.project_list(request.user)
+    return render(request, "scan/projects.html", {"projects": projects})
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _get_project_for_user(request, slug)
+    form = SessionFilterForm(request.GET)
+    if not form.is_valid():
+        return _bad_request(request, form)
+    sessions = form.apply(reports.sessions_of(project))
+    page = Paginator(sessions, PAGE_SIZE).get_page(form.cleaned_data["page"])
+    context = {"project": project, "form": form, "page": page, "filtered": form.filtered}
+    if request.htmx:
+        return render(request, "scan/project.html#sessions", context)
+    totals = reports.project_totals(project)
+    context |= {
+        "totals": totals,
+        "rule_chart": reports.rule_chart(totals["summary"]),
+        "day_chart": reports.day_chart(project),
+        "unreadable": reports.unreadable_files(project),
+        "jobs": project.scan_jobs.all()[:5],
+        "scan_form": ScanForm(initial={"project": project.name}),
+    }
+    return render(request, "scan/project.html", context)
+
+
+@login_required
+@require_GET
+def project_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _get_project_for_user(request, slug)
+    form = SessionFilterForm(request.GET)
+    if not form.is_valid():
+        return _bad_request(request, form)
+    sessions = form.apply(reports.sessions_of(project)).iterator(chunk_size=500)
+    rows = downloads.sessions_csv(sessions, request.build_absolute_uri)
+    response = StreamingHttpResponse(rows, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = content_disposition_header(True, f"{project.slug}.csv")
+    return response
+
+
+@login_required
+@require_GET
+def project_zip(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _get_project_for_user(request, slug)
+    form = SessionFilterForm(request.GET)
+    if not form.is_valid():
+        return _bad_request(request, form)
+    sessions = form.apply(reports.sessions_of(project)).iterator(chunk_size=100)
+    response = StreamingHttpResponse(
+        downloads.repaired_zip(sessions), content_type="application/zip"
+    )
+    name = f"{project.slug}-repaired.zip"
+    response["Content-Disposition"] = content_disposition_header(True, name)
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def scan_new(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        return render(request, "scan/new.html", {"form": ScanForm()})
+    form = ScanForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return render(request, "scan/new.html", {"form": form}, status=400)
+    project = project_for(request.user, form.cleaned_data["project"])
+    if form.zip_upload is not None:
+        job = jobs.zip_job(request.user, project, form.zip_upload)
+    else:
+        job = jobs.upload_job(request.user, project, form.cleaned_data["files"])
+    return redirect(job)
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def job_detail(request: HttpRequest, public_id: str) -> HttpResponse:
+    job = _get_job_for_user(request, public_id)
+    errors = job.files.filter(status=ScanFile.Status.UNREADABLE)[:JOB_ERRORS_SHOWN]
+    context = {"job": job, "errors": errors, "summary": None}
+    if job.is_finished:
+        context["summary"] = reports.summarize(reports.job_transcripts(job))
+    template = "scan/job.html#progress" if request.htmx else "scan/job.html"
+    return render(request, template, context)
+
+
+@login_required
+@require_POST
+def job_retry(request: HttpRequest, public_id: str) -> HttpResponse:
+    job = _get_job_for_user(request, public_id)
+    if job.is_finished:
+        messages.info(request, "This scan has finished; there is nothing to send again.")
+    else:
+        count = tasks.retry_pending(job)
+        messages.success(request, f"Sent {count:,} unfinished file(s) to the workers again.")
+    return redirect(job)

@@ -1,0 +1,116 @@
+"""Local task workers for ``scan --workers N``: real ``db_worker`` processes on this database.
+
+The workers are started with the database, storage and settings this
+process uses (a test database included), so whatever this process enqueued
+they see. Each is reaped with ``wait4``, which gives its peak memory.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.db import connection
+
+POLL_SECONDS = 0.25
+
+
+def database_url(database: dict[str, Any]) -> str:
+    """``DATABASE_URL`` for the database described by a ``DATABASES`` entry."""
+    engine = database["ENGINE"]
+    if engine.endswith("sqlite3"):
+        return "sqlite://" + quote(str(Path(database["NAME"]).resolve()))
+    if engine.endswith("postgresql"):
+        user, password = database.get("USER") or "", database.get("PASSWORD") or ""
+        auth = quote(user, safe="") + (":" + quote(password, safe="") if password else "")
+        host = database.get("HOST") or ""
+        port = f":{database['PORT']}" if database.get("PORT") else ""
+        query = urlencode({k: str(v) for k, v in (database.get("OPTIONS") or {}).items()})
+        return (
+            f"postgres://{auth + '@' if auth else ''}{host}{port}/"
+            f"{quote(database['NAME'], safe='')}{'?' + query if query else ''}"
+        )
+    raise ValueError(f"scan workers support SQLite and PostgreSQL, not {engine}")
+
+
+def worker_env() -> dict[str, str]:
+    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+        raise ValueError("worker processes cannot share an in-memory SQLite database")
+    env = dict(os.environ)
+    env["TASKS_BACKEND"] = "database"
+    env["DATABASE_URL"] = database_url(connection.settings_dict)
+    # Under override_settings (tests) SETTINGS_MODULE reads None; the variable is set then.
+    env.setdefault("DJANGO_SETTINGS_MODULE", settings.SETTINGS_MODULE or "inspector.settings")
+    location = getattr(default_storage, "location", None)
+    if location:
+        env["INSPECTOR_MEDIA_ROOT"] = str(location)
+    return env
+
+
+def worker_command() -> list[str]:
+    # --batch: leave once the queue is empty; every task was enqueued before
+    # the workers started, so an empty queue means each file has been taken.
+    return [
+        sys.executable,
+        "-m",
+        "django",
+        "db_worker",
+        "--batch",
+        "--no-startup-delay",
+        "--no-reload",
+        "--verbosity",
+        "0",
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerExit:
+    code: int
+    peak_bytes: int  # the largest resident set the worker had
+    cpu_seconds: float  # user and system time it used
+
+
+def run_workers(count: int, tick: Callable[[], None]) -> list[WorkerExit]:
+    """Run ``count`` workers until each has left; ``tick`` runs while they work."""
+    env = worker_env()
+    processes = [
+        # A fixed command line: nothing in it comes from input.
+        subprocess.Popen(worker_command(), cwd=settings.BASE_DIR, env=env)  # noqa: S603
+        for _ in range(count)
+    ]
+    results: dict[int, WorkerExit] = {}
+    try:
+        while len(results) < count:
+            for process in processes:
+                if process.pid in results:
+                    continue
+                pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+                if pid:
+                    process.returncode = os.waitstatus_to_exitcode(status)
+                    # ru_maxrss is in KiB on Linux.
+                    results[pid] = WorkerExit(
+                        process.returncode,
+                        usage.ru_maxrss * 1024,
+                        usage.ru_utime + usage.ru_stime,
+                    )
+            tick()
+            if len(results) < count:
+                time.sleep(POLL_SECONDS)
+    except BaseException:
+        for process in processes:
+            if process.pid not in results:
+                process.terminate()
+        for process in processes:
+            if process.pid not in results:
+                process.wait(timeout=30)
+        raise
+    return [results[process.pid] for process in processes]
