@@ -11,6 +11,7 @@ No Django: this module sits beside the pure ``engine`` and ``formats``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -37,6 +38,9 @@ CAUSE_WORDS = {
     "turn_aborted": "the turn was aborted",
     "api_error": "the provider returned an error",
 }
+
+# The start of any JSON text: JSON's whitespace, then what a value can begin with.
+_JSON_START = re.compile(r'[ \t\n\r]*[{\["\-0-9tfn]')
 
 REPAIR_RULES = ("PAIR-1", "PAIR-2", "PAIR-3", "ID-1", "ID-2", "MSG-1", "INT-1", "INT-2")
 
@@ -116,22 +120,22 @@ def provider_verdicts(
     writes it, with ids the provider's pattern rejects mapped.
     """
     verdicts: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    clean_before = formats.strip_private(before)
     # Repair returns untouched messages as the same objects: when nothing
-    # changed and a provider already accepts the history, the export is the
-    # same wire and needs no second check (the common, healthy case).
+    # changed and no id needs mapping, the export is the same wire and needs
+    # no second check (the common, healthy case). Otherwise ``Wires`` reuses
+    # what it made of each untouched message for the repaired history.
     unchanged = len(before) == len(after) and all(
         a is b for a, b in zip(before, after, strict=True)
     )
+    wires = formats.Wires(before, after)
     for provider in PROVIDERS:
-        found_before = [
-            _issue(p) for p in validate(provider, formats.to_wire(clean_before, provider))
-        ]
+        found_before = [_issue(p) for p in validate(provider, wires.before(provider))]
         if unchanged and not found_before:
             found_after: list[dict[str, Any]] = []
+        elif unchanged and not wires.renamed(provider):
+            found_after = [dict(issue) for issue in found_before]
         else:
-            exported, _ = formats.export_wire(after, provider)
-            found_after = [_issue(p) for p in validate(provider, exported)]
+            found_after = [_issue(p) for p in validate(provider, wires.after(provider))]
         verdicts[provider] = {"before": found_before, "after": found_after}
     return verdicts
 
@@ -522,6 +526,8 @@ def _cause_words(row: dict[str, Any], causes: dict[int, str]) -> str:
 
 def _render_arguments(arguments: Any) -> str:
     if isinstance(arguments, str):
+        if not _JSON_START.match(arguments):
+            return arguments  # no JSON value starts so: skip the parse and its exception
         try:
             parsed = orjson.loads(arguments)
         except orjson.JSONDecodeError:

@@ -39,7 +39,7 @@ from inspector.formats import (
     responses,
 )
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import strip_private
+from inspector.formats.canonical import public, strip_private
 
 __all__ = [
     "FORMATS",
@@ -48,6 +48,7 @@ __all__ = [
     "FormatError",
     "Parsed",
     "Problem",
+    "Wires",
     "export",
     "export_wire",
     "load",
@@ -77,11 +78,11 @@ WIRE_FORMATS: dict[str, ModuleType] = {
     "gemini": gemini,
 }
 
-_ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]+")
+# The characters ids may hold, for each provider that restricts them; an id that holds
+# another is renamed on export. Every provider refuses an empty id.
+_ID_CHARS: dict[str, re.Pattern[str]] = {"anthropic": re.compile(r"[a-zA-Z0-9_-]*")}
 
-# Ids each provider accepts; one that does not is renamed on export. Every provider
-# refuses an empty id.
-_ACCEPTED_ID: dict[str, Callable[[str], Any]] = {"anthropic": _ANTHROPIC_ID.fullmatch}
+_EMPTY: dict[str, Any] = {}
 
 
 def load(data: bytes, format: str = "auto") -> Parsed:
@@ -135,11 +136,50 @@ def export_wire(messages: list[dict[str, Any]], provider: str) -> tuple[Any, dic
     by no other id in the history.
     """
     module = _wire_module(provider)
-    renamed = _renames(messages, _ACCEPTED_ID.get(provider, bool))
     clean = strip_private(messages)
+    renamed = _renames(_ids(clean), _ID_CHARS.get(provider))
     if renamed:
         clean = [_rename(message, renamed) for message in clean]
     return module.to_wire(clean), renamed
+
+
+class Wires:
+    """Each provider's body for a history as it is and as repaired, made with shared work.
+
+    ``before(provider)`` is ``to_wire(before, provider)``, ``after(provider)``
+    is ``export_wire(after, provider)[0]`` and ``renamed(provider)`` its
+    second value. Repair hands back untouched messages as the same objects,
+    so each message is stripped of private keys once and converted once per
+    provider (the repaired body reuses the original's pieces), and the ids
+    are collected once. The pieces are shared between the bodies: read them,
+    do not change them.
+    """
+
+    def __init__(self, before: list[dict[str, Any]], after: list[dict[str, Any]]) -> None:
+        # Holding the originals keeps their ids unique while they key ``clean``.
+        self._originals = before
+        self._before = strip_private(before)
+        clean = {id(m): c for m, c in zip(before, self._before, strict=True)}
+        self._after = [c if (c := clean.get(id(m))) is not None else public(m) for m in after]
+        self._ids: list[str] | None = None
+        self._memos: dict[str, dict[Any, Any]] = {}
+
+    def before(self, provider: str) -> Any:
+        return _wire_module(provider).to_wire(self._before, memo=self._memo(provider))
+
+    def after(self, provider: str) -> Any:
+        renamed = self.renamed(provider)
+        clean = [_rename(m, renamed) for m in self._after] if renamed else self._after
+        return _wire_module(provider).to_wire(clean, memo=self._memo(provider))
+
+    def renamed(self, provider: str) -> dict[str, str]:
+        if self._ids is None:
+            self._ids = _ids(self._after)
+        _wire_module(provider)  # an unknown provider is an error here too
+        return _renames(self._ids, _ID_CHARS.get(provider))
+
+    def _memo(self, provider: str) -> dict[Any, Any]:
+        return self._memos.setdefault(provider, {})
 
 
 def export(messages: list[dict[str, Any]], provider: str) -> bytes:
@@ -190,18 +230,32 @@ def _wire_module(provider: str) -> ModuleType:
 
 def _ids(messages: list[dict[str, Any]]) -> list[str]:
     """Every call and result id in history order, each once."""
+    # ``canonical.metadata``, ``calls_of`` and ``call_id`` inlined: this reads every message.
     seen: dict[str, None] = {}
     for message in messages:
-        md = canonical.metadata(message)
+        md = message.get("metadata")
+        if md.__class__ is not dict and not isinstance(md, dict):
+            md = _EMPTY
         if message.get("role") == "tool":
-            seen.setdefault(canonical.call_id(md), None)
-        for call in canonical.calls_of(message):
-            seen.setdefault(canonical.call_id(call), None)
+            value = md.get("tool_call_id") or md.get("id") or ""
+            seen[value if value.__class__ is str else canonical.call_id(md)] = None
+        calls = md.get("tool_calls")
+        if not calls or (calls.__class__ is not list and not isinstance(calls, list)):
+            continue
+        for call in calls:
+            if call.__class__ is dict or isinstance(call, dict):
+                value = call.get("tool_call_id") or call.get("id") or ""
+                seen[value if value.__class__ is str else canonical.call_id(call)] = None
     return list(seen)
 
 
-def _renames(messages: list[dict[str, Any]], accepted: Callable[[str], Any]) -> dict[str, str]:
-    ids = _ids(messages)
+def _renames(ids: list[str], chars: re.Pattern[str] | None) -> dict[str, str]:
+    """``{old: new}`` for the ids a provider refuses: empty ones, or with ``chars``, any
+    holding a character outside it."""
+    # The healthy case in one pass: no id is empty and, together, they use only ``chars``.
+    if "" not in ids and (chars is None or chars.fullmatch("".join(ids))):
+        return {}
+    accepted: Callable[[str], Any] = bool if chars is None else chars.fullmatch
     taken = {i for i in ids if i and accepted(i)}
     renamed: dict[str, str] = {}
     for old in ids:

@@ -180,7 +180,7 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
     return jsonl.join_lines(lines, True)
 
 
-def to_wire(messages: list[Message]) -> dict[str, Any]:
+def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> dict[str, Any]:
     """A Messages request body (``{"system"?, "messages"}``) for canonical messages.
 
     Consecutive messages of one role share a message, tool results lead the
@@ -189,13 +189,17 @@ def to_wire(messages: list[Message]) -> dict[str, Any]:
     blank text blocks and messages left empty by that are left out (see the
     module docstring). Ids are written as they are: mapping ids the API
     rejects is ``inspector.formats.export_wire``'s job.
+
+    ``memo``, a dict kept between calls on histories that share message
+    objects (a transcript and its repair), makes each message's part once;
+    the bodies then share those parts.
     """
     clean = [public(m) for m in messages]
     lead = 0
     while lead < len(clean) and clean[lead]["role"] == "system":
         lead += 1
     clean[lead:] = [system_as_user(m) if m["role"] == "system" else m for m in clean[lead:]]
-    system, wire = _wire(clean, None, native_only=True)
+    system, wire = _wire(clean, None, native_only=True, memo=memo)
     body: dict[str, Any] = {}
     if system is not None and _has_text(system):
         body["system"] = system
@@ -558,12 +562,18 @@ def _parse_trace(data: bytes, conversation: int | None) -> Parsed:
 
 
 def _wire(
-    messages: list[Message], state: dict[str, Any] | None, *, native_only: bool
+    messages: list[Message],
+    state: dict[str, Any] | None,
+    *,
+    native_only: bool,
+    memo: dict[Any, Any] | None = None,
 ) -> tuple[Any, list[dict[str, Any]]]:
     """The ``system`` value and the message list for canonical ``messages``.
 
     Messages one source record was split into are joined again; a record
-    whose messages are all untouched is written back as it was read.
+    whose messages are all untouched is written back as it was read. With
+    ``memo`` (only when there is no ``state``), a group of the same message
+    objects is made once.
     """
     records = state["records"] if state else []
     originals = state["originals"] if state else {}
@@ -599,7 +609,16 @@ def _wire(
             template = state["response"]
         elif rec is not None and 0 <= rec < len(records) and isinstance(records[rec], dict):
             template = records[rec]
-        made = _wire_group(role, members, template, rec, native_only)
+        if memo is None or state is not None:
+            made = _wire_group(role, members, template, rec, native_only)
+        else:
+            # What a group becomes depends on its messages alone: the same objects, the same part.
+            key = tuple(map(id, members))
+            hit = memo.get(key)
+            if hit is None:
+                # Holding the members keeps their ids unique while they key the memo.
+                hit = memo[key] = (members, _wire_group(role, members, template, rec, native_only))
+            made = hit[1]
         if native_only and made["content"] in ("", []):
             continue  # an empty turn says nothing, and the API refuses it
         wire.append(made)

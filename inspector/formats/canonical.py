@@ -159,7 +159,13 @@ def strip_private(messages: Iterable[Message]) -> list[Message]:
 
 def public(message: Message) -> Message:
     metadata = message.get("metadata")
-    if not isinstance(metadata, dict) or not any(k.startswith("_") for k in metadata):
+    if metadata.__class__ is not dict and not isinstance(metadata, dict):
+        return message
+    # A plain loop: this runs once per message per export, and most have no private key.
+    for key in metadata:
+        if key.startswith("_"):
+            break
+    else:
         return message
     clean = dict(message)
     clean["metadata"] = {k: v for k, v in metadata.items() if not k.startswith("_")}
@@ -175,18 +181,23 @@ def origin(message: Message) -> int | None:
 
 def metadata(message: Message) -> dict[str, Any]:
     value = message.get("metadata")
-    return value if isinstance(value, dict) else {}
+    return value if value.__class__ is dict or isinstance(value, dict) else {}
 
 
 def calls_of(message: Message) -> list[dict[str, Any]]:
-    calls = metadata(message).get("tool_calls")
-    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+    value = message.get("metadata")
+    if value.__class__ is not dict and not isinstance(value, dict):
+        return []
+    calls = value.get("tool_calls")
+    if calls.__class__ is not list and not isinstance(calls, list):
+        return []
+    return [c for c in calls if c.__class__ is dict or isinstance(c, dict)]
 
 
 def call_id(obj: dict[str, Any]) -> str:
     """A call's or result's id under either spelling (SPEC MEM-11)."""
     value = obj.get("tool_call_id") or obj.get("id") or ""
-    return value if isinstance(value, str) else str(value)
+    return value if value.__class__ is str or isinstance(value, str) else str(value)
 
 
 def by_origin(messages: list[Message]) -> dict[int, list[Message]]:
@@ -258,6 +269,10 @@ def system_as_user(message: Message) -> Message:
 def arguments_object(arguments: Any) -> Any:
     """Call arguments as an object where they parse as one, else as they are."""
     if isinstance(arguments, str):
+        if not _OBJECT_START.match(arguments):
+            # Only an object is taken, and JSON text that is one starts with "{": skip
+            # the parse (and the exception) for the plain text that most tool output is.
+            return arguments
         try:
             value = orjson.loads(arguments)
         except orjson.JSONDecodeError:
@@ -452,5 +467,7 @@ def list_shape(items: list[Any]) -> str | None:
     return max(votes, key=lambda shape: votes[shape])
 
 
+# What JSON text holding an object starts with (JSON's own whitespace, then "{").
+_OBJECT_START = re.compile(r"[ \t\n\r]*\{")
 _ROLE = re.compile(rb'"role"\s*:')
 _METADATA = re.compile(rb'"metadata"\s*:\s*\{')

@@ -196,7 +196,7 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
     return dump_like(append_exchange(state["doc"], state["exchange"], body), state["data"])
 
 
-def to_wire(messages: list[Message]) -> dict[str, Any]:
+def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> dict[str, Any]:
     """A generateContent request body (``{"systemInstruction"?, "contents"}``).
 
     Turns alternate: consecutive messages of one side share a turn (results
@@ -206,8 +206,12 @@ def to_wire(messages: list[Message]) -> dict[str, Any]:
     turn gets a user turn first saying the earlier turns are not in the
     transcript, because Gemini refuses a call turn with no user turn before
     it. Calls and responses carry their ids.
+
+    ``memo``, a dict kept between calls on histories that share message
+    objects (a transcript and its repair), makes each message's part once;
+    the bodies then share those parts.
     """
-    system, contents = _wire([public(m) for m in messages], None, native_only=True)
+    system, contents = _wire([public(m) for m in messages], None, native_only=True, memo=memo)
     body: dict[str, Any] = {}
     if system is not None:
         parts = [p for p in system["parts"] if not (isinstance(p, dict) and p.get("text") == "")]
@@ -649,8 +653,17 @@ def _response_of(message: Message) -> dict[str, Any]:
 
 
 def _wire(
-    messages: list[Message], state: dict[str, Any] | None, *, native_only: bool
+    messages: list[Message],
+    state: dict[str, Any] | None,
+    *,
+    native_only: bool,
+    memo: dict[Any, Any] | None = None,
 ) -> tuple[Any, list[dict[str, Any]]]:
+    """The ``systemInstruction`` and the turns for canonical ``messages``.
+
+    With ``memo`` (only when there is no ``state``), a turn of the same
+    message objects answering calls of the same names is made once.
+    """
     records = state["records"] if state else []
     originals = state["originals"] if state else {}
     synthetic = state["synthetic_ids"] if state else set()
@@ -686,7 +699,19 @@ def _wire(
             continue
         template = records[rec] if rec is not None and 0 <= rec < len(records) else None
         template = template if isinstance(template, dict) else None
-        contents.append(_wire_turn(role, members, template, rec, synthetic, names, native_only))
+        if memo is None or state is not None:
+            contents.append(_wire_turn(role, members, template, rec, synthetic, names, native_only))
+            continue
+        # A turn depends on its messages and, for results that carry no name, on the
+        # name of the call they answer.
+        key = tuple(map(id, members))
+        callers = tuple(_caller_name(m, names) for m in members if m["role"] == "tool")
+        hit = memo.get(key)
+        if hit is None or any(a is not b for a, b in zip(hit[1], callers, strict=True)):
+            # Holding the members keeps their ids unique while they key the memo.
+            made = _wire_turn(role, members, template, rec, synthetic, names, native_only)
+            hit = memo[key] = (members, callers, made)
+        contents.append(hit[2])
     if native_only:
         contents = _alternate(contents)
     if native_only and contents and contents[0]["role"] == "model":
@@ -765,6 +790,14 @@ def _wire_turn(
                 parts.extend(_wire_parts(content, native_only))
     out["parts"] = parts
     return out
+
+
+def _caller_name(message: Message, names: dict[str, Any]) -> Any:
+    """The name ``_wire_response`` takes from the call a result answers (None if unused)."""
+    md = metadata(message)
+    if md.get("name"):
+        return None
+    return names.get(md.get("tool_call_id", ""))
 
 
 def _wire_response(

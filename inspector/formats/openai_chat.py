@@ -131,21 +131,35 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
     return dump_like(out, state["data"])
 
 
-def to_wire(messages: list[Message]) -> dict[str, Any]:
+def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> dict[str, Any]:
     """A Chat Completions request body (``{"messages": [...]}``) for canonical messages.
 
     Content parts another provider made (thinking, reasoning, ...) are left
     out; text and images are kept, and a message left with no parts is left
     out (see the module docstring). Arguments become JSON strings.
+
+    ``memo``, a dict kept between calls on histories that share message
+    objects (a transcript and its repair), makes each message's part once;
+    the bodies then share those parts.
     """
     wire = []
     for message in messages:
-        made = _wire_message(public(message), None, native_only=True)
+        if memo is not None:
+            hit = memo.get(id(message))
+            if hit is not None:
+                if hit[1] is not None:
+                    wire.append(hit[1])
+                continue
+        made: dict[str, Any] | None = _wire_message(public(message), None, native_only=True)
         if made.get("content") == []:
             if not made.get("tool_calls"):
-                continue
-            made["content"] = None
-        wire.append(made)
+                made = None
+            else:
+                made["content"] = None
+        if memo is not None:
+            memo[id(message)] = (message, made)  # holding the message keeps its id unique
+        if made is not None:
+            wire.append(made)
     return {"messages": wire}
 
 

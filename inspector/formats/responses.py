@@ -165,13 +165,17 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
     return dump_like(append_exchange(state["doc"], state["exchange"], body), state["data"])
 
 
-def to_wire(messages: list[Message]) -> dict[str, Any]:
+def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> dict[str, Any]:
     """A Responses request body (``{"input": [...]}``) for canonical messages.
 
     System messages become ``system`` message items; parts another provider
     made (thinking blocks, Gemini parts) are left out.
+
+    ``memo``, a dict kept between calls on histories that share message
+    objects (a transcript and its repair), makes each message's items once;
+    the bodies then share those items.
     """
-    _, items = _wire([public(m) for m in messages], None)
+    _, items = _wire([public(m) for m in messages], None, memo)
     out: list[Any] = []
     seen: set[str] = set()
     for item in items:
@@ -395,7 +399,16 @@ def _stream_output(text: str, meta: dict[str, Any]) -> list[Any]:
 # --- writing ------------------------------------------------------------------------------
 
 
-def _wire(messages: list[Message], state: dict[str, Any] | None) -> tuple[Any, list[Any]]:
+def _wire(
+    messages: list[Message], state: dict[str, Any] | None, memo: dict[Any, Any] | None = None
+) -> tuple[Any, list[Any]]:
+    """The ``instructions`` and the input items for canonical ``messages``.
+
+    With ``memo`` (only when there is no ``state``), the items of the same
+    message object are made once (an output's once per kind of call it answers).
+    """
+    if memo is not None and state is None:
+        return None, _wire_memo(messages, memo)
     records = state["records"] if state else []
     originals = state["originals"] if state else {}
     native_only = state is None
@@ -434,6 +447,39 @@ def _wire(messages: list[Message], state: dict[str, Any] | None) -> tuple[Any, l
         else:
             items.append(_wire_message(message, template[0] if template else None, native_only))
     return instructions, items
+
+
+def _wire_memo(messages: list[Message], memo: dict[Any, Any]) -> list[Any]:
+    """``_wire``'s items with no ``state``, each message's made once (see ``_wire``).
+
+    With no state a message has no source items, so this is ``_wire``'s loop
+    with nothing to reuse; what an output becomes depends on its message and
+    on the kind of call it answers, and holding the message in the memo keeps
+    its id unique while it keys it.
+    """
+    kinds: dict[str, str] = {}
+    items: list[Any] = []
+    for message in messages:
+        role = message["role"]
+        hit = memo.get(id(message))
+        if role == "assistant":
+            if hit is None:
+                hit = memo[id(message)] = (message, _wire_assistant(message, [], True))
+            made = hit[1]
+            for item in made:
+                if isinstance(item, dict) and _is_call(item):
+                    kinds.setdefault(call_id_of(item), item["type"])
+            items.extend(made)
+        elif role == "tool":
+            kind = kinds.get(metadata(message).get("tool_call_id", ""), "function_call")
+            if hit is None or hit[2] != kind:
+                hit = memo[id(message)] = (message, _wire_output(message, None, kinds), kind)
+            items.append(hit[1])
+        else:
+            if hit is None:
+                hit = memo[id(message)] = (message, _wire_message(message, None, True))
+            items.append(hit[1])
+    return items
 
 
 def _template_calls(template: list[Any]) -> list[dict[str, Any]]:
