@@ -41,7 +41,20 @@ SEEDS = [
 SEED_BYTES = [(CORPUS / name).read_bytes() for name in SEEDS]
 
 WEIRD_VALUES = st.sampled_from(
-    [None, 0, -1, 2**63 - 1, 1.5, True, "", "x" * 100_000, [], {}, [[[[[[[[]]]]]]]], {"a": {"b": {}}}]
+    [
+        None,
+        0,
+        -1,
+        2**63 - 1,
+        1.5,
+        True,
+        "",
+        "x" * 100_000,
+        [],
+        {},
+        [[[[[[[[]]]]]]]],
+        {"a": {"b": {}}},
+    ]
 )
 
 
