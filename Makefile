@@ -71,5 +71,15 @@ fuzz: $(TEST_STAMP)
 	HYPOTHESIS_PROFILE=fuzz $(VENV)/bin/pytest -q tests/formats/test_fuzz.py \
 	  tests/formats/test_export_regressions.py tests/engine/test_properties.py
 
+# gunicorn on a throw-away PostgreSQL database (on 127.0.0.1:5432; LOAD_ARGS="--postgres
+# postgres://user@127.0.0.1:5433") with 20 users for 30 s from a second process: prints
+# requests/s and latencies, fails on any 5xx or upload not retrievable with its sha256.
+$(VENV)/.installed-load: pyproject.toml $(STAMP)
+	$(PIP) install --quiet -e '.[load]'
+	@touch $@
+
+load: $(VENV)/.installed-load
+	$(PY) bench/load.py $(LOAD_ARGS)
+
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

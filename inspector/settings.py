@@ -164,6 +164,9 @@ DATA_UPLOAD_MAX_NUMBER_FILES = env_int("INSPECTOR_MAX_UPLOAD_FILES", 1000, minim
 INSPECTOR_SCAN_MAX_BYTES = env_int("INSPECTOR_SCAN_MAX_MB", 2048, minimum=1) * 1024 * 1024
 INSPECTOR_SCAN_MAX_FILES = env_int("INSPECTOR_SCAN_MAX_FILES", 10_000, minimum=1)
 INSPECTOR_ZIP_MAX_RATIO = env_int("INSPECTOR_ZIP_MAX_RATIO", 100, minimum=1)
+# Stored bytes with no transcript row (left by a process killed mid-upload) are
+# removed when a scan is retried and when `make run` starts, once this old.
+INSPECTOR_ORPHAN_GRACE_SECONDS = env_int("INSPECTOR_ORPHAN_GRACE_SECONDS", 600, minimum=0)
 
 # Security headers. A strict CSP: everything from self, scripts only from
 # self or with the per-request nonce that {% htmx_script %} carries, no

@@ -29,7 +29,7 @@ from django.utils import timezone
 from inspector.scan.models import ScanFile, ScanJob
 from inspector.scan.sources import Found, Limits, ZipRefused, plan_zip, session_start, zip_started
 from inspector.web.models import Project, Transcript
-from inspector.web.store import UnreadableTranscript, store_upload
+from inspector.web.store import UnreadableTranscript, store_upload, sweep_orphans
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,7 @@ class Outcome:
     sha256: str = ""
     transcript: Transcript | None = None
     started: datetime | None = None
+    created: bool = False
 
 
 @task()
@@ -61,7 +62,13 @@ def scan_file(file_id: int) -> str:
         return "already finished"
     ScanJob.objects.filter(pk=row.job_id).update(current_file=row.path)
     outcome = _scan(row)
-    finished = _finish(row, outcome)
+    # Placing the file in its project and recording its outcome commit together:
+    # a worker killed between the two would otherwise leave a placed file whose
+    # retry finds it "unchanged" instead of new.
+    with transaction.atomic():
+        if outcome.transcript is not None:
+            outcome.status, outcome.reason = _place(outcome.transcript, outcome.created, row)
+        finished = _finish(row, outcome)
     if row.job.source != ScanJob.Source.FOLDER and row.source:
         default_storage.delete(row.source)
     if finished:
@@ -155,6 +162,8 @@ def retry_pending(job: ScanJob) -> int:
     if job.status == ScanJob.Status.PREPARING:
         expand_zip.enqueue(job.pk, f"{job.storage_dir}/upload.zip")
         return 1
+    # A killed worker may have left stored bytes without their row.
+    sweep_orphans(settings.INSPECTOR_ORPHAN_GRACE_SECONDS)
     pending = list(job.files.filter(status=Status.PENDING).values_list("pk", flat=True))
     for file_id in pending:
         scan_file.enqueue(file_id)
@@ -193,8 +202,7 @@ def _scan(row: ScanFile) -> Outcome:
         )
         return Outcome(Status.UNREADABLE, reason, sha, started=started)
     del data
-    status, reason = _place(transcript, created, row)
-    return Outcome(status, reason, sha, transcript, started)
+    return Outcome(Status.NEW, "", sha, transcript, started, created)
 
 
 def _read(row: ScanFile) -> bytes:

@@ -13,6 +13,7 @@ import logging
 import re
 import threading
 from collections import OrderedDict
+from datetime import timedelta
 from typing import Any
 
 import orjson
@@ -20,6 +21,7 @@ import zstandard
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from django.utils.text import slugify
 
 from inspector import formats
@@ -206,6 +208,40 @@ def delete_files(directory: str) -> None:
     with _memory_lock:
         for key in [key for key in _memory if storage_dir(key[0]) == directory]:
             del _memory[key]
+
+
+def sweep_orphans(grace_seconds: int) -> list[str]:
+    """Delete stored transcript folders that no row owns and that are older than the grace.
+
+    A process killed outright (SIGKILL, out of memory) between writing a
+    transcript's bytes and committing its row leaves such a folder; nothing
+    else can. The grace period spares uploads whose row is still being
+    written. Returns the folders removed.
+    """
+    removed: list[str] = []
+    try:
+        fanouts, _ = default_storage.listdir("transcripts")
+    except FileNotFoundError:
+        return removed
+    cutoff = timezone.now() - timedelta(seconds=grace_seconds)
+    for fanout in fanouts:
+        folders, _ = default_storage.listdir(f"transcripts/{fanout}")
+        owned = set(
+            Transcript.objects.filter(public_id__in=folders).values_list("public_id", flat=True)
+        )
+        for public_id in folders:
+            directory = f"transcripts/{fanout}/{public_id}"
+            if public_id in owned:
+                continue
+            _, files = default_storage.listdir(directory)
+            times = [default_storage.get_modified_time(f"{directory}/{name}") for name in files]
+            if any(when > cutoff for when in times):
+                continue
+            delete_files(directory)
+            removed.append(directory)
+    if removed:
+        log.warning("removed %d stored folder(s) left without a transcript row", len(removed))
+    return removed
 
 
 def diagnosis_blob(diagnosis: Diagnosis) -> bytes:

@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.db import connection
 from django.forms import Form
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.encoding import force_str
@@ -311,7 +311,11 @@ def api_upload(request: HttpRequest) -> HttpResponse:
     limit = settings.INSPECTOR_MAX_UPLOAD_BYTES
     if int(request.headers.get("Content-Length") or 0) > limit + 64 * 1024:
         return _json({"error": f"The upload is larger than the limit of {limit:,} bytes."}, 413)
-    data, name = _api_body(request)
+    try:
+        data, name = _api_body(request)
+    except UnreadablePostError:
+        # The client went away mid-body: nothing to store, and not our error.
+        return _json({"error": "The request body could not be read completely."}, 400)
     try:
         check_size(len(data))
         transcript, created = store.store_upload(

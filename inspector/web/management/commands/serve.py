@@ -10,10 +10,12 @@ import subprocess
 import sys
 from typing import Any
 
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
 from inspector.web.signin import ensure_owner, signin_path
+from inspector.web.store import sweep_orphans
 
 
 class Command(BaseCommand):
@@ -25,6 +27,8 @@ class Command(BaseCommand):
         parser.add_argument("--no-worker", action="store_true", help="do not start a task worker")
 
     def handle(self, *args: Any, host: str, port: int, no_worker: bool, **options: Any) -> None:
+        # A server killed mid-upload may have left stored bytes without a row.
+        sweep_orphans(settings.INSPECTOR_ORPHAN_GRACE_SECONDS)
         owner, created = ensure_owner()
         if created:
             self.stdout.write(f"Created the owner account '{owner.get_username()}'.")

@@ -1,0 +1,165 @@
+"""A task worker killed with SIGKILL in the middle of a scan; after a restart the scan completes.
+
+The worker is a real ``db_worker`` process on the test database (a file for
+SQLite, the test database for PostgreSQL). It stops itself at a chosen point
+of its second file and waits there to be killed, so the kill lands where the
+test says, not wherever a timer happens to. Then, as a person would: the
+scan's "send unfinished files again" button, and a fresh worker.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import reverse
+
+from inspector.scan.models import ScanFile, ScanJob
+from inspector.scan.workers import worker_command, worker_env
+from inspector.web.models import Transcript
+from tests.conftest import CORPUS
+from tests.hardening.conftest import assert_rows_whole, orphans
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+SESSIONS = (
+    sorted((CORPUS / "claude-code" / "broken").glob("*.jsonl"))[:4]
+    + sorted((CORPUS / "codex").glob("*.jsonl"))[:1]
+)
+UNREADABLE = {"garbage.json": b"{this is not json"}
+WAIT_SECONDS = 60
+
+# Runs db_worker in this process after wrapping one function: its second call
+# writes the marker and sleeps, so the test can kill the worker right there.
+PAUSED_WORKER = """
+import os, sys, time
+from pathlib import Path
+import django
+
+django.setup()
+from django.core.management import call_command
+from inspector.scan import tasks
+from inspector.web.models import Transcript
+
+point, marker = os.environ["PAUSE_AT"], Path(os.environ["PAUSE_MARKER"])
+owner = Transcript if point == "Transcript.save" else tasks
+name = point.rpartition(".")[2]
+original, calls = getattr(owner, name), []
+
+
+def paused(*args, **kwargs):
+    calls.append(1)
+    if len(calls) == 2:
+        marker.write_text(str(os.getpid()))
+        time.sleep(120)
+        os._exit(3)  # never reached when the test kills it
+    return original(*args, **kwargs)
+
+
+setattr(owner, name, paused)
+call_command(*sys.argv[1:])
+"""
+
+# Where the worker dies, in the order scan_file gets there.
+KILL_POINTS = {
+    "claimed, nothing stored": "store_upload",
+    "bytes stored, no row yet": "Transcript.save",
+    "row stored, not placed in the project": "_place",
+    "placed, outcome not recorded": "_finish",
+    "outcome recorded, job not completed": "complete_if_done",
+}
+
+# Found by this test and reported, not fixed here (inspector/scan/tasks.py is not
+# ours; a fix for the first needs a sweep of storage, run by something).
+
+
+@pytest.fixture
+def database_tasks(settings) -> None:
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    # The restart here comes at once; a deployment keeps a grace period so that
+    # bytes of an upload whose row is still being written are spared.
+    settings.INSPECTOR_ORPHAN_GRACE_SECONDS = 0
+
+
+def start_scan(client: Client) -> ScanJob:
+    files = [SimpleUploadedFile(path.name, path.read_bytes()) for path in SESSIONS]
+    files += [SimpleUploadedFile(name, data) for name, data in UNREADABLE.items()]
+    response = client.post(reverse("scan:new"), {"project": "killed", "files": files})
+    assert response.status_code == 302
+    return ScanJob.objects.get()
+
+
+def run_paused_worker(point: str, marker: Path) -> subprocess.Popen:
+    env = worker_env() | {"PAUSE_AT": point, "PAUSE_MARKER": str(marker)}
+    # worker_command() is [python, -m, django, db_worker, ...]: the same worker, wrapped.
+    command = [sys.executable, "-c", PAUSED_WORKER, *worker_command()[3:]]
+    return subprocess.Popen(command, cwd=settings.BASE_DIR, env=env)
+
+
+def kill_when_paused(worker: subprocess.Popen, marker: Path) -> None:
+    deadline = time.monotonic() + WAIT_SECONDS
+    try:
+        while not marker.exists():
+            assert worker.poll() is None, f"the worker left early ({worker.returncode})"
+            assert time.monotonic() < deadline, "the worker never reached the kill point"
+            time.sleep(0.05)
+    finally:
+        if worker.poll() is None:
+            os.kill(worker.pid, signal.SIGKILL)
+        worker.wait(timeout=WAIT_SECONDS)
+    assert worker.returncode == -signal.SIGKILL
+
+
+@pytest.mark.parametrize("point", KILL_POINTS.values(), ids=KILL_POINTS.keys())
+def test_a_scan_whose_worker_was_killed_completes_each_file_once_after_a_restart(
+    owner, owner_client, database_tasks, media_root, tmp_path, point
+):
+    job = start_scan(owner_client)
+    assert job.total == len(SESSIONS) + len(UNREADABLE)
+
+    marker = tmp_path / "paused"
+    kill_when_paused(run_paused_worker(point, marker), marker)
+    job.refresh_from_db()
+    assert job.status == ScanJob.Status.RUNNING
+    assert job.files.filter(status=ScanFile.Status.PENDING).exists()
+
+    # The restart: the job page's retry button, then a worker that runs the queue dry.
+    response = owner_client.post(reverse("scan:retry", args=[job.public_id]))
+    assert response.status_code == 302
+    subprocess.run(
+        worker_command(), cwd=settings.BASE_DIR, env=worker_env(), check=True, timeout=120
+    )
+
+    job.refresh_from_db()
+    assert job.status == ScanJob.Status.DONE
+    # Each file has one outcome, counted once.
+    assert not job.files.filter(status=ScanFile.Status.PENDING).exists()
+    counted = job.new + job.updated + job.unchanged + job.duplicate + job.unreadable
+    assert job.done == counted == job.total
+    assert job.bytes_done == job.bytes_total
+    # One transcript per readable file, at its path in the project, its bytes whole.
+    transcripts = Transcript.objects.filter(project=job.project)
+    assert sorted(transcripts.values_list("relative_path", flat=True)) == sorted(
+        path.name for path in SESSIONS
+    )
+    assert Transcript.objects.count() == len(SESSIONS)
+    for row in job.files.exclude(status="unreadable").select_related("transcript"):
+        assert row.transcript is not None and row.transcript.relative_path == row.path
+    assert not default_storage.exists(job.storage_dir)  # the uploaded files are cleared
+    assert_rows_whole(media_root)
+
+    # The same outcomes as a scan nobody killed, and no stored bytes left without a row.
+    statuses = dict(job.files.values_list("path", "status"))
+    clean = {path.name: "new" for path in SESSIONS} | dict.fromkeys(UNREADABLE, "unreadable")
+    assert statuses == clean
+    assert (job.new, job.unreadable) == (len(SESSIONS), len(UNREADABLE))
+    assert not orphans(media_root)
