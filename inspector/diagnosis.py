@@ -12,7 +12,7 @@ No Django: this module sits beside the pure ``engine`` and ``formats``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -22,6 +22,7 @@ from inspector import formats
 from inspector.engine import repair_history
 from inspector.engine.providers import PROVIDERS, validate
 from inspector.formats.base import Parsed
+from inspector.formats.jsonl import collector_paused
 
 # Bump when the engine, a parser or this module changes what a diagnosis
 # holds: stored transcripts then rebuild their cached diagnosis on next view.
@@ -43,6 +44,11 @@ CAUSE_WORDS = {
 _JSON_START = re.compile(r'[ \t\n\r]*[{\["\-0-9tfn]')
 
 REPAIR_RULES = ("PAIR-1", "PAIR-2", "PAIR-3", "ID-1", "ID-2", "MSG-1", "INT-1", "INT-2")
+_REPAIR_RULE_SET = frozenset(REPAIR_RULES)
+
+# Shared stand-ins for what most messages lack; read, never written.
+_EMPTY: dict[str, Any] = {}
+_NO_RULES: frozenset[Any] = frozenset()
 
 
 @dataclass(slots=True)
@@ -88,6 +94,14 @@ def repair_parsed(parsed: Parsed, is_read_only: ReadOnly = None):  # -> Repair
 
 
 def diagnose(parsed: Parsed, is_read_only: ReadOnly = None) -> Diagnosis:
+    # Repair, the provider wires and the rows make millions of small objects
+    # that all stay alive to the end; the collector's passes over them took
+    # more time than the work and could free none of them.
+    with collector_paused():
+        return _diagnose(parsed, is_read_only)
+
+
+def _diagnose(parsed: Parsed, is_read_only: ReadOnly) -> Diagnosis:
     repair = repair_parsed(parsed, is_read_only)
     builder = _Timeline(parsed, repair)
     rows, findings = builder.build()
@@ -181,12 +195,13 @@ def report_from(diagnosis: Diagnosis) -> dict[str, Any]:
 
 def repaired_bytes(parsed: Parsed, fmt: str = "source", is_read_only: ReadOnly = None) -> bytes:
     """The repaired transcript: in its own shape (``source``) or canonical JSON."""
-    repair = repair_parsed(parsed, is_read_only)
-    if fmt == "canonical":
-        return orjson.dumps(formats.strip_private(repair.messages), option=orjson.OPT_INDENT_2)
-    if fmt != "source":
-        raise ValueError(f"unknown output format {fmt!r}; use 'source' or 'canonical'")
-    return formats.FORMATS[parsed.format].serialise(repair.messages, parsed)
+    with collector_paused():
+        repair = repair_parsed(parsed, is_read_only)
+        if fmt == "canonical":
+            return orjson.dumps(formats.strip_private(repair.messages), option=orjson.OPT_INDENT_2)
+        if fmt != "source":
+            raise ValueError(f"unknown output format {fmt!r}; use 'source' or 'canonical'")
+        return formats.FORMATS[parsed.format].serialise(repair.messages, parsed)
 
 
 # --- the timeline ----------------------------------------------------------
@@ -218,9 +233,11 @@ class _Timeline:
         rows: list[dict[str, Any]] = []
         findings: list[dict[str, Any]] = []
         next_drop = 0
+        drops = len(dropped)
+        no_span = (None, None)
         for out_index, message in enumerate(self.outputs):
             in_index = out_to_in.get(out_index)
-            actions = by_out.get(out_index, [])
+            actions = by_out.get(out_index, ())
             # A dropped message is drawn where it stood: before the first row
             # that came after it, and before what was inserted for its turn.
             if in_index is not None:
@@ -228,13 +245,14 @@ class _Timeline:
             else:
                 turns = [a.turn_index for a in actions if a.turn_index is not None]
                 limit = max(turns) + 1 if turns else -1
-            while next_drop < len(dropped) and dropped[next_drop] < limit:
+            while next_drop < drops and dropped[next_drop] < limit:
                 self._dropped_row(dropped[next_drop], by_in_dropped, rows, findings)
                 next_drop += 1
             row = self._row(len(rows), message, in_index, out_index, actions)
-            row["span"], row["span_pos"] = spans.get(out_index, (None, None))
+            row["span"], row["span_pos"] = spans.get(out_index, no_span)
             rows.append(row)
-            findings.extend(self._findings(row, actions))
+            if actions:
+                findings.extend(self._findings(row, actions))
         while next_drop < len(dropped):
             self._dropped_row(dropped[next_drop], by_in_dropped, rows, findings)
             next_drop += 1
@@ -267,7 +285,7 @@ class _Timeline:
         rows: list[dict[str, Any]],
         findings: list[dict[str, Any]],
     ) -> None:
-        actions = by_in.get(in_index, [])
+        actions = by_in.get(in_index, ())
         row = self._row(len(rows), self.inputs[in_index], in_index, None, actions)
         row["state"] = "dropped"
         row["in_repaired"] = False
@@ -284,11 +302,22 @@ class _Timeline:
         message: dict[str, Any],
         in_index: int | None,
         out_index: int | None,
-        actions: list[Any],
+        actions: Sequence[Any],
     ) -> dict[str, Any]:
+        # Runs once per message: most have no actions, and skip the work that needs them.
         original = self.inputs[in_index] if in_index is not None else None
-        metadata = message.get("metadata") or {}
-        rules = {a.rule for a in actions}
+        metadata = message.get("metadata") or _EMPTY
+        if actions:
+            rules = {a.rule for a in actions}
+            moved_from = next(
+                (a.from_index for a in actions if a.rule == "PAIR-2" and a.from_index is not None),
+                None,
+            )
+            found = sorted(rules & _REPAIR_RULE_SET, key=REPAIR_RULES.index)
+        else:
+            rules = _NO_RULES
+            moved_from = None
+            found = []
         if in_index is None:
             state = "inserted"
         elif "PAIR-3" in rules:
@@ -302,8 +331,18 @@ class _Timeline:
         # Show the original message for rows that changed shape (a result that
         # became a note keeps its tool role in the original view).
         shown = message
-        text, parts = _render_content(shown.get("content"))
-        row: dict[str, Any] = {
+        content = shown.get("content")
+        if content.__class__ is str and len(content) <= TEXT_LIMIT:
+            text, parts = content, []  # ``_render_content``'s answer for most messages
+        else:
+            text, parts = _render_content(content)
+        source = original if original is not None else message
+        if (source.get("metadata") or _EMPTY).get("tool_calls"):
+            calls = self._calls(source, message, actions)
+        else:
+            calls = []  # what ``_calls`` says when there are none
+        sources = self.sources
+        return {
             "key": f"r{key_number}",
             "input_index": in_index,
             "output_index": out_index,
@@ -312,40 +351,44 @@ class _Timeline:
             "state": state,
             "text": text,
             "parts": parts,
-            "calls": self._calls(original if original is not None else message, message, actions),
-            "result": self._result(original, message, actions),
+            "calls": calls,
+            "result": self._result(original, message, actions)
+            if source.get("role") == "tool"
+            else None,
             "healed": bool(metadata.get("healed")),
             "outcome": metadata.get("outcome"),
             "note": metadata.get("note"),
-            "moved_from": next(
-                (a.from_index for a in actions if a.rule == "PAIR-2" and a.from_index is not None),
-                None,
-            ),
+            "moved_from": moved_from,
             "span": None,
             "span_pos": None,
-            "findings": sorted(rules & set(REPAIR_RULES), key=REPAIR_RULES.index),
-            "lines": list(self.sources[in_index])
-            if in_index is not None and in_index < len(self.sources)
+            "findings": found,
+            "lines": list(sources[in_index])
+            if in_index is not None and in_index < len(sources)
             else [],
             "cause": self.parsed.causes.get(in_index) if in_index is not None else None,
             "in_original": in_index is not None,
             "in_repaired": out_index is not None,
         }
-        return row
 
     def _calls(
-        self, original: dict[str, Any], repaired: dict[str, Any], actions: list[Any]
+        self, original: dict[str, Any], repaired: dict[str, Any], actions: Sequence[Any]
     ) -> list[dict[str, Any]]:
-        before = (original.get("metadata") or {}).get("tool_calls") or []
-        after = (repaired.get("metadata") or {}).get("tool_calls") or []
+        before = (original.get("metadata") or _EMPTY).get("tool_calls") or []
+        if not before:
+            return []
+        after = (repaired.get("metadata") or _EMPTY).get("tool_calls") or []
         if not isinstance(before, list):
             return []
-        removed = {a.call_index for a in actions if a.rule == "INT-1"}
-        renames = {
-            a.call_index: a.new_id
-            for a in actions
-            if a.rule in ("ID-1", "ID-2") and a.call_index is not None
-        }
+        if actions:
+            removed = {a.call_index for a in actions if a.rule == "INT-1"}
+            renames = {
+                a.call_index: a.new_id
+                for a in actions
+                if a.rule in ("ID-1", "ID-2") and a.call_index is not None
+            }
+        else:
+            removed = _NO_RULES
+            renames = _EMPTY
         calls = []
         kept = iter(after if isinstance(after, list) else [])
         for index, call in enumerate(before):
@@ -370,7 +413,7 @@ class _Timeline:
         return calls
 
     def _result(
-        self, original: dict[str, Any] | None, repaired: dict[str, Any], actions: list[Any]
+        self, original: dict[str, Any] | None, repaired: dict[str, Any], actions: Sequence[Any]
     ) -> dict[str, Any] | None:
         source = original if original is not None else repaired
         if source.get("role") != "tool":
@@ -386,7 +429,7 @@ class _Timeline:
             "is_error": bool(old_meta.get("is_error")),
         }
 
-    def _findings(self, row: dict[str, Any], actions: list[Any]) -> list[dict[str, Any]]:
+    def _findings(self, row: dict[str, Any], actions: Sequence[Any]) -> list[dict[str, Any]]:
         found = []
         line = row["lines"][0] if row["lines"] else None
         if line is None:
@@ -411,7 +454,7 @@ class _Timeline:
             )
         return found
 
-    def _line_of_call(self, actions: list[Any]) -> int | None:
+    def _line_of_call(self, actions: Sequence[Any]) -> int | None:
         # An inserted row has no source line of its own; point at the turn
         # whose call it answers (or whose cut it records).
         for action in actions:

@@ -145,15 +145,16 @@ def validate_openai_chat(wire: Any) -> list[ProviderProblem]:
     def add(index: int, text: str, code: str, ids: tuple[str, ...] = ()) -> None:
         problems.append(ProviderProblem("openai-chat", index, f"messages.{index}", text, code, ids))
 
+    total = len(messages)
     i = 0
-    while i < len(messages):
+    while i < total:
         message = messages[i]
         role = message.get("role") if isinstance(message, dict) else None
-        calls = message.get("tool_calls") if role == "assistant" else None
         if role == "tool":
             add(i, OPENAI_ORPHAN_RESULT, "orphan_result", (_text(message.get("tool_call_id")),))
             i += 1
             continue
+        calls = message.get("tool_calls") if role == "assistant" else None
         if not calls or not isinstance(calls, list):
             i += 1
             continue
@@ -179,10 +180,12 @@ def validate_openai_chat(wire: Any) -> list[ProviderProblem]:
                     add(i, text, "arguments_not_string", (cid,))
         answered: dict[str, int] = {}
         j = i + 1
-        while j < len(messages) and isinstance(messages[j], dict):
+        while j < total and isinstance(messages[j], dict):
             if messages[j].get("role") != "tool":
                 break
-            rid = _text(messages[j].get("tool_call_id"))
+            rid = messages[j].get("tool_call_id")
+            if rid.__class__ is not str:
+                rid = _text(rid)
             if rid in answered:
                 text = OPENAI_DUPLICATE_RESULT.format(id=rid, first=answered[rid], second=j)
                 add(j, text, "duplicate_result", (rid,))
@@ -205,13 +208,18 @@ def validate_anthropic(wire: Any) -> list[ProviderProblem]:
     problems: list[ProviderProblem] = []
     seen: set[str] = set()
     last = len(messages) - 1
+    valid_id = _ANTHROPIC_ID.fullmatch
 
     def add(index: int, block: int | None, text: str, code: str, ids: tuple[str, ...] = ()) -> None:
         path = f"messages.{index}" if block is None else f"messages.{index}.content.{block}"
         problems.append(ProviderProblem("anthropic", index, path, text, code, ids))
 
+    # One pass over each message's blocks; the tool_use ids of the message
+    # before are carried over for checking the results after them.
+    before: list[str] = []
     for n, message in enumerate(messages):
         if not isinstance(message, dict):
+            before = []
             continue
         role = message.get("role")
         content = message.get("content")
@@ -219,48 +227,55 @@ def validate_anthropic(wire: Any) -> list[ProviderProblem]:
             add(n, None, ANTHROPIC_EMPTY_CONTENT.format(N=n), "empty_content")
         elif isinstance(content, str) and content.isspace():
             add(n, None, ANTHROPIC_WHITESPACE_TEXT, "empty_text")
-        blocks = content if isinstance(content, list) else []
-        for m, block in enumerate(blocks):
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
-            if kind == "text":
-                text = block.get("text")
-                if text == "":
-                    add(n, m, ANTHROPIC_EMPTY_TEXT, "empty_text")
-                elif isinstance(text, str) and text.isspace():
-                    add(n, m, ANTHROPIC_WHITESPACE_TEXT, "empty_text")
-            elif kind == "tool_use":
-                tid = block.get("id")
-                if not isinstance(tid, str) or not _ANTHROPIC_ID.fullmatch(tid):
-                    add(n, m, ANTHROPIC_BAD_ID.format(N=n, M=m), "bad_id", (_text(tid),))
-                if isinstance(tid, str) and tid in seen:
-                    add(n, m, ANTHROPIC_DUPLICATE_ID.format(N=n, M=m), "duplicate_id", (tid,))
-                seen.add(_text(tid))
-                if not isinstance(block.get("input"), dict):
-                    add(n, m, ANTHROPIC_INPUT_NOT_OBJECT.format(N=n, M=m), "input_not_object")
-            elif kind == "tool_result":
-                rid = block.get("tool_use_id")
-                if not isinstance(rid, str) or not _ANTHROPIC_ID.fullmatch(rid):
-                    text = ANTHROPIC_BAD_RESULT_ID.format(N=n, M=m)
-                    add(n, m, text, "bad_id", (_text(rid),))
+        used: list[str] = []
+        results: list[tuple[int, str]] = []
+        if isinstance(content, list):
+            for m, block in enumerate(content):
+                if not isinstance(block, dict):
+                    continue
+                kind = block.get("type")
+                if kind == "text":
+                    text = block.get("text")
+                    if text == "":
+                        add(n, m, ANTHROPIC_EMPTY_TEXT, "empty_text")
+                    elif isinstance(text, str) and text.isspace():
+                        add(n, m, ANTHROPIC_WHITESPACE_TEXT, "empty_text")
+                elif kind == "tool_use":
+                    tid = block.get("id")
+                    if tid.__class__ is str or isinstance(tid, str):
+                        if not valid_id(tid):
+                            add(n, m, ANTHROPIC_BAD_ID.format(N=n, M=m), "bad_id", (tid,))
+                        if tid in seen:
+                            text = ANTHROPIC_DUPLICATE_ID.format(N=n, M=m)
+                            add(n, m, text, "duplicate_id", (tid,))
+                    else:
+                        tid = _text(tid)
+                        add(n, m, ANTHROPIC_BAD_ID.format(N=n, M=m), "bad_id", (tid,))
+                    seen.add(tid)
+                    if not isinstance(block.get("input"), dict):
+                        add(n, m, ANTHROPIC_INPUT_NOT_OBJECT.format(N=n, M=m), "input_not_object")
+                    used.append(tid)
+                elif kind == "tool_result":
+                    rid = block.get("tool_use_id")
+                    if rid.__class__ is not str and not isinstance(rid, str):
+                        rid = _text(rid)
+                        add(n, m, ANTHROPIC_BAD_RESULT_ID.format(N=n, M=m), "bad_id", (rid,))
+                    elif not valid_id(rid):
+                        add(n, m, ANTHROPIC_BAD_RESULT_ID.format(N=n, M=m), "bad_id", (rid,))
+                    results.append((m, rid))
         if role == "user":
-            before = _tool_use_ids(messages[n - 1]) if n > 0 else []
-            for m, block in enumerate(blocks):
-                if isinstance(block, dict) and block.get("type") == "tool_result":
-                    rid = _text(block.get("tool_use_id"))
-                    if rid not in before:
-                        text = ANTHROPIC_UNEXPECTED_RESULT.format(N=n, M=m, id=rid)
-                        add(n, m, text, "orphan_result", (rid,))
-        elif role == "assistant":
-            used = _tool_use_ids(message)
-            if used:
-                after = messages[n + 1] if n < last else None
-                answered = _tool_result_ids(after)
-                missing = tuple(dict.fromkeys(u for u in used if u not in answered))
-                if missing:
-                    text = ANTHROPIC_MISSING_RESULT.format(N=n, ids=", ".join(missing))
-                    add(n, None, text, "missing_result", missing)
+            for m, rid in results:
+                if rid not in before:
+                    text = ANTHROPIC_UNEXPECTED_RESULT.format(N=n, M=m, id=rid)
+                    add(n, m, text, "orphan_result", (rid,))
+        elif role == "assistant" and used:
+            after = messages[n + 1] if n < last else None
+            answered = _tool_result_ids(after)
+            missing = tuple(dict.fromkeys(u for u in used if u not in answered))
+            if missing:
+                text = ANTHROPIC_MISSING_RESULT.format(N=n, ids=", ".join(missing))
+                add(n, None, text, "missing_result", missing)
+        before = used if role == "assistant" else []
     return problems
 
 
@@ -280,17 +295,21 @@ def validate_responses(wire: Any) -> list[ProviderProblem]:
         problems.append(ProviderProblem("responses", index, f"input.{index}", text, code, ids))
 
     for i, item in enumerate(items):
-        if not isinstance(item, dict):
+        if item.__class__ is not dict and not isinstance(item, dict):
             continue
         iid = item.get("id")
-        if isinstance(iid, str) and iid:
+        if iid and isinstance(iid, str):
             if iid in item_ids:
                 add(i, RESPONSES_DUPLICATE_ITEM.format(id=iid), "duplicate_item", (iid,))
             item_ids.add(iid)
-        kind = item.get("type")
-        if not isinstance(kind, str) or "call_id" not in item:
+        if "call_id" not in item:
             continue
-        cid = _text(item.get("call_id"))
+        kind = item.get("type")
+        if kind.__class__ is not str and not isinstance(kind, str):
+            continue
+        cid = item["call_id"]
+        if cid.__class__ is not str:
+            cid = _text(cid)
         if kind.endswith("_call_output"):
             if cid in calls:
                 answered.add(cid)
@@ -320,29 +339,30 @@ def validate_gemini(wire: Any) -> list[ProviderProblem]:
     def add(index: int, text: str, code: str) -> None:
         problems.append(ProviderProblem("gemini", index, f"contents.{index}", text, code))
 
+    # (call parts, response parts) of each turn, counted once: a turn is
+    # looked at again from the turns on either side.
+    counts = [_count_calls(turn) for turn in contents]
+    total = len(contents)
     for t, turn in enumerate(contents):
         if not isinstance(turn, dict):
             continue
         if not turn.get("parts"):
             add(t, GEMINI_EMPTY_PARTS.format(N=t), "empty_parts")
         role = turn.get("role")
-        calls = _count_parts(turn, "functionCall")
-        responses = _count_parts(turn, "functionResponse")
+        calls, responses = counts[t]
         before = contents[t - 1] if t > 0 else None
         if role == "model" and calls:
             if not (isinstance(before, dict) and before.get("role") in ("user", "function")):
                 add(t, GEMINI_CALL_TURN_PLACEMENT, "call_turn_placement")
-            after = contents[t + 1] if t + 1 < len(contents) else None
+            after = contents[t + 1] if t + 1 < total else None
             answered = 0
             if isinstance(after, dict) and after.get("role") in ("user", "function"):
-                answered = _count_parts(after, "functionResponse")
+                answered = counts[t + 1][1]
             if answered != calls:
                 add(t + 1 if after is not None else t, GEMINI_COUNT_MISMATCH, "count_mismatch")
         elif role in ("user", "function") and responses:
             if not (
-                isinstance(before, dict)
-                and before.get("role") == "model"
-                and _count_parts(before, "functionCall")
+                isinstance(before, dict) and before.get("role") == "model" and counts[t - 1][0]
             ):
                 add(t, GEMINI_RESPONSE_TURN_PLACEMENT, "response_turn_placement")
     problems.sort(key=lambda p: p.index)
@@ -381,19 +401,6 @@ def _json_kind(value: Any) -> str:
     return "null" if value is None else "an object"
 
 
-def _tool_use_ids(message: Any) -> list[str]:
-    if not isinstance(message, dict) or message.get("role") != "assistant":
-        return []
-    content = message.get("content")
-    if not isinstance(content, list):
-        return []
-    return [
-        _text(block.get("id"))
-        for block in content
-        if isinstance(block, dict) and block.get("type") == "tool_use"
-    ]
-
-
 def _tool_result_ids(message: Any) -> set[str]:
     if not isinstance(message, dict) or message.get("role") != "user":
         return set()
@@ -407,8 +414,16 @@ def _tool_result_ids(message: Any) -> set[str]:
     }
 
 
-def _count_parts(turn: dict[str, Any], key: str) -> int:
-    parts = turn.get("parts")
+def _count_calls(turn: Any) -> tuple[int, int]:
+    """How many function call parts and function response parts a turn holds."""
+    parts = turn.get("parts") if isinstance(turn, dict) else None
     if not isinstance(parts, list):
-        return 0
-    return sum(1 for part in parts if isinstance(part, dict) and key in part)
+        return 0, 0
+    calls = responses = 0
+    for part in parts:
+        if isinstance(part, dict):
+            if "functionCall" in part:
+                calls += 1
+            if "functionResponse" in part:
+                responses += 1
+    return calls, responses

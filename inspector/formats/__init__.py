@@ -40,6 +40,7 @@ from inspector.formats import (
 )
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.canonical import public, strip_private
+from inspector.formats.jsonl import collector_paused
 
 __all__ = [
     "FORMATS",
@@ -87,6 +88,13 @@ _EMPTY: dict[str, Any] = {}
 
 def load(data: bytes, format: str = "auto") -> Parsed:
     """Read a transcript in any known shape (or the one ``format`` names)."""
+    # Sniffing and the JSON (not JSONL) shapes build as many objects as the
+    # JSONL readers, which pause the collector themselves.
+    with collector_paused():
+        return _load(data, format)
+
+
+def _load(data: bytes, format: str) -> Parsed:
     if isinstance(data, str):
         data = data.encode("utf-8")
     elif not isinstance(data, bytes):
@@ -94,7 +102,7 @@ def load(data: bytes, format: str = "auto") -> Parsed:
             data = bytes(data)
         except TypeError:
             raise FormatError(f"expected bytes, got {type(data).__name__}") from None
-    if not data.strip():
+    if not data or data.isspace():  # ``not data.strip()`` without copying the data
         raise FormatError("the file is empty")
     head = data[:HEAD_BYTES]
     if b"\x00" in head:
@@ -156,21 +164,25 @@ class Wires:
     """
 
     def __init__(self, before: list[dict[str, Any]], after: list[dict[str, Any]]) -> None:
+        # Stripped here once for every provider; the repaired history reuses the
+        # stripped copies of the messages it shares, so the pieces are shared too.
         # Holding the originals keeps their ids unique while they key ``clean``.
         self._originals = before
         self._before = strip_private(before)
         clean = {id(m): c for m, c in zip(before, self._before, strict=True)}
         self._after = [c if (c := clean.get(id(m))) is not None else public(m) for m in after]
         self._ids: list[str] | None = None
-        self._memos: dict[str, dict[Any, Any]] = {}
+        # The pieces of one provider at a time: a 100,000-message history's pieces
+        # for every provider at once would hold millions of objects.
+        self._memo: tuple[str, dict[Any, Any]] = ("", {})
 
     def before(self, provider: str) -> Any:
-        return _wire_module(provider).to_wire(self._before, memo=self._memo(provider))
+        return _wire_module(provider).to_wire(self._before, memo=self._memo_for(provider))
 
     def after(self, provider: str) -> Any:
         renamed = self.renamed(provider)
-        clean = [_rename(m, renamed) for m in self._after] if renamed else self._after
-        return _wire_module(provider).to_wire(clean, memo=self._memo(provider))
+        messages = [_rename(m, renamed) for m in self._after] if renamed else self._after
+        return _wire_module(provider).to_wire(messages, memo=self._memo_for(provider))
 
     def renamed(self, provider: str) -> dict[str, str]:
         if self._ids is None:
@@ -178,8 +190,10 @@ class Wires:
         _wire_module(provider)  # an unknown provider is an error here too
         return _renames(self._ids, _ID_CHARS.get(provider))
 
-    def _memo(self, provider: str) -> dict[Any, Any]:
-        return self._memos.setdefault(provider, {})
+    def _memo_for(self, provider: str) -> dict[Any, Any]:
+        if self._memo[0] != provider:
+            self._memo = (provider, {})
+        return self._memo[1]
 
 
 def export(messages: list[dict[str, Any]], provider: str) -> bytes:

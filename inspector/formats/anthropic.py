@@ -62,6 +62,7 @@ from inspector.formats.canonical import (
     REC,
     RESPONSE_REC,
     SYSTEM_REC,
+    Alternatives,
     Message,
     append_exchange,
     arguments_dict,
@@ -99,12 +100,17 @@ _NATIVE = frozenset(
     }
 )
 
-_STRONG = re.compile(
-    rb'"type"\s*:\s*"(tool_use|tool_result|thinking|server_tool_use)"|"stop_reason"\s*:'
-    rb"|api\.anthropic\.com|/v1/messages|\"max_tokens\"\s*:"
+_STRONG = Alternatives(
+    rb'"type"\s*:\s*"(tool_use|tool_result|thinking|server_tool_use)"',
+    rb'"stop_reason"\s*:',
+    rb"api\.anthropic\.com",
+    rb"/v1/messages",
+    rb'"max_tokens"\s*:',
 )
 _ROLE = re.compile(rb'"role"\s*:\s*"(user|assistant)"')
-_OTHER = re.compile(rb'"tool_calls"\s*:|"role"\s*:\s*"tool"|"functionCall"|"function_call"')
+_OTHER = Alternatives(
+    rb'"tool_calls"\s*:', rb'"role"\s*:\s*"tool"', rb'"functionCall"', rb'"function_call"'
+)
 
 
 def sniff(head: bytes) -> float:
@@ -194,12 +200,15 @@ def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> d
     objects (a transcript and its repair), makes each message's part once;
     the bodies then share those parts.
     """
-    clean = [public(m) for m in messages]
-    lead = 0
-    while lead < len(clean) and clean[lead]["role"] == "system":
-        lead += 1
-    clean[lead:] = [system_as_user(m) if m["role"] == "system" else m for m in clean[lead:]]
-    system, wire = _wire(clean, None, native_only=True, memo=memo)
+    if memo is None:
+        clean = [public(m) for m in messages]
+        lead = 0
+        while lead < len(clean) and clean[lead]["role"] == "system":
+            lead += 1
+        clean[lead:] = [system_as_user(m) if m["role"] == "system" else m for m in clean[lead:]]
+        system, wire = _wire(clean, None, native_only=True)
+    else:
+        system, wire = _wire_memo(messages, memo)
     body: dict[str, Any] = {}
     if system is not None and _has_text(system):
         body["system"] = system
@@ -562,18 +571,12 @@ def _parse_trace(data: bytes, conversation: int | None) -> Parsed:
 
 
 def _wire(
-    messages: list[Message],
-    state: dict[str, Any] | None,
-    *,
-    native_only: bool,
-    memo: dict[Any, Any] | None = None,
+    messages: list[Message], state: dict[str, Any] | None, *, native_only: bool
 ) -> tuple[Any, list[dict[str, Any]]]:
     """The ``system`` value and the message list for canonical ``messages``.
 
     Messages one source record was split into are joined again; a record
-    whose messages are all untouched is written back as it was read. With
-    ``memo`` (only when there is no ``state``), a group of the same message
-    objects is made once.
+    whose messages are all untouched is written back as it was read.
     """
     records = state["records"] if state else []
     originals = state["originals"] if state else {}
@@ -609,19 +612,58 @@ def _wire(
             template = state["response"]
         elif rec is not None and 0 <= rec < len(records) and isinstance(records[rec], dict):
             template = records[rec]
-        if memo is None or state is not None:
-            made = _wire_group(role, members, template, rec, native_only)
-        else:
-            # What a group becomes depends on its messages alone: the same objects, the same part.
-            key = tuple(map(id, members))
-            hit = memo.get(key)
-            if hit is None:
-                # Holding the members keeps their ids unique while they key the memo.
-                hit = memo[key] = (members, _wire_group(role, members, template, rec, native_only))
-            made = hit[1]
+        made = _wire_group(role, members, template, rec, native_only)
         if native_only and made["content"] in ("", []):
             continue  # an empty turn says nothing, and the API refuses it
         wire.append(made)
+    return system, wire
+
+
+def _wire_memo(messages: list[Message], memo: dict[Any, Any]) -> tuple[Any, list[dict[str, Any]]]:
+    """``to_wire``'s system and messages, each message group made once per ``memo``.
+
+    This is ``_wire`` with no state: nothing is reused from a source file
+    and no message has a ``_rec`` once private keys are stripped, so a group
+    is a run of messages of one side, where a user's text (or a later system
+    message, sent as user text) joins only a group holding results. What a
+    group becomes depends on its messages alone: the memo keeps it under
+    their ids and holds them, so that the ids stay unique while they key it.
+    A message is stripped of private keys only when its group is made.
+    """
+    lead = 0
+    while lead < len(messages) and messages[lead]["role"] == "system":
+        lead += 1
+    system = _wire_system([public(m) for m in messages[:lead]], None)
+    wire: list[dict[str, Any]] = []
+
+    def add_group(role: str, members: list[Message]) -> None:
+        key = id(members[0]) if len(members) == 1 else tuple(map(id, members))
+        hit = memo.get(key)
+        if hit is None:
+            clean = [
+                system_as_user(public(m)) if m["role"] == "system" else public(m) for m in members
+            ]
+            hit = memo[key] = (members, _wire_group(role, clean, None, None, True))
+        if hit[1]["content"] not in ("", []):  # an empty turn says nothing, and is refused
+            wire.append(hit[1])
+
+    side = ""
+    run: list[Message] = []
+    has_result = False
+    for message in messages[lead:]:
+        kind = message["role"]
+        if kind == "system":
+            kind = "user"
+        role = "user" if kind in ("user", "tool") else kind
+        if run and not (role == side and (kind != "user" or has_result)):
+            add_group(side, run)
+            run = []
+            has_result = False
+        side = role
+        run.append(message)
+        has_result = has_result or kind == "tool"
+    if run:
+        add_group(side, run)
     return system, wire
 
 

@@ -48,7 +48,6 @@ history, without adding events:
 
 from __future__ import annotations
 
-import re
 import uuid
 from typing import Any
 
@@ -61,6 +60,7 @@ from inspector.formats.canonical import (
     REC,
     SYSTEM_NOTE,
     SYSTEM_REC,
+    Alternatives,
     Message,
     append_exchange,
     arguments_dict,
@@ -83,13 +83,17 @@ from inspector.formats.canonical import (
 NAME = "gemini"
 PROVIDER = "gemini"
 
-_STRONG = re.compile(
-    rb'"functionCall"\s*:|"functionResponse"\s*:|"role"\s*:\s*"model"|"contents"\s*:'
-    rb'|"systemInstruction"\s*:|generateContent'
+_STRONG = Alternatives(
+    rb'"functionCall"\s*:',
+    rb'"functionResponse"\s*:',
+    rb'"role"\s*:\s*"model"',
+    rb'"contents"\s*:',
+    rb'"systemInstruction"\s*:',
+    rb"generateContent",
 )
 # Gemini CLI records that are shown to the user but never sent to the model.
 _CLI_NOTICES = ("info", "warning", "error")
-_CLI = re.compile(rb'"type"\s*:\s*"gemini"|"projectHash"\s*:')
+_CLI = Alternatives(rb'"type"\s*:\s*"gemini"', rb'"projectHash"\s*:')
 
 
 def sniff(head: bytes) -> float:
@@ -211,7 +215,10 @@ def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> d
     objects (a transcript and its repair), makes each message's part once;
     the bodies then share those parts.
     """
-    system, contents = _wire([public(m) for m in messages], None, native_only=True, memo=memo)
+    if memo is None:
+        system, contents = _wire([public(m) for m in messages], None, native_only=True)
+    else:
+        system, contents = _wire_memo(messages, memo)
     body: dict[str, Any] = {}
     if system is not None:
         parts = [p for p in system["parts"] if not (isinstance(p, dict) and p.get("text") == "")]
@@ -653,17 +660,9 @@ def _response_of(message: Message) -> dict[str, Any]:
 
 
 def _wire(
-    messages: list[Message],
-    state: dict[str, Any] | None,
-    *,
-    native_only: bool,
-    memo: dict[Any, Any] | None = None,
+    messages: list[Message], state: dict[str, Any] | None, *, native_only: bool
 ) -> tuple[Any, list[dict[str, Any]]]:
-    """The ``systemInstruction`` and the turns for canonical ``messages``.
-
-    With ``memo`` (only when there is no ``state``), a turn of the same
-    message objects answering calls of the same names is made once.
-    """
+    """The ``systemInstruction`` and the turns for canonical ``messages``."""
     records = state["records"] if state else []
     originals = state["originals"] if state else {}
     synthetic = state["synthetic_ids"] if state else set()
@@ -699,28 +698,83 @@ def _wire(
             continue
         template = records[rec] if rec is not None and 0 <= rec < len(records) else None
         template = template if isinstance(template, dict) else None
-        if memo is None or state is not None:
-            contents.append(_wire_turn(role, members, template, rec, synthetic, names, native_only))
-            continue
-        # A turn depends on its messages and, for results that carry no name, on the
-        # name of the call they answer.
-        key = tuple(map(id, members))
-        callers = tuple(_caller_name(m, names) for m in members if m["role"] == "tool")
-        hit = memo.get(key)
-        if hit is None or any(a is not b for a, b in zip(hit[1], callers, strict=True)):
-            # Holding the members keeps their ids unique while they key the memo.
-            made = _wire_turn(role, members, template, rec, synthetic, names, native_only)
-            hit = memo[key] = (members, callers, made)
-        contents.append(hit[2])
+        contents.append(_wire_turn(role, members, template, rec, synthetic, names, native_only))
     if native_only:
-        contents = _alternate(contents)
-    if native_only and contents and contents[0]["role"] == "model":
+        contents = _sendable_contents(contents)
+    return system, contents
+
+
+def _wire_memo(messages: list[Message], memo: dict[Any, Any]) -> tuple[Any, list[dict[str, Any]]]:
+    """``to_wire``'s system and turns, each turn made once per ``memo``.
+
+    This is ``_wire`` with no state: nothing is reused from a source file
+    and no message has a ``_rec`` once private keys are stripped, so a turn
+    is simply a run of messages on one side. What a turn becomes depends on
+    its messages and, for results that carry no name, on the name of the
+    call they answer: the memo keeps a turn under its messages' ids, with
+    those names, and holds the messages so that their ids stay unique while
+    they key it. A message is stripped of private keys only when its turn
+    is made.
+    """
+    start = 0
+    while start < len(messages) and messages[start]["role"] == "system":
+        start += 1
+    system = _wire_system([public(m) for m in messages[:start]], None)
+    synthetic: set[str] = set()
+    names: dict[str, Any] = {}
+    contents: list[dict[str, Any]] = []
+
+    def add_turn(role: str, members: list[Message]) -> None:
+        key = id(members[0]) if len(members) == 1 else tuple(map(id, members))
+        hit = memo.get(key)
+        # The names of the calls the turn makes: kept in its entry once read.
+        called = (
+            hit[1]
+            if hit is not None
+            else [(call_id(call), call.get("name")) for m in members for call in calls_of(m)]
+        )
+        for cid, name in called:
+            names[cid] = name
+        callers: list[Any] = []
+        if role == "user":
+            # The name ``_wire_response`` takes from the call a result answers, if any.
+            for m in members:
+                if m["role"] == "tool":
+                    md = metadata(m)
+                    rid = md.get("tool_call_id", "")
+                    callers.append(None if md.get("name") else names.get(rid))
+            if hit is not None and any(a is not b for a, b in zip(hit[2], callers, strict=True)):
+                hit = None
+        if hit is None:
+            clean = [public(m) for m in members]
+            made = _wire_turn(role, clean, None, None, synthetic, names, True)
+            hit = memo[key] = (members, called, callers, made)
+        contents.append(hit[3])
+
+    side = ""
+    run: list[Message] = []
+    for message in messages[start:]:
+        role = "model" if message["role"] == "assistant" else "user"
+        if role != side and run:
+            add_turn(side, run)
+            run = []
+        side = role
+        run.append(message)
+    if run:
+        add_turn(side, run)
+    return system, _sendable_contents(contents)
+
+
+def _sendable_contents(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The turns the API takes, with a user turn first if they start with a call."""
+    contents = _alternate(contents)
+    if contents and contents[0]["role"] == "model":
         if any("functionCall" in p for p in contents[0]["parts"]):
             note = (
                 "[note: the transcript starts with this function call; earlier turns are missing]"
             )
             contents.insert(0, {"role": "user", "parts": [{"text": note}]})
-    return system, contents
+    return contents
 
 
 def _alternate(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -790,14 +844,6 @@ def _wire_turn(
                 parts.extend(_wire_parts(content, native_only))
     out["parts"] = parts
     return out
-
-
-def _caller_name(message: Message, names: dict[str, Any]) -> Any:
-    """The name ``_wire_response`` takes from the call a result answers (None if unused)."""
-    md = metadata(message)
-    if md.get("name"):
-        return None
-    return names.get(md.get("tool_call_id", ""))
 
 
 def _wire_response(

@@ -107,7 +107,7 @@ def _read(data: bytes) -> JsonlFile:
     last = len(lines)
     for number, raw in enumerate(lines, 1):
         text = raw[3:] if number == 1 and raw.startswith(_BOM) else raw
-        if not text.strip():
+        if not text or text.isspace():  # a blank line (``strip`` would copy every line)
             continue
         try:
             out.records.append(Record(number, raw, orjson.loads(text)))

@@ -44,6 +44,7 @@ from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.canonical import (
     REC,
     RESPONSE_REC,
+    Alternatives,
     Message,
     append_exchange,
     arguments_string,
@@ -68,14 +69,20 @@ _ROLES = {"system": "system", "developer": "system", "user": "user"}
 _ROLES |= {"assistant": "assistant", "tool": "tool", "function": "tool"}
 _NATIVE_PARTS = frozenset({"text", "image_url", "input_audio", "file", "refusal"})
 
-_STRONG = re.compile(
-    rb'"tool_calls"\s*:|"tool_call_id"\s*:|"role"\s*:\s*"(tool|developer)"|chat/completions'
-    rb'|"finish_reason"\s*:|"role"\s*:\s*"_checkpoint"'
+_STRONG = Alternatives(
+    rb'"tool_calls"\s*:',
+    rb'"tool_call_id"\s*:',
+    rb'"role"\s*:\s*"(tool|developer)"',
+    rb"chat/completions",
+    rb'"finish_reason"\s*:',
+    rb'"role"\s*:\s*"_checkpoint"',
 )
 _ROLE = re.compile(rb'"role"\s*:\s*"(user|assistant|system)"')
-_OTHER = re.compile(
-    rb'"type"\s*:\s*"(tool_use|tool_result|function_call|function_call_output)"'
-    rb'|"functionCall"|"parts"\s*:|"metadata"\s*:\s*\{\s*"tool_calls"'
+_OTHER = Alternatives(
+    rb'"type"\s*:\s*"(tool_use|tool_result|function_call|function_call_output)"',
+    rb'"functionCall"',
+    rb'"parts"\s*:',
+    rb'"metadata"\s*:\s*\{\s*"tool_calls"',
 )
 
 

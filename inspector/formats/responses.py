@@ -34,7 +34,6 @@ not, as it would be a call with no output. An item repeated under the same
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import orjson
@@ -44,6 +43,7 @@ from inspector.formats.canonical import (
     END,
     REC,
     SYSTEM_REC,
+    Alternatives,
     Message,
     append_exchange,
     arguments_string,
@@ -77,9 +77,11 @@ _CLIENT_CALLS = frozenset(
 _CALL_FIELDS = frozenset({"type", "id", "call_id", "status", "name"})
 _NATIVE_PARTS = frozenset({"reasoning", "item_reference"})
 
-_STRONG = re.compile(
+_STRONG = Alternatives(
     rb'"type"\s*:\s*"(function_call|function_call_output|reasoning|custom_tool_call'
-    rb'|input_text|output_text)"|"call_id"\s*:|/v1/responses'
+    rb'|input_text|output_text)"',
+    rb'"call_id"\s*:',
+    rb"/v1/responses",
 )
 
 
@@ -175,20 +177,33 @@ def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> d
     objects (a transcript and its repair), makes each message's items once;
     the bodies then share those items.
     """
-    _, items = _wire([public(m) for m in messages], None, memo)
+    if memo is not None:
+        return {"input": _input_memo(messages, memo)}
+    _, items = _wire([public(m) for m in messages], None)
     out: list[Any] = []
     seen: set[str] = set()
+    for item, iid in _sendable(items):
+        if iid is not None:
+            if iid in seen:
+                continue  # the API refuses an item id twice
+            seen.add(iid)
+        out.append(item)
+    return {"input": out}
+
+
+def _sendable(items: list[Any]) -> list[tuple[Any, str | None]]:
+    """The items an API request takes (no empty messages), each with its item id if any."""
+    out: list[tuple[Any, str | None]] = []
     for item in items:
+        iid = None
         if isinstance(item, dict):
             if item.get("content") == [] and item.get("role") is not None:
                 continue
             iid = item.get("id")
-            if isinstance(iid, str) and iid:
-                if iid in seen:
-                    continue
-                seen.add(iid)
-        out.append(item)
-    return {"input": out}
+            if not (isinstance(iid, str) and iid):
+                iid = None
+        out.append((item, iid))
+    return out
 
 
 def call_id_of(item: dict[str, Any]) -> str:
@@ -399,16 +414,8 @@ def _stream_output(text: str, meta: dict[str, Any]) -> list[Any]:
 # --- writing ------------------------------------------------------------------------------
 
 
-def _wire(
-    messages: list[Message], state: dict[str, Any] | None, memo: dict[Any, Any] | None = None
-) -> tuple[Any, list[Any]]:
-    """The ``instructions`` and the input items for canonical ``messages``.
-
-    With ``memo`` (only when there is no ``state``), the items of the same
-    message object are made once (an output's once per kind of call it answers).
-    """
-    if memo is not None and state is None:
-        return None, _wire_memo(messages, memo)
+def _wire(messages: list[Message], state: dict[str, Any] | None) -> tuple[Any, list[Any]]:
+    """The ``instructions`` and the input items for canonical ``messages``."""
     records = state["records"] if state else []
     originals = state["originals"] if state else {}
     native_only = state is None
@@ -449,37 +456,49 @@ def _wire(
     return instructions, items
 
 
-def _wire_memo(messages: list[Message], memo: dict[Any, Any]) -> list[Any]:
-    """``_wire``'s items with no ``state``, each message's made once (see ``_wire``).
+def _input_memo(messages: list[Message], memo: dict[Any, Any]) -> list[Any]:
+    """``to_wire``'s input list, each message's items made once per ``memo``.
 
-    With no state a message has no source items, so this is ``_wire``'s loop
-    with nothing to reuse; what an output becomes depends on its message and
-    on the kind of call it answers, and holding the message in the memo keeps
-    its id unique while it keys it.
+    This is ``_wire``'s loop with no state (nothing to reuse from a source
+    file), then ``to_wire``'s filter. A message's entry holds its sendable
+    items with their ids, and for an assistant message the kinds of the calls
+    it makes, which the outputs after it are written as; an output's entry
+    says which kind it was made for. Holding the message in its entry keeps
+    its id unique while it keys the memo; it is stripped of private keys
+    only when it is made.
     """
     kinds: dict[str, str] = {}
-    items: list[Any] = []
+    out: list[Any] = []
+    seen: set[str] = set()
     for message in messages:
         role = message["role"]
         hit = memo.get(id(message))
         if role == "assistant":
             if hit is None:
-                hit = memo[id(message)] = (message, _wire_assistant(message, [], True))
-            made = hit[1]
-            for item in made:
-                if isinstance(item, dict) and _is_call(item):
-                    kinds.setdefault(call_id_of(item), item["type"])
-            items.extend(made)
+                made = _wire_assistant(public(message), [], True)
+                calls = [
+                    (call_id_of(item), item["type"])
+                    for item in made
+                    if isinstance(item, dict) and _is_call(item)
+                ]
+                hit = memo[id(message)] = (message, _sendable(made), calls)
+            for cid, kind in hit[2]:
+                kinds.setdefault(cid, kind)
         elif role == "tool":
             kind = kinds.get(metadata(message).get("tool_call_id", ""), "function_call")
             if hit is None or hit[2] != kind:
-                hit = memo[id(message)] = (message, _wire_output(message, None, kinds), kind)
-            items.append(hit[1])
-        else:
-            if hit is None:
-                hit = memo[id(message)] = (message, _wire_message(message, None, True))
-            items.append(hit[1])
-    return items
+                made = [_wire_output(public(message), None, kinds)]
+                hit = memo[id(message)] = (message, _sendable(made), kind)
+        elif hit is None:
+            made = [_wire_message(public(message), None, True)]
+            hit = memo[id(message)] = (message, _sendable(made))
+        for item, iid in hit[1]:
+            if iid is not None:
+                if iid in seen:
+                    continue
+                seen.add(iid)
+            out.append(item)
+    return out
 
 
 def _template_calls(template: list[Any]) -> list[dict[str, Any]]:
