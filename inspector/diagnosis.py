@@ -90,6 +90,9 @@ def repair_parsed(parsed: Parsed, is_read_only: ReadOnly = None):  # -> Repair
     kwargs: dict[str, Any] = {}
     if parsed.not_started:
         kwargs["not_started"] = parsed.not_started
+    if parsed.causes:
+        # SPEC §7: the interruption note names the cause where the transcript shows it.
+        kwargs["causes"] = parsed.causes
     return repair_history(parsed.messages, is_read_only, **kwargs)
 
 

@@ -162,3 +162,15 @@ def test_broken_claude_code_session_reports_its_line():
 def _read_only(case: dict):
     names = (case.get("options") or {}).get("read_only")
     return (lambda name: name in names) if names else None
+
+
+def test_interruption_note_names_the_cause_the_format_saw():
+    parsed, _ = _load_case(CASES / "13-interrupted-tool-call-keeps-prose.json")
+    parsed.causes = {1: "user_stop"}
+    repaired = orjson.loads(repaired_bytes(parsed, "canonical"))
+    note = next(m for m in repaired if m["metadata"].get("note") == "interruption")
+    assert note["content"].startswith(
+        "[system note: the previous assistant turn was interrupted by the user before its call"
+    )
+    row = next(r for r in diagnose(parsed).rows if r["input_index"] == 1)
+    assert row["cause"] == "user_stop"
