@@ -76,10 +76,10 @@ from inspector.formats.canonical import (
     list_shape,
     metadata,
     origin,
-    pick_exchange,
     public,
     read_json,
     system_as_user,
+    use_exchange,
 )
 
 NAME = "anthropic"
@@ -141,12 +141,9 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
         records = doc
         state["mode"] = "list"
     elif isinstance(doc, dict) and (found := exchanges(doc)) is not None:
-        chosen = pick_exchange(found, NAME, conversation)
+        chosen = use_exchange(found, NAME, conversation, meta, state)
         body = chosen.request
         response = _response_message(chosen.response, meta)
-        meta |= {"container": "exchanges", "exchanges": len(found), "exchange": chosen.index}
-        meta["response_status"] = chosen.status
-        state |= {"mode": "exchange", "exchange": chosen}
     elif isinstance(doc, dict) and isinstance(doc.get("messages"), list):
         body = doc
         state["mode"] = "body"

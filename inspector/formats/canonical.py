@@ -374,6 +374,21 @@ def request_shape(body: dict[str, Any], uri: str = "") -> str:
     return ""
 
 
+def use_exchange(
+    found: list[Exchange],
+    shape: str,
+    conversation: int | None,
+    meta: dict[str, Any],
+    state: dict[str, Any],
+) -> Exchange:
+    """``pick_exchange``, noting in ``meta`` and ``state`` which exchange was read."""
+    chosen = pick_exchange(found, shape, conversation)
+    meta |= {"container": "exchanges", "exchanges": len(found), "exchange": chosen.index}
+    meta["response_status"] = chosen.status
+    state |= {"mode": "exchange", "exchange": chosen}
+    return chosen
+
+
 def pick_exchange(found: list[Exchange], shape: str, conversation: int | None) -> Exchange:
     """The exchange to read: the last one, or ``conversation`` (0-based) when given.
 

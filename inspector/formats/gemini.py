@@ -74,10 +74,10 @@ from inspector.formats.canonical import (
     list_shape,
     metadata,
     origin,
-    pick_exchange,
     public,
     read_json,
     text_of,
+    use_exchange,
 )
 
 NAME = "gemini"
@@ -124,12 +124,9 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
         contents = doc
         state["mode"] = "list"
     elif isinstance(doc, dict) and (found := exchanges(doc)) is not None:
-        chosen = pick_exchange(found, NAME, conversation)
+        chosen = use_exchange(found, NAME, conversation, meta, state)
         body = chosen.request
         response = _response_content(chosen.response, meta)
-        meta |= {"container": "exchanges", "exchanges": len(found), "exchange": chosen.index}
-        meta["response_status"] = chosen.status
-        state |= {"mode": "exchange", "exchange": chosen}
     elif isinstance(doc, dict) and isinstance(doc.get("contents"), list):
         body = doc
         state["mode"] = "body"

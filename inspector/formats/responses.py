@@ -55,9 +55,9 @@ from inspector.formats.canonical import (
     list_shape,
     metadata,
     origin,
-    pick_exchange,
     public,
     read_json,
+    use_exchange,
 )
 
 NAME = "responses"
@@ -104,12 +104,9 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
         items = doc
         state["mode"] = "list"
     elif isinstance(doc, dict) and (found := exchanges(doc)) is not None:
-        chosen = pick_exchange(found, NAME, conversation)
+        chosen = use_exchange(found, NAME, conversation, meta, state)
         body = chosen.request
         output = _response_output(chosen.response, meta)
-        meta |= {"container": "exchanges", "exchanges": len(found), "exchange": chosen.index}
-        meta["response_status"] = chosen.status
-        state |= {"mode": "exchange", "exchange": chosen}
     elif isinstance(doc, dict) and "input" in doc:
         body = doc
         state["mode"] = "body"
