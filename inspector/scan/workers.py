@@ -63,7 +63,7 @@ def worker_command() -> list[str]:
         sys.executable,
         "-m",
         "django",
-        "db_worker",
+        "worker",
         "--batch",
         "--no-startup-delay",
         "--no-reload",

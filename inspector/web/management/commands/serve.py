@@ -44,9 +44,7 @@ class Command(BaseCommand):
         )
         worker = None
         if not no_worker:
-            worker = subprocess.Popen(
-                [sys.executable, "manage.py", "db_worker", "--queue-name", "*"]
-            )
+            worker = subprocess.Popen([sys.executable, "manage.py", "worker", "--queue-name", "*"])
         try:
             call_command("runserver", f"{host}:{port}", use_reloader=False, use_threading=True)
         except KeyboardInterrupt:
