@@ -185,13 +185,18 @@ class _State:
     session_id: str
 
 
-def parse(data: bytes) -> Parsed:
-    """Read a session file; see the module docstring for what is read how."""
+def parse(data: bytes, *, leaf: str | None = None) -> Parsed:
+    """Read a session file; see the module docstring for what is read how.
+
+    ``leaf`` (a message record's uuid, as ``meta["branches"]`` lists them)
+    reads the branch that ends there instead of the active one, to look at a
+    fork; write-back is only meant for the active branch, the one the tool resumes.
+    """
     with collector_paused():
-        return _parse(data)
+        return _parse(data, leaf)
 
 
-def _parse(data: bytes) -> Parsed:
+def _parse(data: bytes, leaf: str | None = None) -> Parsed:
     records, problems, loglines, final_newline, crlf = _read(data)
     values: list[Any] = []
     known = False  # anything only Claude Code writes?
@@ -230,7 +235,12 @@ def _parse(data: bytes) -> Parsed:
         candidates = [i for i in msg_records if not values[i].get("isSidechain")]
 
     tree = _Tree(records, values, candidates)
-    branch = tree.active_branch()
+    start = None
+    if leaf is not None:
+        start = tree.by_uuid.get(leaf)
+        if start is None or start not in tree.cand_set:
+            raise FormatError(f"no message record {leaf!r} ends a branch of this session")
+    branch = tree.active_branch(start)
     entries = _build_entries(branch, values)
     messages: list[dict[str, Any]] = []
     sources: list[list[int]] = []
@@ -312,6 +322,7 @@ class _Tree:
         self.echoes: dict[int, list[int]] = {}
         self.cycles: list[str] = []
         self._depths: dict[int, int] = {}
+        self.leaf: int | None = None  # where the branch read ends (active_branch)
 
         # First copy of a uuid wins; later copies are Claude Code's resume echoes.
         by_uuid: dict[str, int] = {}
@@ -374,13 +385,14 @@ class _Tree:
             out[c] = None if p == c else p
         return out
 
-    def active_branch(self) -> list[int]:
-        """Record indices of the active branch's message records, in file order."""
+    def active_branch(self, start: int | None = None) -> list[int]:
+        """Record indices of the branch ending at ``start`` (default: the last leaf)."""
         if not self.candidates:
             return []
         values, mparent = self.values, self.mparent
         visited: set[int] = set()
-        cur: int | None = self.candidates[-1]
+        cur: int | None = self.candidates[-1] if start is None else start
+        self.leaf = cur
         while cur is not None:
             visited.add(cur)
             p = mparent[cur]
@@ -684,7 +696,7 @@ def _branches(
         return [], []
     in_branch = set(branch)
     has_child = {p for p in tree.mparent.values() if p is not None}
-    leaf = tree.candidates[-1]
+    leaf = tree.leaf
 
     def describe(idx: int, length: int, active: bool) -> dict[str, Any]:
         value = values[idx]

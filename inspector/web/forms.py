@@ -126,6 +126,7 @@ class TimelineForm(forms.Form):
         help_text="Leave empty to show every row.",
     )
     page = forms.IntegerField(required=False, min_value=1)
+    branch = forms.CharField(required=False, max_length=200)
 
     def __init__(self, *args: Any, rule_ids: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -27,6 +27,7 @@ from django.utils.text import slugify
 from inspector import formats
 from inspector.diagnosis import ENGINE_VERSION, Diagnosis, diagnose
 from inspector.engine.errors import InvalidTranscript
+from inspector.formats import claude_code
 from inspector.formats.base import Parsed
 from inspector.web.models import Project, Transcript, new_public_id, storage_dir
 
@@ -159,6 +160,33 @@ def get_diagnosis(transcript: Transcript) -> Diagnosis:
             _remember(transcript, diagnosis)
             return diagnosis
     return rebuild_diagnosis(transcript)
+
+
+def get_branch_diagnosis(transcript: Transcript, leaf: str) -> Diagnosis | None:
+    """Another branch of a forked Claude Code session, read on demand.
+
+    Only the active branch (the one the tool resumes) is stored; another is
+    parsed and diagnosed when asked for and kept in memory like the others.
+    ``None`` when the transcript has no branch ending at ``leaf``.
+    """
+    if transcript.format != claude_code.NAME:
+        return None
+    key = (transcript.public_id, ENGINE_VERSION, leaf)
+    with _memory_lock:
+        cached = _memory.get(key)
+        if cached is not None:
+            _memory.move_to_end(key)
+            return cached
+    try:
+        parsed = claude_code.parse(read_raw(transcript), leaf=leaf)
+    except formats.FormatError:
+        return None
+    diagnosis = _diagnose(parsed)
+    with _memory_lock:
+        _memory[key] = diagnosis
+        while len(_memory) > MEMORY_CACHE_SIZE:
+            _memory.popitem(last=False)
+    return diagnosis
 
 
 def rebuild_diagnosis(transcript: Transcript) -> Diagnosis:
@@ -311,7 +339,7 @@ def _read(path: str) -> bytes:
     return zstandard.ZstdDecompressor().decompress(compressed)
 
 
-_memory: OrderedDict[tuple[str, str], Diagnosis] = OrderedDict()
+_memory: OrderedDict[tuple[str, ...], Diagnosis] = OrderedDict()
 _memory_lock = threading.Lock()
 
 

@@ -27,6 +27,7 @@ class Filters:
     rule: str = ""
     role: str = ""
     around: int | None = None  # rows of context around each finding; None: every row
+    branch: str = ""  # another branch of a forked session, by its leaf uuid; "": the active one
 
     @property
     def active(self) -> bool:
@@ -39,6 +40,7 @@ class Filters:
             "rule": self.rule,
             "role": self.role,
             "around": self.around,
+            "branch": self.branch,
             **changes,
         }
         if values["view"] == "annotated":

@@ -139,7 +139,11 @@ def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
     if not form.is_valid():
         return _bad_request(request, form)
     data = form.cleaned_data
-    filters = Filters(data["view"], data["rule"], data["role"], data["around"])
+    filters = Filters(data["view"], data["rule"], data["role"], data["around"], data["branch"])
+    if filters.branch:
+        diagnosis = store.get_branch_diagnosis(transcript, filters.branch)
+        if diagnosis is None:
+            raise Http404("This session has no branch ending there.")
     rows = select_rows(diagnosis, filters)
     pages = page_count(rows)
     page = data["page"] or 1
@@ -165,6 +169,7 @@ def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
             (view, filters.query(view=view)) for view in ("annotated", "original", "repaired")
         ],
         "resume": _resume_hint(transcript),
+        "branch_links": True,
     }
     return render(request, "inspector/timeline.html", context)
 
