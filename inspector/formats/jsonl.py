@@ -34,7 +34,6 @@ from inspector.formats.base import Problem
 _BOM = b"\xef\xbb\xbf"
 
 
-@dataclass(slots=True)
 class Record:
     """One JSON value read from the file.
 
@@ -42,13 +41,60 @@ class Record:
     of a glued line), so a writer can re-emit an untouched record byte for
     byte. ``ok`` is false for a line that could not be decoded; its ``value``
     is then ``None`` and its ``raw`` is the whole line.
+
+    A record read from a line keeps where the line lies in the file, not a
+    copy of it: ``raw`` is cut from the file when a writer asks for it, which
+    is for the few records a repair touches around, not for every line.
     """
 
-    line: int
-    raw: bytes
-    value: Any = None
-    ok: bool = True
-    glued: bool = False
+    __slots__ = ("_data", "_end", "_raw", "_start", "glued", "line", "ok", "value")
+
+    def __init__(
+        self, line: int, raw: bytes, value: Any = None, ok: bool = True, glued: bool = False
+    ) -> None:
+        self.line = line
+        self.value = value
+        self.ok = ok
+        self.glued = glued
+        self._raw: bytes | None = raw
+        self._data = b""
+        self._start = self._end = 0
+
+    @classmethod
+    def at(cls, line: int, data: bytes, start: int, end: int, value: Any) -> Record:
+        """The record that line ``line``, ``data[start:end]``, decodes to."""
+        record = cls.__new__(cls)
+        record.line = line
+        record.value = value
+        record.ok = True
+        record.glued = False
+        record._raw = None
+        record._data = data
+        record._start = start
+        record._end = end
+        return record
+
+    @property
+    def raw(self) -> bytes:
+        if self._raw is None:
+            return self._data[self._start : self._end]
+        return self._raw
+
+    def __repr__(self) -> str:
+        return f"Record(line={self.line}, ok={self.ok}, glued={self.glued}, value={self.value!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Record):
+            return NotImplemented
+        return (self.line, self.raw, self.value, self.ok, self.glued) == (
+            other.line,
+            other.raw,
+            other.value,
+            other.ok,
+            other.glued,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
 
 
 @dataclass(slots=True)
@@ -98,42 +144,61 @@ def read_jsonl(data: bytes) -> JsonlFile:
 
 
 def _read(data: bytes) -> JsonlFile:
-    lines = data.split(b"\n")
     final_newline = data.endswith(b"\n")
-    if final_newline:
-        lines.pop()  # the empty string after the terminating newline
     out = JsonlFile(final_newline=final_newline or not data)
-    out.crlf = bool(lines) and lines[0].endswith(b"\r")
-    last = len(lines)
-    for number, raw in enumerate(lines, 1):
-        text = raw[3:] if number == 1 and raw.startswith(_BOM) else raw
-        if not text or text.isspace():  # a blank line (``strip`` would copy every line)
-            continue
+    first_end = data.find(b"\n")
+    out.crlf = data.endswith(b"\r", 0, len(data) if first_end < 0 else first_end)
+    # Lines are decoded from views of ``data``: splitting would copy every line
+    # first, a second pass over the file that costs a fifth of the decoding.
+    view = memoryview(data)
+    find, loads, records, at = data.find, orjson.loads, out.records, Record.at
+    size = len(data)
+    start = 3 if data.startswith(_BOM) else 0
+    number = 0
+    while start < size:
+        number += 1
+        end = find(b"\n", start)
+        if end < 0:
+            end = size
+        line_start = 0 if number == 1 else start  # a BOM stays in the first line's bytes
         try:
-            out.records.append(Record(number, raw, orjson.loads(text)))
-            continue
+            records.append(at(number, data, line_start, end, loads(view[start:end])))
         except orjson.JSONDecodeError as exc:
-            error = exc
-        parts = _split_glued(text)
-        if parts is not None:
-            for part in parts:
-                out.records.append(Record(number, part, orjson.loads(part), glued=True))
-            out.problems.append(
-                Problem(
-                    number,
-                    f"{len(parts)} records written on one line with no newline between"
-                    " them; each was read",
-                    "glued",
-                )
-            )
-            continue
-        out.records.append(Record(number, raw, None, ok=False))
-        if number == last and not final_newline:
-            reason = f"the last line ends mid-record ({error.msg}); the rest of the file was read"
-            out.problems.append(Problem(number, reason, "truncated"))
-        else:
-            out.problems.append(Problem(number, f"not valid JSON: {error.msg}", "unreadable"))
+            text = data[start:end]
+            if text and not text.isspace():  # blank lines are no records
+                _recover(out, number, data[line_start:end], text, exc, end == size)
+        start = end + 1
     return out
+
+
+def _recover(
+    out: JsonlFile,
+    number: int,
+    raw: bytes,
+    text: bytes,
+    error: orjson.JSONDecodeError,
+    last: bool,
+) -> None:
+    """Read what a line that did not decode as one record holds, or report it."""
+    parts = _split_glued(text)
+    if parts is not None:
+        for part in parts:
+            out.records.append(Record(number, part, orjson.loads(part), glued=True))
+        out.problems.append(
+            Problem(
+                number,
+                f"{len(parts)} records written on one line with no newline between"
+                " them; each was read",
+                "glued",
+            )
+        )
+        return
+    out.records.append(Record(number, raw, None, ok=False))
+    if last and not out.final_newline:
+        reason = f"the last line ends mid-record ({error.msg}); the rest of the file was read"
+        out.problems.append(Problem(number, reason, "truncated"))
+    else:
+        out.problems.append(Problem(number, f"not valid JSON: {error.msg}", "unreadable"))
 
 
 def _split_glued(text: bytes) -> list[bytes] | None:

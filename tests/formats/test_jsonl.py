@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import orjson
+from hypothesis import given
+from hypothesis import strategies as st
+
 from inspector.formats.jsonl import head_records, join_lines, read_jsonl
 
 
@@ -71,3 +75,34 @@ def test_join_lines_keeps_a_missing_final_newline() -> None:
     assert join_lines([b"{}", b"[]"], final_newline=False) == b"{}\n[]"
     assert join_lines([b"{}"]) == b"{}\n"
     assert join_lines([]) == b""
+
+
+_LINES = st.one_of(
+    st.dictionaries(
+        st.text(max_size=5), st.integers(-(2**63), 2**63 - 1) | st.text(max_size=8), max_size=3
+    ).map(orjson.dumps),
+    st.sampled_from([b"", b"   ", b"\r", b"not json", b'{"cut": ', b"[1, 2]", b"\xef\xbb\xbf{}"]),
+)
+
+
+@given(lines=st.lists(_LINES, max_size=8), crlf=st.booleans(), final=st.booleans())
+def test_every_line_is_a_record_with_its_number_and_bytes_or_a_problem(
+    lines: list[bytes], crlf: bool, final: bool
+) -> None:
+    # The reader slices lines out of the file; what it gives must be what
+    # splitting the file would: each non-blank line once, by number, byte for byte.
+    ending = b"\r\n" if crlf else b"\n"
+    data = ending.join(lines) + (ending if final and lines else b"")
+    read = read_jsonl(data)
+    split = data.split(b"\n")
+    if data.endswith(b"\n"):
+        split.pop()
+    expected = [(n, raw) for n, raw in enumerate(split, 1) if raw.strip()]
+    whole = [(r.line, r.raw) for r in read.records if not r.glued]
+    glued_lines = {r.line for r in read.records if r.glued}
+    assert whole == [(n, raw) for n, raw in expected if n not in glued_lines]
+    for record in read.records:
+        if record.ok:
+            assert record.value == orjson.loads(record.raw.removeprefix(b"\xef\xbb\xbf"))
+    failed = {r.line for r in read.records if not r.ok}
+    assert failed == {p.line for p in read.problems if p.kind in ("unreadable", "truncated")}
