@@ -25,7 +25,7 @@ import orjson
 
 from inspector.diagnosis import TEXT_LIMIT
 from inspector.redact import find_secrets, mask
-from inspector.web.timeline import Filters, select_rows
+from inspector.web.cachefile import Clipped
 
 if TYPE_CHECKING:
     from inspector.diagnosis import Diagnosis
@@ -86,6 +86,10 @@ META_STRUCTURE = (
 BRANCH_STRUCTURE = ("line", "leaf", "length", "last_timestamp", "fork", "active")
 SECRET_NAME = re.compile(r"(?i)(?:key|token|secret|password|passwd)$")
 QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+# The most a shared page shows of a provider's issues and of the unreadable
+# lines (templates/inspector/timeline.html, its chip and problems list).
+SHOWN_ISSUES = 20
+SHOWN_PROBLEMS = 200
 # The tail ``_clip`` in inspector.diagnosis writes after TEXT_LIMIT characters.
 CLIPPED_REST = re.compile(r"\n… \(([\d,]+) more characters[^\n]*\)\Z")
 
@@ -251,34 +255,54 @@ def without_quoted(text: str) -> str:
 
 
 def shared_summary(diagnosis: Diagnosis, redacted: bool) -> dict[str, Any]:
-    """Everything but the rows that a shared page's header and sidebar show."""
+    """Everything but the rows that a shared page's header and sidebar show.
+
+    Of a long list (a provider's issues, the unreadable lines) only what the
+    page shows is masked and kept, with the list's length.
+    """
     meta = diagnosis.meta or {}
     branches = meta.get("branches") if isinstance(meta.get("branches"), list) else []
-    summary = {
-        "format": diagnosis.format,
-        "message_count": diagnosis.message_count,
-        "repaired_count": diagnosis.repaired_count,
-        "needs_repair": diagnosis.needs_repair,
-        "finding_count": len(diagnosis.findings),
-        "providers": {
-            name: {
-                when: [
-                    {"path": str(issue.get("path") or ""), "text": str(issue.get("text") or "")}
-                    for issue in checks.get(when, [])
-                ]
-                for when in ("before", "after")
-            }
-            for name, checks in diagnosis.providers.items()
-        },
-        "problems": [_problem(problem, redacted) for problem in diagnosis.problems],
-        "branches": [
-            {name: branch.get(name) for name in BRANCH_STRUCTURE}
-            for branch in branches
-            if isinstance(branch, dict)
-        ],
-        "session_id": str(meta.get("session_id") or ""),
+    providers = {
+        name: {when: checks.get(when, []) for when in ("before", "after")}
+        for name, checks in diagnosis.providers.items()
     }
-    return mask_deep(summary)
+    summary = mask_deep(
+        {
+            "format": diagnosis.format,
+            "message_count": diagnosis.message_count,
+            "repaired_count": diagnosis.repaired_count,
+            "needs_repair": diagnosis.needs_repair,
+            "finding_count": len(diagnosis.findings),
+            "providers": {
+                name: {
+                    when: [
+                        {
+                            "path": str(issue.get("path") or ""),
+                            "text": str(issue.get("text") or ""),
+                        }
+                        for issue in issues[:SHOWN_ISSUES]
+                    ]
+                    for when, issues in checks.items()
+                }
+                for name, checks in providers.items()
+            },
+            "problems": [
+                _problem(problem, redacted) for problem in diagnosis.problems[:SHOWN_PROBLEMS]
+            ],
+            "branches": [
+                {name: branch.get(name) for name in BRANCH_STRUCTURE}
+                for branch in branches
+                if isinstance(branch, dict)
+            ],
+            "session_id": str(meta.get("session_id") or ""),
+        }
+    )
+    # Wrapped after masking, so each holds masked items only.
+    for shown, checks in zip(summary["providers"].values(), providers.values(), strict=True):
+        for when in shown:
+            shown[when] = Clipped(shown[when], len(checks[when]))
+    summary["problems"] = Clipped(summary["problems"], len(diagnosis.problems))
+    return summary
 
 
 def _problem(problem: dict[str, Any], redacted: bool) -> dict[str, Any]:
@@ -346,7 +370,8 @@ def redacted_report(diagnosis: Diagnosis) -> dict[str, Any]:
             if isinstance(call, dict)
         ],
         "meta": {name: meta[name] for name in META_STRUCTURE if name in meta},
-        "timeline": [redact_row(row) for row in select_rows(diagnosis, Filters())],
+        # The whole annotated timeline: every row, in order.
+        "timeline": [redact_row(row) for row in diagnosis.rows],
     }
     return mask_deep(report)
 
@@ -375,7 +400,7 @@ def count_secrets(diagnosis: Diagnosis) -> SecretCount:
     """
     kinds: Counter[str] = Counter()
     rows: list[str] = []
-    for row in select_rows(diagnosis, Filters()):
+    for row in diagnosis.rows:  # the annotated timeline, a chunk of the cache at a time
         found = [match.kind for text in _row_texts(row) for match in find_secrets(text)]
         if found:
             kinds.update(found)

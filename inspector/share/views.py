@@ -45,7 +45,13 @@ from inspector.share.models import ShareLink, hash_token
 from inspector.web import store
 from inspector.web.forms import TimelineForm
 from inspector.web.models import Transcript
-from inspector.web.timeline import Filters, finding_groups, page_count, page_rows, select_rows
+from inspector.web.timeline import (
+    Filters,
+    finding_groups,
+    page_count,
+    page_rows,
+    select_positions,
+)
 from inspector.web.views import _bad_request, _get_transcript_for_user
 
 SHARE_HEADERS = {
@@ -176,21 +182,21 @@ def _live_link(token: str) -> ShareLink:
 @vary_on_headers("HX-Request")
 def shared_timeline(request: HttpRequest, token: str) -> HttpResponse:
     link = _live_link(token)
-    diagnosis = store.get_diagnosis(link.transcript)
+    diagnosis = store.get_page_diagnosis(link.transcript)
     form = TimelineForm(request.GET, rule_ids=_rule_ids(diagnosis))
     if not form.is_valid():
         return _bad_request(request, form)
     data = form.cleaned_data
     filters = Filters(data["view"], data["rule"], data["role"], data["around"])
-    rows = select_rows(diagnosis, filters)
-    pages = page_count(rows)
+    positions = select_positions(diagnosis, filters)
+    pages = page_count(positions)
     page = data["page"] or 1
     if page > pages:
         raise Http404
     redacted = link.mode == ShareLink.REDACTED
     context = {
         "filters": filters,
-        "rows": shared_rows(page_rows(rows, page), redacted),
+        "rows": shared_rows(page_rows(diagnosis, positions, page), redacted),
         "page": page,
         "pages": pages,
         "next_query": filters.query(page=page + 1) if page < pages else None,
@@ -199,10 +205,10 @@ def shared_timeline(request: HttpRequest, token: str) -> HttpResponse:
         return render(request, "inspector/timeline.html#rows", context)
     link.record_view()
     titles = {rule_id: rule.title for rule_id, rule in RULES.items()}
-    groups = finding_groups(diagnosis, rows, filters, page, titles)
+    groups = finding_groups(diagnosis, positions, filters, page, titles)
     context |= _page_context(link, token, diagnosis) | {
         "form": form,
-        "row_total": len(rows),
+        "row_total": len(positions),
         "groups": shared_groups(groups),
         "views": [(v, filters.query(view=v)) for v in ("annotated", "original", "repaired")],
     }

@@ -2,8 +2,11 @@
 
 Raw bytes are kept exactly as uploaded, zstd-compressed, in Django's default
 storage under ``transcripts/<xx>/<public id>/``; the diagnosis beside them is
-a cache (compressed orjson of ``Diagnosis.to_dict()``) named after the engine
-version that made it, rebuilt from the raw bytes when that version changes.
+a cache named after the engine version that made it and the layout of the
+file (``inspector.web.cachefile``: a header, a row index and the rows in
+chunks, so a timeline page reads only the rows it shows). A cache of another
+engine version or layout, or one that does not read whole, is rebuilt from the
+raw bytes and the others removed.
 """
 
 from __future__ import annotations
@@ -13,10 +16,10 @@ import logging
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import IO, Any
 
-import orjson
 import zstandard
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
@@ -29,14 +32,18 @@ from inspector.diagnosis import ENGINE_VERSION, Diagnosis, diagnose
 from inspector.engine.errors import InvalidTranscript
 from inspector.formats import claude_code
 from inspector.formats.base import Parsed
+from inspector.web import cachefile
+from inspector.web.cachefile import ListRows
 from inspector.web.models import Project, Transcript, new_public_id, storage_dir
+from inspector.web.timeline import GROUP_LIMIT
 
 log = logging.getLogger(__name__)
 
 # How many of a provider's error texts the row keeps for lists; the timeline reads them all.
 VERDICT_TEXTS = 3
-# Diagnoses kept decoded in this process, so paging a long timeline does not
-# decode the whole cache on every request.
+# Diagnoses kept open in this process (header and row index; rows stay in
+# storage), which spares paging a long timeline a few tens of milliseconds.
+# Another branch of a session is held whole, so the number stays small.
 MEMORY_CACHE_SIZE = 2
 
 
@@ -83,12 +90,11 @@ def store_upload(
     )
     _apply_summary(transcript, diagnosis)
     directory = transcript.storage_dir
+    path = _diagnosis_path(transcript.public_id, transcript.engine_version)
+    encoded = cachefile.encode(diagnosis, GROUP_LIMIT)
     try:
-        _write(transcript.raw_path, data)
-        _write(
-            _diagnosis_path(transcript.public_id, transcript.engine_version),
-            diagnosis_blob(diagnosis),
-        )
+        _write(transcript.raw_path, _compress(data))
+        _write(path, encoded.data)
         with transaction.atomic():
             transcript.save(force_insert=True)
     except IntegrityError:
@@ -101,7 +107,7 @@ def store_upload(
     except BaseException:
         delete_files(directory)
         raise
-    _remember(transcript, diagnosis)
+    _remember(transcript, encoded.open(_opener(path)))
     return transcript, True
 
 
@@ -142,10 +148,21 @@ def _diagnose(parsed: Parsed) -> Diagnosis:
 
 
 def get_diagnosis(transcript: Transcript) -> Diagnosis:
-    """The transcript's diagnosis: from memory, from the storage cache, or rebuilt.
+    """The transcript's whole diagnosis, for reports: every list in it plain and whole.
 
-    A cache made by another engine version is rebuilt from the raw bytes, and
-    the row's summary (counts, verdicts, ...) is brought up to date with it.
+    Its rows are read from the cache as they are iterated (``StoredRows``).
+    """
+    return cachefile.whole(get_page_diagnosis(transcript))
+
+
+def get_page_diagnosis(transcript: Transcript) -> Diagnosis:
+    """The transcript's diagnosis as a timeline page reads it: from memory, storage, or rebuilt.
+
+    Rows are read from storage by position; each long list (findings,
+    provider issues, unreadable lines, interrupted calls) holds its length and
+    first items and reads the rest when asked for. A cache made by another
+    engine version is rebuilt from the raw bytes, and the row's summary
+    (counts, verdicts, ...) is brought up to date with it.
     """
     key = (transcript.public_id, ENGINE_VERSION)
     with _memory_lock:
@@ -156,9 +173,13 @@ def get_diagnosis(transcript: Transcript) -> Diagnosis:
     if transcript.engine_version == ENGINE_VERSION:
         path = _diagnosis_path(transcript.public_id, ENGINE_VERSION)
         if default_storage.exists(path):
-            diagnosis = Diagnosis.from_dict(orjson.loads(_read(path)))
-            _remember(transcript, diagnosis)
-            return diagnosis
+            try:
+                diagnosis = cachefile.read(_opener(path))
+            except cachefile.Unreadable as error:
+                log.warning("rebuilding the cached diagnosis %s: %s", path, error)
+            else:
+                _remember(transcript, diagnosis)
+                return diagnosis
     return rebuild_diagnosis(transcript)
 
 
@@ -182,6 +203,8 @@ def get_branch_diagnosis(transcript: Transcript, leaf: str) -> Diagnosis | None:
     except formats.FormatError:
         return None
     diagnosis = _diagnose(parsed)
+    # Held whole in memory; its row index is built once, on the first page.
+    diagnosis.rows = ListRows(diagnosis.rows)  # type: ignore[assignment]
     with _memory_lock:
         _memory[key] = diagnosis
         while len(_memory) > MEMORY_CACHE_SIZE:
@@ -190,24 +213,30 @@ def get_branch_diagnosis(transcript: Transcript, leaf: str) -> Diagnosis | None:
 
 
 def rebuild_diagnosis(transcript: Transcript) -> Diagnosis:
-    old_version = transcript.engine_version
+    """Diagnose the raw bytes again, store the cache, and remove caches of other versions."""
     diagnosis = _diagnose(load_bytes(read_raw(transcript), transcript.format))
     _apply_summary(transcript, diagnosis)
     path = _diagnosis_path(transcript.public_id, transcript.engine_version)
+    encoded = cachefile.encode(diagnosis, GROUP_LIMIT)
     default_storage.delete(path)
-    _write(path, diagnosis_blob(diagnosis))
-    if old_version and old_version != transcript.engine_version:
-        default_storage.delete(_diagnosis_path(transcript.public_id, old_version))
+    _write(path, encoded.data)
+    directory, _, current = path.rpartition("/")
+    for name in default_storage.listdir(directory)[1]:
+        # Another engine version's cache, or the single document of the old layout.
+        if name.startswith("diagnosis-") and name != current:
+            default_storage.delete(f"{directory}/{name}")
     Transcript.objects.filter(pk=transcript.pk).update(
         **{name: getattr(transcript, name) for name in SUMMARY_FIELDS}
     )
-    _remember(transcript, diagnosis)
-    return diagnosis
+    stored = encoded.open(_opener(path))
+    _remember(transcript, stored)
+    return stored
 
 
 def read_raw(transcript: Transcript) -> bytes:
     """The bytes exactly as uploaded."""
-    return _read(transcript.raw_path)
+    # compress() records the content size in the frame, so one call suffices.
+    return zstandard.ZstdDecompressor().decompress(_read(transcript.raw_path))
 
 
 def load_transcript(transcript: Transcript) -> Parsed:
@@ -272,12 +301,6 @@ def sweep_orphans(grace_seconds: int) -> list[str]:
     return removed
 
 
-def diagnosis_blob(diagnosis: Diagnosis) -> bytes:
-    # orjson writes the dataclass itself: the same bytes as ``to_dict()`` gives,
-    # without the deep copy that costs seconds on a long session.
-    return orjson.dumps(diagnosis)
-
-
 # --- summaries kept on the row ---------------------------------------------
 
 SUMMARY_FIELDS = (
@@ -321,12 +344,19 @@ def verdicts_of(diagnosis: Diagnosis) -> dict[str, dict[str, Any]]:
 
 def _diagnosis_path(public_id: str, engine_version: str) -> str:
     version = re.sub(r"[^A-Za-z0-9._-]", "_", engine_version) or "none"
-    return f"{storage_dir(public_id)}/diagnosis-{version}.zst"
+    return f"{storage_dir(public_id)}/diagnosis-{version}.layout{cachefile.LAYOUT}.bin"
+
+
+def _opener(path: str) -> Callable[[], IO[bytes]]:
+    return lambda: default_storage.open(path, "rb")
+
+
+def _compress(data: bytes) -> bytes:
+    return zstandard.ZstdCompressor(level=3).compress(data)
 
 
 def _write(path: str, data: bytes) -> None:
-    compressed = zstandard.ZstdCompressor(level=3).compress(data)
-    saved = default_storage.save(path, ContentFile(compressed))
+    saved = default_storage.save(path, ContentFile(data))
     if saved != path:
         # Another writer got there first with the same content; keep theirs.
         default_storage.delete(saved)
@@ -334,9 +364,7 @@ def _write(path: str, data: bytes) -> None:
 
 def _read(path: str) -> bytes:
     with default_storage.open(path, "rb") as handle:
-        compressed = handle.read()
-    # compress() records the content size in the frame, so one call suffices.
-    return zstandard.ZstdDecompressor().decompress(compressed)
+        return handle.read()
 
 
 _memory: OrderedDict[tuple[str, ...], Diagnosis] = OrderedDict()

@@ -1,15 +1,21 @@
 """Choosing and paging the timeline's rows, and the small timelines of the rule pages.
 
-Rows are shared with the in-process diagnosis cache: nothing here changes them.
+A view is chosen on the row index (``inspector.web.cachefile.RowIndex``) as a
+list of row positions, a pass over lists of small ints; only the rows of the
+page being shown are read from the cache and decoded. Rows are shared with
+the in-process diagnosis cache: nothing here changes them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import orjson
+
+from inspector.web.cachefile import IndexedRows, ListRows, group_findings
 
 if TYPE_CHECKING:
     from inspector.diagnosis import Diagnosis
@@ -48,46 +54,62 @@ class Filters:
         return {key: str(value) for key, value in values.items() if value not in (None, "")}
 
 
-def select_rows(diagnosis: Diagnosis, filters: Filters) -> list[Row]:
-    """The rows a filtered view shows, in the order it shows them."""
+def indexed_rows(diagnosis: Diagnosis) -> IndexedRows:
+    """The diagnosis's rows with their index (built here for rows held as a plain list)."""
+    rows = diagnosis.rows
+    return rows if isinstance(rows, IndexedRows) else ListRows(rows)
+
+
+def select_positions(diagnosis: Diagnosis, filters: Filters) -> list[int]:
+    """The positions of the rows a filtered view shows, in the order it shows them."""
+    index = indexed_rows(diagnosis).row_index
+    everything = range(len(index))
     if filters.view == "original":
-        rows = sorted(
-            (row for row in diagnosis.rows if row["in_original"]),
-            key=lambda row: row["input_index"],
+        in_original = index.in_original
+        positions = sorted(
+            (p for p in everything if in_original[p]), key=index.input_indexes.__getitem__
         )
     elif filters.view == "repaired":
-        rows = [row for row in diagnosis.rows if row["in_repaired"]]
+        in_repaired = index.in_repaired
+        positions = [p for p in everything if in_repaired[p]]
     else:
-        rows = diagnosis.rows
+        positions = list(everything)
     if filters.role:
-        rows = [row for row in rows if _role(row, filters.view) == filters.role]
+        code = index.role_code(filters.role)
+        roles = index.original_roles if filters.view == "original" else index.roles
+        positions = [p for p in positions if roles[p] == code]
+    findings = index.findings
     if filters.around is None:
         if filters.rule:
-            rows = [row for row in rows if filters.rule in row["findings"]]
-        return rows
-    hits = [i for i, row in enumerate(rows) if _matches(row, filters.rule)]
-    keep: list[Row] = []
+            positions = [p for p in positions if filters.rule in findings.get(p, ())]
+        return positions
+    if filters.rule:
+        hits = [i for i, p in enumerate(positions) if filters.rule in findings.get(p, ())]
+    else:
+        hits = [i for i, p in enumerate(positions) if p in findings]
+    keep: list[int] = []
     last = -1
     for hit in hits:
         start = max(hit - filters.around, last + 1)
-        stop = min(hit + filters.around, len(rows) - 1)
-        keep.extend(rows[start : stop + 1])
+        stop = min(hit + filters.around, len(positions) - 1)
+        keep.extend(positions[start : stop + 1])
         last = max(last, stop)
     return keep
 
 
-def page_count(rows: list[Row]) -> int:
-    return max(1, -(-len(rows) // PAGE_SIZE))
+def page_count(positions: Sequence[int]) -> int:
+    return max(1, -(-len(positions) // PAGE_SIZE))
 
 
-def page_rows(rows: list[Row], page: int) -> list[Row]:
+def page_rows(diagnosis: Diagnosis, positions: Sequence[int], page: int) -> list[Row]:
+    """The rows of one page of a view: only these are read from the cache."""
     start = (page - 1) * PAGE_SIZE
-    return rows[start : start + PAGE_SIZE]
+    return indexed_rows(diagnosis).take(positions[start : start + PAGE_SIZE])
 
 
 def finding_groups(
     diagnosis: Diagnosis,
-    rows: list[Row],
+    positions: Sequence[int],
     filters: Filters,
     page: int,
     titles: dict[str, str],
@@ -98,18 +120,14 @@ def finding_groups(
     links to that page (of this view, or of the whole annotated timeline when
     the filters hide its row) and the anchor.
     """
-    groups: dict[str, list[dict[str, Any]]] = {}
-    counts: dict[str, int] = {}
-    for finding in diagnosis.findings:
-        rule = finding["rule"]
-        counts[rule] = counts.get(rule, 0) + 1
-        if counts[rule] <= GROUP_LIMIT:
-            groups.setdefault(rule, []).append(finding)
-    wanted = {f["row"] for items in groups.values() for f in items}
-    here = _positions(rows, wanted)
-    everywhere = _positions(diagnosis.rows, wanted - here.keys())
+    groups = group_findings(diagnosis.findings, GROUP_LIMIT)
+    wanted = {finding["row"] for _, _, items in groups for finding in items}
+    # A row's place in the whole annotated timeline is its position.
+    everywhere = indexed_rows(diagnosis).row_index.positions_of(wanted) if wanted else {}
+    keys = {position: key for key, position in everywhere.items()}
+    here = {keys[p]: i for i, p in enumerate(positions) if p in keys} if keys else {}
     result = []
-    for rule, items in groups.items():
+    for rule, count, items in groups:
         entries = []
         for finding in items:
             key = finding["row"]
@@ -124,9 +142,9 @@ def finding_groups(
             {
                 "rule": rule,
                 "title": titles.get(rule, ""),
-                "count": counts[rule],
+                "count": count,
                 "entries": entries,
-                "more": counts[rule] - len(items),
+                "more": count - len(items),
             }
         )
     return result
@@ -135,22 +153,6 @@ def finding_groups(
 def original_page(row: Row) -> int:
     """The page of the original view that shows this row (it is sorted by input index)."""
     return (row["input_index"] or 0) // PAGE_SIZE + 1
-
-
-def _positions(rows: list[Row], keys: set[str]) -> dict[str, int]:
-    if not keys:
-        return {}
-    return {row["key"]: i for i, row in enumerate(rows) if row["key"] in keys}
-
-
-def _role(row: Row, view: str) -> str:
-    if view == "original":
-        return row.get("original_role") or row["role"]
-    return row["role"]
-
-
-def _matches(row: Row, rule: str) -> bool:
-    return rule in row["findings"] if rule else bool(row["findings"])
 
 
 def example_rows(messages: Any) -> list[dict[str, Any]]:

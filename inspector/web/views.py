@@ -41,7 +41,7 @@ from inspector.web.timeline import (
     finding_groups,
     page_count,
     page_rows,
-    select_rows,
+    select_positions,
 )
 
 log = logging.getLogger(__name__)
@@ -132,7 +132,7 @@ def transcript_list(request: HttpRequest) -> HttpResponse:
 @vary_on_headers("HX-Request")
 def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
     transcript = _get_transcript_for_user(request, public_id)
-    diagnosis = store.get_diagnosis(transcript)
+    diagnosis = store.get_page_diagnosis(transcript)
     rules = RULES
     rule_ids = list(rules) + [rule for rule in diagnosis.counts if rule not in rules]
     form = TimelineForm(request.GET, rule_ids=rule_ids)
@@ -144,15 +144,15 @@ def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
         diagnosis = store.get_branch_diagnosis(transcript, filters.branch)
         if diagnosis is None:
             raise Http404("This session has no branch ending there.")
-    rows = select_rows(diagnosis, filters)
-    pages = page_count(rows)
+    positions = select_positions(diagnosis, filters)
+    pages = page_count(positions)
     page = data["page"] or 1
     if page > pages:
         raise Http404("That page of the timeline does not exist.")
     context = {
         "transcript": transcript,
         "filters": filters,
-        "rows": page_rows(rows, page),
+        "rows": page_rows(diagnosis, positions, page),
         "page": page,
         "pages": pages,
         "next_query": filters.query(page=page + 1) if page < pages else None,
@@ -163,8 +163,8 @@ def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
     context |= {
         "form": form,
         "diagnosis": diagnosis,
-        "row_total": len(rows),
-        "groups": finding_groups(diagnosis, rows, filters, page, titles),
+        "row_total": len(positions),
+        "groups": finding_groups(diagnosis, positions, filters, page, titles),
         "views": [
             (view, filters.query(view=view)) for view in ("annotated", "original", "repaired")
         ],

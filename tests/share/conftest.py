@@ -10,6 +10,7 @@ import pytest
 from tests.web.conftest import (  # noqa: F401
     _fast_password_hashing,
     forget_diagnoses,
+    refuse_long_lists,
     store_for,
     transcript,
 )

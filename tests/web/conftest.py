@@ -69,6 +69,39 @@ XSS_CANONICAL = canonical(
 )
 
 
+def broken_history(turns: int) -> bytes:
+    """Every rule the timeline shows, spread evenly: 661 rows for 300 turns."""
+    messages = [user("start")]
+    for n in range(turns):
+        kind = n % 10
+        if kind == 3:  # PAIR-1: a call never answered
+            messages.append(assistant(call(f"k{n}"), content=f"dangling {n}"))
+        elif kind == 5:  # ID-1: an id used before
+            messages += [assistant(call("dup"), content=f"again {n}"), result("dup", f"dup {n}")]
+        elif kind == 7:  # PAIR-2: results after a user turn, out of order
+            messages += [
+                assistant(call(f"a{n}"), call(f"b{n}")),
+                user("steer"),
+                result(f"b{n}"),
+                result(f"a{n}"),
+            ]
+        elif kind == 8:  # PAIR-3 and MSG-1: a stray result, a blank placeholder
+            messages += [result(f"stray{n}", "stray"), {"role": "assistant", "content": "  "}]
+        else:
+            messages += [assistant(call(f"k{n}"), content=f"step {n}"), result(f"k{n}", f"ok {n}")]
+    return canonical(*messages)
+
+
+BROKEN_LONG = broken_history(300)
+
+
+def unanswered_calls(count: int) -> bytes:
+    """``count`` calls none of which gets a result: long lists of findings and provider issues."""
+    return canonical(
+        user("go"), *[assistant(call(f"d{n}"), content=f"try {n}") for n in range(count)]
+    )
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings) -> None:
     # The user fixtures set passwords; the real hasher spends ~0.3 s on each.
@@ -105,3 +138,14 @@ def forget_diagnoses():
     store._memory.clear()
     yield
     store._memory.clear()
+
+
+@pytest.fixture
+def refuse_long_lists(monkeypatch):
+    """Fail the test if anything reads a stored diagnosis's long lists past their heads."""
+    from inspector.web import cachefile
+
+    def refuse(*path):
+        raise AssertionError(f"read the long lists for {path}")
+
+    monkeypatch.setattr(cachefile._Rest, "get", refuse)

@@ -137,8 +137,14 @@ def test_project_for_makes_a_project_once(owner):
     assert store.project_for(owner, "  ") is None
 
 
-def test_the_cached_diagnosis_is_the_orjson_of_to_dict(transcript, forget_diagnoses):
+def test_the_cached_diagnosis_reads_back_as_the_to_dict_of_the_diagnosis(
+    transcript, forget_diagnoses
+):
     import orjson
 
+    from inspector.diagnosis import diagnose
+
     diagnosis = store.get_diagnosis(transcript)
-    assert store.diagnosis_blob(diagnosis) == orjson.dumps(diagnosis.to_dict())
+    expected = diagnose(store.load_transcript(transcript)).to_dict()
+    assert diagnosis.to_dict() == expected
+    assert orjson.dumps(diagnosis.to_dict()) == orjson.dumps(expected)
