@@ -56,7 +56,8 @@ def measure(label: str, data: bytes, repeat: int) -> None:
     diag_t = best_of(repeat, lambda: diagnose(parsed))
     total = load_t + diag_t
     print(
-        f"{label}: {len(data) / 1e6:.1f} MB, {len(parsed.messages):,} messages | "
+        f"{label}: {len(data) / 1e6:.1f} MB, {len(parsed.messages):,} messages "
+        f"({len(data) / max(1, len(parsed.messages)) / 1000:.1f} KB each) | "
         f"orjson.loads {base * 1000:.0f} ms | load {load_t * 1000:.0f} ms, "
         f"repair+diagnose {diag_t * 1000:.0f} ms | pipeline/orjson ratio {total / base:.2f} "
         f"(target <= 3)"
