@@ -146,13 +146,15 @@ def provider_verdicts(
     )
     wires = formats.Wires(before, after)
     for provider in PROVIDERS:
-        found_before = [_issue(p) for p in validate(provider, wires.before(provider))]
+        before_wire = wires.before(provider, for_checks=True)
+        found_before = [_issue(p) for p in validate(provider, before_wire)]
         if unchanged and not found_before:
             found_after: list[dict[str, Any]] = []
         elif unchanged and not wires.renamed(provider):
             found_after = [dict(issue) for issue in found_before]
         else:
-            found_after = [_issue(p) for p in validate(provider, wires.after(provider))]
+            after_wire = wires.after(provider, for_checks=True)
+            found_after = [_issue(p) for p in validate(provider, after_wire)]
         verdicts[provider] = {"before": found_before, "after": found_after}
     return verdicts
 

@@ -37,6 +37,7 @@ from inspector.formats import (
     gemini,
     openai_chat,
     responses,
+    skeleton,
 )
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.canonical import public, strip_private
@@ -161,6 +162,10 @@ class Wires:
     provider (the repaired body reuses the original's pieces), and the ids
     are collected once. The pieces are shared between the bodies: read them,
     do not change them.
+
+    With ``for_checks=True`` a regular history (``inspector.formats.skeleton``)
+    gets the skeleton of the body instead: a provider check finds in it what
+    it finds in the body, at a fraction of the cost. Never send a skeleton.
     """
 
     def __init__(self, before: list[dict[str, Any]], after: list[dict[str, Any]]) -> None:
@@ -172,17 +177,33 @@ class Wires:
         clean = {id(m): c for m, c in zip(before, self._before, strict=True)}
         self._after = [c if (c := clean.get(id(m))) is not None else public(m) for m in after]
         self._ids: list[str] | None = None
+        self._digest_memo: dict[int, Any] = {}
         # The pieces of one provider at a time: a 100,000-message history's pieces
         # for every provider at once would hold millions of objects.
         self._memo: tuple[str, dict[Any, Any]] = ("", {})
 
-    def before(self, provider: str) -> Any:
+    def before(self, provider: str, *, for_checks: bool = False) -> Any:
+        """The body of the history as it is; ``for_checks``: maybe only its skeleton."""
+        if for_checks:
+            history = self._digests(self._before)
+            if history is not None:
+                _wire_module(provider)  # an unknown provider is an error here too
+                return skeleton.body(provider, history, {})
         return _wire_module(provider).to_wire(self._before, memo=self._memo_for(provider))
 
-    def after(self, provider: str) -> Any:
+    def after(self, provider: str, *, for_checks: bool = False) -> Any:
+        """The body of the repaired history; ``for_checks``: maybe only its skeleton."""
         renamed = self.renamed(provider)
+        if for_checks:
+            history = self._digests(self._after)
+            if history is not None:
+                return skeleton.body(provider, history, renamed)
         messages = [_rename(m, renamed) for m in self._after] if renamed else self._after
         return _wire_module(provider).to_wire(messages, memo=self._memo_for(provider))
+
+    def _digests(self, messages: list[dict[str, Any]]) -> list[skeleton.Digest] | None:
+        # Both histories' messages are held here, so their ids key the memo safely.
+        return skeleton.digests(messages, self._digest_memo)
 
     def renamed(self, provider: str) -> dict[str, str]:
         if self._ids is None:

@@ -1,0 +1,220 @@
+"""Provider bodies cut down to what the provider checks read, for regular histories.
+
+Checking a history the way each provider would (``inspector.engine.providers``)
+needs each provider's body, and making four full bodies of a long session
+costs more than reading it did. The checks read little of a body: roles,
+where each message lands, the ids of calls and results, which blocks are text
+and whether a call's input is an object. For a *regular* history, whose
+every message is one the four ``to_wire`` functions turn out in a simple,
+fixed way, this module writes a skeleton body with just that in the same
+places, from one small digest per message shared by the four providers. A
+check reads the skeleton exactly as it reads the real body: same problems,
+same indices, same texts. It is never sent anywhere.
+
+A message is regular when (after its private keys are stripped):
+
+- it is a ``user`` or ``assistant`` message whose content is a string, or a
+  non-empty list of ``text`` parts, with text that is not blank; an
+  assistant message with calls may also have empty content (``""`` or
+  ``[]``);
+- only an assistant message has calls; each is an object with a string id
+  (``tool_call_id``, else ``id``) and arguments that are an object;
+- it is a ``tool`` message with string content and a non-empty string
+  ``tool_call_id``;
+- or it is a ``system`` message with string content before every other
+  message.
+
+Anything else (images, thinking, another provider's parts, a blank text, a
+later system message, arguments that are text) makes the history irregular,
+and the caller makes the real body. ``tests/diagnosis/test_skeleton.py``
+holds the skeletons to the real bodies over generated histories and the
+corpus.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspector.formats.canonical import call_id
+
+# A message's digest: (role, how many text blocks it writes, its call ids, its result id).
+Digest = tuple[str, int, tuple[str, ...], str]
+
+# Shared stand-ins: a check reads them, nothing writes them.
+_TEXT = {"type": "text", "text": "text"}
+_NO_INPUT: dict[str, Any] = {}
+_GEMINI_TEXT = {"text": "text"}
+_GEMINI_RESPONSE = {"functionResponse": {}}
+_GEMINI_CALL = {"functionCall": {}}
+
+
+def digest(message: dict[str, Any]) -> Digest | None:
+    """What the checks need of one message, or ``None`` when it is not regular."""
+    role = message.get("role")
+    content = message.get("content")
+    metadata = message.get("metadata")
+    if metadata is None:
+        metadata = {}
+    elif metadata.__class__ is not dict:
+        return None
+    calls = metadata.get("tool_calls")
+    if role == "tool":
+        rid = metadata.get("tool_call_id")
+        if calls or content.__class__ is not str or rid.__class__ is not str or not rid:
+            return None
+        return ("tool", 0, (), rid)
+    if role not in ("user", "assistant", "system"):
+        return None
+    ids: tuple[str, ...] = ()
+    if calls:
+        if role != "assistant" or calls.__class__ is not list:
+            return None
+        for call in calls:
+            if call.__class__ is not dict or call.get("arguments").__class__ is not dict:
+                return None
+            value = call.get("tool_call_id") or call.get("id") or ""
+            if value.__class__ is not str:
+                return None
+        ids = tuple(call_id(call) for call in calls)
+    if content.__class__ is str:
+        if content.strip():
+            return (role, 1, ids, "")
+        return (role, 0, ids, "") if ids and not content else None
+    if role == "system" or content.__class__ is not list:
+        return None
+    if not content:
+        return (role, 0, ids, "") if ids else None
+    for part in content:
+        if part.__class__ is not dict or part.get("type") != "text":
+            return None
+        text = part.get("text")
+        if text.__class__ is not str or not text.strip():
+            return None
+    return (role, len(content), ids, "")
+
+
+def digests(messages: list[dict[str, Any]], memo: dict[int, Any]) -> list[Digest] | None:
+    """The digest of every message, or ``None`` when the history is not regular.
+
+    ``memo`` keeps digests by message id: the caller holds the messages, so
+    their ids stay theirs while it is used.
+    """
+    out: list[Digest] = []
+    leading = True
+    for message in messages:
+        key = id(message)
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = digest(message) or False
+        if found is False:
+            return None
+        if found[0] == "system":
+            if not leading:
+                return None  # a later system message is written as user text: not regular
+        else:
+            leading = False
+        out.append(found)
+    return out
+
+
+def body(provider: str, history: list[Digest], renamed: dict[str, str]) -> dict[str, Any]:
+    """The skeleton of ``provider``'s body for a regular history's digests.
+
+    ``renamed`` maps the ids the body carries renamed, as ``export_wire`` does.
+    """
+    if renamed:
+        get = renamed.get
+        history = [
+            (role, texts, tuple(get(cid, cid) for cid in ids), get(rid, rid))
+            for role, texts, ids, rid in history
+        ]
+    return _BUILDERS[provider](history)
+
+
+def _openai_chat(history: list[Digest]) -> dict[str, Any]:
+    # One message each; an assistant message with calls and no text keeps its calls.
+    out: list[dict[str, Any]] = []
+    for role, _, ids, rid in history:
+        if role == "tool":
+            out.append({"role": "tool", "tool_call_id": rid})
+        elif ids:
+            out.append({"role": role, "tool_calls": [{"id": cid} for cid in ids]})
+        else:
+            out.append({"role": role})
+    return {"messages": out}
+
+
+def _anthropic(history: list[Digest]) -> dict[str, Any]:
+    # Leading system messages go to ``system``. A run of assistant messages is
+    # one message; results and the messages of their side after them are one
+    # user message, and a user's text starts a new one unless results lead it.
+    out: list[dict[str, Any]] = []
+    side = ""
+    blocks: list[Any] = []
+    has_result = False
+    for role, texts, ids, rid in history:
+        if role == "system":
+            continue
+        here = "assistant" if role == "assistant" else "user"
+        if blocks and not (here == side and (role != "user" or has_result)):
+            out.append({"role": side, "content": blocks})
+            blocks = []
+            has_result = False
+        side = here
+        if role == "tool":
+            blocks.append({"type": "tool_result", "tool_use_id": rid})
+            has_result = True
+            continue
+        blocks.extend([_TEXT] * texts)
+        blocks.extend({"type": "tool_use", "id": cid, "input": _NO_INPUT} for cid in ids)
+    if blocks:
+        out.append({"role": side, "content": blocks})
+    return {"messages": out}
+
+
+def _responses(history: list[Digest]) -> dict[str, Any]:
+    # A message item each (an assistant's text in one), then one item per call;
+    # a result is a call output item.
+    out: list[dict[str, Any]] = []
+    for role, texts, ids, rid in history:
+        if role == "tool":
+            out.append({"type": "function_call_output", "call_id": rid})
+            continue
+        if texts or role != "assistant":
+            out.append({"role": role})
+        out.extend({"type": "function_call", "call_id": cid} for cid in ids)
+    return {"input": out}
+
+
+def _gemini(history: list[Digest]) -> dict[str, Any]:
+    # Leading system messages go to ``systemInstruction``; turns alternate by
+    # side, a history opening with a call turn gets a user turn first.
+    contents: list[dict[str, Any]] = []
+    side = ""
+    parts: list[Any] = []
+    for role, texts, ids, _ in history:
+        if role == "system":
+            continue
+        here = "model" if role == "assistant" else "user"
+        if parts and here != side:
+            contents.append({"role": side, "parts": parts})
+            parts = []
+        side = here
+        if role == "tool":
+            parts.append(_GEMINI_RESPONSE)
+            continue
+        parts.extend([_GEMINI_TEXT] * texts)
+        parts.extend([_GEMINI_CALL] * len(ids))
+    if parts:
+        contents.append({"role": side, "parts": parts})
+    if contents and contents[0]["role"] == "model" and _GEMINI_CALL in contents[0]["parts"]:
+        contents.insert(0, {"role": "user", "parts": [_GEMINI_TEXT]})
+    return {"contents": contents}
+
+
+_BUILDERS = {
+    "openai-chat": _openai_chat,
+    "anthropic": _anthropic,
+    "responses": _responses,
+    "gemini": _gemini,
+}

@@ -1,0 +1,202 @@
+"""Skeleton bodies: every provider check finds in them what it finds in the real body.
+
+``inspector.formats.skeleton`` writes, for a regular history, only what the
+checks read. These tests hold it to ``to_wire`` and ``export_wire``: over
+generated histories made mostly of regular messages (with ids the providers
+refuse, duplicates, orphans and missing results, so the checks have
+something to find), over every corpus transcript and its repair, and on the
+messages that make a history irregular.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from inspector import formats
+from inspector.diagnosis import provider_verdicts, repair_parsed
+from inspector.engine import repair_history
+from inspector.engine.providers import PROVIDERS, validate
+from inspector.formats import skeleton
+from tests.conftest import CORPUS
+from tests.diagnosis.test_diagnosis_equivalence import messages as any_messages
+from tests.diagnosis.test_diagnosis_equivalence import plain_verdicts
+
+Message = dict[str, Any]
+
+EXAMPLES = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+IDS = ["c1", "c2", "c3", "functions.search:0", "x y", "é", "call_1"]
+TEXTS = ["hi", "found 3", " padded ", "line\nline"]
+
+
+@st.composite
+def regular_messages(draw: st.DrawFn) -> Message:
+    role = draw(st.sampled_from(["user", "assistant", "assistant", "tool", "tool"]))
+    metadata: Message = {}
+    if draw(st.integers(0, 3)) == 0:
+        metadata["_src"] = draw(st.integers(0, 9))  # a shape module's private key
+    if role == "tool":
+        metadata["tool_call_id"] = draw(st.sampled_from(IDS))
+        if draw(st.booleans()):
+            metadata["name"] = "search"
+        return {"role": role, "content": draw(st.sampled_from([*TEXTS, ""])), "metadata": metadata}
+    if role == "assistant" and draw(st.booleans()):
+        metadata["tool_calls"] = [
+            {
+                draw(st.sampled_from(["tool_call_id", "id"])): draw(st.sampled_from(IDS)),
+                "name": draw(st.sampled_from(["search", "read"])),
+                "arguments": {"q": draw(st.integers(0, 3))},
+            }
+            for _ in range(draw(st.integers(1, 3)))
+        ]
+    if draw(st.booleans()):
+        content: Any = draw(st.sampled_from(TEXTS))
+    else:
+        texts = draw(st.lists(st.sampled_from(TEXTS), min_size=1, max_size=3))
+        content = [{"type": "text", "text": text} for text in texts]
+    if metadata.get("tool_calls") and draw(st.integers(0, 2)) == 0:
+        content = draw(st.sampled_from(["", []]))
+    return {"role": role, "content": content, "metadata": metadata}
+
+
+@st.composite
+def regular_histories(draw: st.DrawFn) -> list[Message]:
+    systems = [
+        {"role": "system", "content": "be brief", "metadata": {}}
+        for _ in range(draw(st.integers(0, 2)))
+    ]
+    return systems + draw(st.lists(regular_messages(), min_size=1, max_size=14))
+
+
+@st.composite
+def mostly_regular_histories(draw: st.DrawFn) -> list[Message]:
+    history = draw(regular_histories())
+    if draw(st.integers(0, 3)) == 0:  # now and then one message of any kind
+        history.insert(draw(st.integers(0, len(history))), draw(any_messages()))
+    return history
+
+
+def problems(provider: str, body: Any) -> list[tuple[Any, ...]]:
+    return [(p.index, p.path, p.text, p.code, p.ids) for p in validate(provider, body)]
+
+
+@EXAMPLES
+@given(regular_histories())
+def test_generated_regular_histories_are_regular(history):
+    # Otherwise the equivalence tests below would only ever see the real bodies.
+    assert skeleton.digests(formats.strip_private(history), {}) is not None
+
+
+@EXAMPLES
+@given(mostly_regular_histories())
+def test_checks_find_in_the_skeleton_what_they_find_in_the_body(history):
+    clean = formats.strip_private(history)
+    digests = skeleton.digests(clean, {})
+    for provider in PROVIDERS:
+        expected = problems(provider, formats.to_wire(history, provider))
+        if digests is not None:
+            assert problems(provider, skeleton.body(provider, digests, {})) == expected
+        assert (
+            problems(provider, formats.Wires(history, history).before(provider, for_checks=True))
+            == expected
+        )
+
+
+@EXAMPLES
+@given(mostly_regular_histories())
+def test_checks_find_in_the_exported_skeleton_what_they_find_in_the_export(history):
+    repaired = list(repair_history(history).messages)
+    wires = formats.Wires(history, repaired)
+    for provider in PROVIDERS:
+        exported, _ = formats.export_wire(repaired, provider)
+        assert problems(provider, wires.after(provider, for_checks=True)) == problems(
+            provider, exported
+        )
+
+
+@EXAMPLES
+@given(mostly_regular_histories())
+def test_verdicts_through_skeletons_match_the_plain_definition(history):
+    repaired = list(repair_history(history).messages)
+    if len(repaired) > 1 and repaired[-1]["role"] != "tool":
+        repaired = repaired + copy.deepcopy(history[-1:])  # a repaired history that is not valid
+    assert provider_verdicts(history, repaired) == plain_verdicts(history, repaired)
+
+
+def corpus_files() -> list[Any]:
+    return sorted(p for p in CORPUS.rglob("*") if p.is_file())
+
+
+def test_corpus_verdicts_through_skeletons_match_the_real_bodies():
+    regular = 0
+    for path in corpus_files():
+        try:
+            parsed = formats.load(path.read_bytes())
+        except formats.FormatError:
+            continue
+        repaired = repair_parsed(parsed).messages
+        got = provider_verdicts(parsed.messages, repaired)
+        assert got == plain_verdicts(parsed.messages, repaired), path.name
+        regular += skeleton.digests(formats.strip_private(parsed.messages), {}) is not None
+    # Most of the corpus takes the skeleton path, so this compared something.
+    assert regular >= 50
+
+
+def msg(role: str, content: Any, **metadata: Any) -> Message:
+    return {"role": role, "content": content, "metadata": metadata}
+
+
+CALL = {"tool_call_id": "c1", "name": "read", "arguments": {"path": "a"}}
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        msg("user", "   "),
+        msg("user", ""),
+        msg("user", []),
+        msg("user", [{"type": "text", "text": ""}]),
+        msg("user", [{"type": "image", "url": "https://example.com/a.png"}]),
+        msg("assistant", [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "a"}]),
+        msg("assistant", "", tool_calls=[{**CALL, "arguments": '{"path": "a"}'}]),
+        msg("assistant", "", tool_calls=[{**CALL, "tool_call_id": 7}]),
+        msg("assistant", ""),
+        msg("user", "hi", tool_calls=[CALL]),
+        msg("tool", [{"type": "text", "text": "ok"}], tool_call_id="c1"),
+        msg("tool", "ok", tool_call_id=""),
+        msg("tool", "ok"),
+        msg("system", [{"type": "text", "text": "be brief"}]),
+        msg("developer", "hi"),
+        {"role": "user", "content": "hi", "metadata": "not an object"},
+    ],
+)
+def test_messages_the_skeletons_do_not_cover_are_irregular(message):
+    assert skeleton.digest(message) is None
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        msg("user", "hi"),
+        msg("user", [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]),
+        msg("assistant", "", tool_calls=[CALL]),
+        msg("assistant", [], tool_calls=[CALL]),
+        msg("assistant", "let me look", tool_calls=[CALL, {**CALL, "tool_call_id": "c2"}]),
+        msg("tool", "", tool_call_id="c1"),
+        msg("system", "be brief"),
+        {"role": "user", "content": "hi"},
+    ],
+)
+def test_plain_messages_are_regular(message):
+    assert skeleton.digest(message) is not None
+
+
+def test_a_system_message_after_the_first_turn_makes_the_history_irregular():
+    leading = [msg("system", "be brief"), msg("user", "hi")]
+    assert skeleton.digests(leading, {}) is not None
+    assert skeleton.digests([*leading, msg("system", "now be long")], {}) is None
