@@ -178,6 +178,7 @@ class Wires:
         self._after = [c if (c := clean.get(id(m))) is not None else public(m) for m in after]
         self._ids: list[str] | None = None
         self._digest_memo: dict[int, Any] = {}
+        self._histories: dict[int, list[skeleton.Digest] | None] = {}
         # The pieces of one provider at a time: a 100,000-message history's pieces
         # for every provider at once would hold millions of objects.
         self._memo: tuple[str, dict[Any, Any]] = ("", {})
@@ -185,7 +186,7 @@ class Wires:
     def before(self, provider: str, *, for_checks: bool = False) -> Any:
         """The body of the history as it is; ``for_checks``: maybe only its skeleton."""
         if for_checks:
-            history = self._digests(self._before)
+            history = self._digests(0, self._before)
             if history is not None:
                 _wire_module(provider)  # an unknown provider is an error here too
                 return skeleton.body(provider, history, {})
@@ -195,15 +196,18 @@ class Wires:
         """The body of the repaired history; ``for_checks``: maybe only its skeleton."""
         renamed = self.renamed(provider)
         if for_checks:
-            history = self._digests(self._after)
+            history = self._digests(1, self._after)
             if history is not None:
                 return skeleton.body(provider, history, renamed)
         messages = [_rename(m, renamed) for m in self._after] if renamed else self._after
         return _wire_module(provider).to_wire(messages, memo=self._memo_for(provider))
 
-    def _digests(self, messages: list[dict[str, Any]]) -> list[skeleton.Digest] | None:
-        # Both histories' messages are held here, so their ids key the memo safely.
-        return skeleton.digests(messages, self._digest_memo)
+    def _digests(self, which: int, messages: list[dict[str, Any]]) -> list[skeleton.Digest] | None:
+        # Made once per history for the four providers. Both histories' messages
+        # are held here, so their ids key the memo safely.
+        if which not in self._histories:
+            self._histories[which] = skeleton.digests(messages, self._digest_memo)
+        return self._histories[which]
 
     def renamed(self, provider: str) -> dict[str, str]:
         if self._ids is None:

@@ -15,17 +15,19 @@ A message is regular when (after its private keys are stripped):
 
 - it is a ``user`` or ``assistant`` message whose content is a string, or a
   non-empty list of ``text`` parts, with text that is not blank; an
-  assistant message with calls may also have empty content (``""`` or
-  ``[]``);
+  assistant message may have thinking blocks among them (as Claude Code
+  writes: Anthropic keeps them, the others leave them out), and with calls
+  it may have no text at all (``""``, ``[]`` or thinking only);
 - only an assistant message has calls; each is an object with a string id
   (``tool_call_id``, else ``id``) and arguments that are an object;
-- it is a ``tool`` message with string content and a non-empty string
-  ``tool_call_id``;
-- or it is a ``system`` message with string content before every other
+- it is a ``tool`` message with a non-empty string ``tool_call_id`` and
+  string content or a list of typed parts (each provider writes it as one
+  result, whatever it holds);
+- or it is a ``system`` message with such content before every other
   message.
 
-Anything else (images, thinking, another provider's parts, a blank text, a
-later system message, arguments that are text) makes the history irregular,
+Anything else (images, another provider's parts, a blank text, a later
+system message, arguments that are text) makes the history irregular,
 and the caller makes the real body. ``tests/diagnosis/test_skeleton.py``
 holds the skeletons to the real bodies over generated histories and the
 corpus.
@@ -37,8 +39,14 @@ from typing import Any
 
 from inspector.formats.canonical import call_id
 
-# A message's digest: (role, how many text blocks it writes, its call ids, its result id).
-Digest = tuple[str, int, tuple[str, ...], str]
+# A message's digest: (role, the blocks Anthropic gets of its content, the text parts
+# the others get, the runs of text parts (Responses writes a message item for each),
+# its call ids, its result id).
+Digest = tuple[str, int, int, int, tuple[str, ...], str]
+
+# Assistant parts that Anthropic keeps as blocks and the other providers leave
+# out (Responses ends a message item at one).
+_THINKING = frozenset({"thinking", "redacted_thinking"})
 
 # Shared stand-ins: a check reads them, nothing writes them.
 _TEXT = {"type": "text", "text": "text"}
@@ -59,10 +67,13 @@ def digest(message: dict[str, Any]) -> Digest | None:
         return None
     calls = metadata.get("tool_calls")
     if role == "tool":
+        # Every provider writes one result for a tool message, whatever it holds.
         rid = metadata.get("tool_call_id")
-        if calls or content.__class__ is not str or rid.__class__ is not str or not rid:
+        if calls or rid.__class__ is not str or not rid:
             return None
-        return ("tool", 0, (), rid)
+        if content.__class__ is not str and not _parts(content):
+            return None
+        return ("tool", 0, 0, 0, (), rid)
     if role not in ("user", "assistant", "system"):
         return None
     ids: tuple[str, ...] = ()
@@ -78,19 +89,37 @@ def digest(message: dict[str, Any]) -> Digest | None:
         ids = tuple(call_id(call) for call in calls)
     if content.__class__ is str:
         if content.strip():
-            return (role, 1, ids, "")
-        return (role, 0, ids, "") if ids and not content else None
-    if role == "system" or content.__class__ is not list:
+            return (role, 1, 1, 1, ids, "")
+        return (role, 0, 0, 0, ids, "") if ids and not content else None
+    if content.__class__ is not list:
         return None
     if not content:
-        return (role, 0, ids, "") if ids else None
+        return (role, 0, 0, 0, ids, "") if ids else None
+    texts = runs = 0
+    in_run = False
     for part in content:
-        if part.__class__ is not dict or part.get("type") != "text":
+        kind = part.get("type") if part.__class__ is dict else None
+        if kind == "text":
+            text = part.get("text")
+            if text.__class__ is not str or not text.strip():
+                return None
+            texts += 1
+            runs += not in_run
+            in_run = True
+        elif role == "assistant" and kind in _THINKING:
+            in_run = False
+        else:
             return None
-        text = part.get("text")
-        if text.__class__ is not str or not text.strip():
-            return None
-    return (role, len(content), ids, "")
+    if not (texts or ids):
+        return None  # thinking alone: some providers leave the whole message out
+    return (role, len(content), texts, runs, ids, "")
+
+
+def _parts(content: Any) -> bool:
+    """Whether ``content`` is a list of typed parts."""
+    return content.__class__ is list and all(
+        part.__class__ is dict and part.get("type").__class__ is str for part in content
+    )
 
 
 def digests(messages: list[dict[str, Any]], memo: dict[int, Any]) -> list[Digest] | None:
@@ -125,8 +154,8 @@ def body(provider: str, history: list[Digest], renamed: dict[str, str]) -> dict[
     if renamed:
         get = renamed.get
         history = [
-            (role, texts, tuple(get(cid, cid) for cid in ids), get(rid, rid))
-            for role, texts, ids, rid in history
+            (role, blocks, texts, runs, tuple(get(cid, cid) for cid in ids), get(rid, rid))
+            for role, blocks, texts, runs, ids, rid in history
         ]
     return _BUILDERS[provider](history)
 
@@ -134,7 +163,7 @@ def body(provider: str, history: list[Digest], renamed: dict[str, str]) -> dict[
 def _openai_chat(history: list[Digest]) -> dict[str, Any]:
     # One message each; an assistant message with calls and no text keeps its calls.
     out: list[dict[str, Any]] = []
-    for role, _, ids, rid in history:
+    for role, _, _, _, ids, rid in history:
         if role == "tool":
             out.append({"role": "tool", "tool_call_id": rid})
         elif ids:
@@ -152,7 +181,7 @@ def _anthropic(history: list[Digest]) -> dict[str, Any]:
     side = ""
     blocks: list[Any] = []
     has_result = False
-    for role, texts, ids, rid in history:
+    for role, blocks_of_content, _, _, ids, rid in history:
         if role == "system":
             continue
         here = "assistant" if role == "assistant" else "user"
@@ -165,7 +194,7 @@ def _anthropic(history: list[Digest]) -> dict[str, Any]:
             blocks.append({"type": "tool_result", "tool_use_id": rid})
             has_result = True
             continue
-        blocks.extend([_TEXT] * texts)
+        blocks.extend([_TEXT] * blocks_of_content)  # thinking blocks are read as no text
         blocks.extend({"type": "tool_use", "id": cid, "input": _NO_INPUT} for cid in ids)
     if blocks:
         out.append({"role": side, "content": blocks})
@@ -176,12 +205,14 @@ def _responses(history: list[Digest]) -> dict[str, Any]:
     # A message item each (an assistant's text in one), then one item per call;
     # a result is a call output item.
     out: list[dict[str, Any]] = []
-    for role, texts, ids, rid in history:
+    for role, _, _, runs, ids, rid in history:
         if role == "tool":
             out.append({"type": "function_call_output", "call_id": rid})
             continue
-        if texts or role != "assistant":
+        if role != "assistant":
             out.append({"role": role})
+        else:
+            out.extend([{"role": role}] * runs)
         out.extend({"type": "function_call", "call_id": cid} for cid in ids)
     return {"input": out}
 
@@ -192,7 +223,7 @@ def _gemini(history: list[Digest]) -> dict[str, Any]:
     contents: list[dict[str, Any]] = []
     side = ""
     parts: list[Any] = []
-    for role, texts, ids, _ in history:
+    for role, _, texts, _, ids, _ in history:
         if role == "system":
             continue
         here = "model" if role == "assistant" else "user"

@@ -32,6 +32,17 @@ EXAMPLES = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 
 IDS = ["c1", "c2", "c3", "functions.search:0", "x y", "é", "call_1"]
 TEXTS = ["hi", "found 3", " padded ", "line\nline"]
+THINKING = [
+    {"type": "thinking", "thinking": "let me see", "signature": "sig"},
+    {"type": "thinking", "thinking": "", "signature": "sig"},
+    {"type": "redacted_thinking", "data": "opaque"},
+]
+TOOL_PARTS = [
+    [{"type": "text", "text": "ok"}],
+    [{"type": "text", "text": ""}, {"type": "image", "media_type": "image/png", "data": "AAAA"}],
+    [{"type": "tool_reference", "tool_name": "search"}],
+    [],
+]
 
 
 @st.composite
@@ -44,7 +55,8 @@ def regular_messages(draw: st.DrawFn) -> Message:
         metadata["tool_call_id"] = draw(st.sampled_from(IDS))
         if draw(st.booleans()):
             metadata["name"] = "search"
-        return {"role": role, "content": draw(st.sampled_from([*TEXTS, ""])), "metadata": metadata}
+        content = draw(st.sampled_from([*TEXTS, "", *TOOL_PARTS]))
+        return {"role": role, "content": copy.deepcopy(content), "metadata": metadata}
     if role == "assistant" and draw(st.booleans()):
         metadata["tool_calls"] = [
             {
@@ -59,6 +71,13 @@ def regular_messages(draw: st.DrawFn) -> Message:
     else:
         texts = draw(st.lists(st.sampled_from(TEXTS), min_size=1, max_size=3))
         content = [{"type": "text", "text": text} for text in texts]
+        if role == "assistant":
+            # Claude Code's thinking blocks, before, between and after the text.
+            for _ in range(draw(st.integers(0, 3))):
+                at = draw(st.integers(0, len(content)))
+                content.insert(at, copy.deepcopy(draw(st.sampled_from(THINKING))))
+            if metadata.get("tool_calls") and draw(st.booleans()):
+                content = [part for part in content if part["type"] != "text"]
     if metadata.get("tool_calls") and draw(st.integers(0, 2)) == 0:
         content = draw(st.sampled_from(["", []]))
     return {"role": role, "content": content, "metadata": metadata}
@@ -162,15 +181,18 @@ CALL = {"tool_call_id": "c1", "name": "read", "arguments": {"path": "a"}}
         msg("user", []),
         msg("user", [{"type": "text", "text": ""}]),
         msg("user", [{"type": "image", "url": "https://example.com/a.png"}]),
-        msg("assistant", [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "a"}]),
+        msg("assistant", [{"type": "thinking", "thinking": "hmm"}]),
+        msg("user", [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "a"}]),
+        msg("assistant", [{"type": "reasoning", "text": "r"}, {"type": "text", "text": "a"}]),
         msg("assistant", "", tool_calls=[{**CALL, "arguments": '{"path": "a"}'}]),
         msg("assistant", "", tool_calls=[{**CALL, "tool_call_id": 7}]),
         msg("assistant", ""),
         msg("user", "hi", tool_calls=[CALL]),
-        msg("tool", [{"type": "text", "text": "ok"}], tool_call_id="c1"),
+        msg("tool", ["ok"], tool_call_id="c1"),
+        msg("tool", {"text": "ok"}, tool_call_id="c1"),
         msg("tool", "ok", tool_call_id=""),
         msg("tool", "ok"),
-        msg("system", [{"type": "text", "text": "be brief"}]),
+        msg("system", [{"type": "text", "text": " "}]),
         msg("developer", "hi"),
         {"role": "user", "content": "hi", "metadata": "not an object"},
     ],
@@ -188,7 +210,11 @@ def test_messages_the_skeletons_do_not_cover_are_irregular(message):
         msg("assistant", [], tool_calls=[CALL]),
         msg("assistant", "let me look", tool_calls=[CALL, {**CALL, "tool_call_id": "c2"}]),
         msg("tool", "", tool_call_id="c1"),
+        msg("tool", [{"type": "text", "text": "ok"}], tool_call_id="c1"),
+        msg("assistant", [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "a"}]),
+        msg("assistant", [{"type": "redacted_thinking", "data": "x"}], tool_calls=[CALL]),
         msg("system", "be brief"),
+        msg("system", [{"type": "text", "text": "be brief"}]),
         {"role": "user", "content": "hi"},
     ],
 )
