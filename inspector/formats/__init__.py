@@ -169,13 +169,11 @@ class Wires:
     """
 
     def __init__(self, before: list[dict[str, Any]], after: list[dict[str, Any]]) -> None:
-        # Stripped here once for every provider; the repaired history reuses the
-        # stripped copies of the messages it shares, so the pieces are shared too.
-        # Holding the originals keeps their ids unique while they key ``clean``.
+        # Both histories are held, so their messages' ids stay unique while they
+        # key the memos. Checks on skeletons read no private key, and never strip.
         self._originals = before
-        self._before = strip_private(before)
-        clean = {id(m): c for m, c in zip(before, self._before, strict=True)}
-        self._after = [c if (c := clean.get(id(m))) is not None else public(m) for m in after]
+        self._repaired = after
+        self._stripped: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
         self._ids: list[str] | None = None
         self._digest_memo: dict[int, Any] = {}
         self._histories: dict[int, list[skeleton.Digest] | None] = {}
@@ -186,34 +184,50 @@ class Wires:
     def before(self, provider: str, *, for_checks: bool = False) -> Any:
         """The body of the history as it is; ``for_checks``: maybe only its skeleton."""
         if for_checks:
-            history = self._digests(0, self._before)
+            history = self._digests(0, self._originals)
             if history is not None:
                 _wire_module(provider)  # an unknown provider is an error here too
                 return skeleton.body(provider, history, {})
-        return _wire_module(provider).to_wire(self._before, memo=self._memo_for(provider))
+        clean, _ = self._clean()
+        return _wire_module(provider).to_wire(clean, memo=self._memo_for(provider))
 
     def after(self, provider: str, *, for_checks: bool = False) -> Any:
         """The body of the repaired history; ``for_checks``: maybe only its skeleton."""
         renamed = self.renamed(provider)
         if for_checks:
-            history = self._digests(1, self._after)
+            history = self._digests(1, self._repaired)
             if history is not None:
                 return skeleton.body(provider, history, renamed)
-        messages = [_rename(m, renamed) for m in self._after] if renamed else self._after
+        _, clean = self._clean()
+        messages = [_rename(m, renamed) for m in clean] if renamed else clean
         return _wire_module(provider).to_wire(messages, memo=self._memo_for(provider))
-
-    def _digests(self, which: int, messages: list[dict[str, Any]]) -> list[skeleton.Digest] | None:
-        # Made once per history for the four providers. Both histories' messages
-        # are held here, so their ids key the memo safely.
-        if which not in self._histories:
-            self._histories[which] = skeleton.digests(messages, self._digest_memo)
-        return self._histories[which]
 
     def renamed(self, provider: str) -> dict[str, str]:
         if self._ids is None:
-            self._ids = _ids(self._after)
+            self._ids = _ids(self._repaired)  # private keys hold no ids
         _wire_module(provider)  # an unknown provider is an error here too
         return _renames(self._ids, _ID_CHARS.get(provider))
+
+    def _clean(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Both histories stripped of private keys, once for every provider.
+
+        The repaired history reuses the stripped copies of the messages it
+        shares, so the pieces made of them are shared too.
+        """
+        if self._stripped is None:
+            before = strip_private(self._originals)
+            clean = {id(m): c for m, c in zip(self._originals, before, strict=True)}
+            after = [
+                c if (c := clean.get(id(m))) is not None else public(m) for m in self._repaired
+            ]
+            self._stripped = (before, after)
+        return self._stripped
+
+    def _digests(self, which: int, messages: list[dict[str, Any]]) -> list[skeleton.Digest] | None:
+        # Made once per history for the four providers.
+        if which not in self._histories:
+            self._histories[which] = skeleton.digests(messages, self._digest_memo)
+        return self._histories[which]
 
     def _memo_for(self, provider: str) -> dict[Any, Any]:
         if self._memo[0] != provider:
