@@ -11,6 +11,7 @@ messages that make a history irregular.
 from __future__ import annotations
 
 import copy
+import os
 from typing import Any
 
 import pytest
@@ -28,7 +29,9 @@ from tests.diagnosis.test_diagnosis_equivalence import plain_verdicts
 
 Message = dict[str, Any]
 
-EXAMPLES = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# ``make fuzz`` (HYPOTHESIS_PROFILE=fuzz) runs many more.
+COUNT = {"ci": 300, "dev": 50, "fuzz": 5000}[os.environ.get("HYPOTHESIS_PROFILE", "ci")]
+EXAMPLES = settings(max_examples=COUNT, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 IDS = ["c1", "c2", "c3", "functions.search:0", "x y", "é", "call_1"]
 TEXTS = ["hi", "found 3", " padded ", "line\nline"]
