@@ -181,7 +181,7 @@ def _anthropic(history: list[Digest]) -> dict[str, Any]:
     side = ""
     blocks: list[Any] = []
     has_result = False
-    for role, blocks_of_content, _, _, ids, rid in history:
+    for role, content_blocks, _, _, ids, rid in history:
         if role == "system":
             continue
         here = "assistant" if role == "assistant" else "user"
@@ -194,26 +194,32 @@ def _anthropic(history: list[Digest]) -> dict[str, Any]:
             blocks.append({"type": "tool_result", "tool_use_id": rid})
             has_result = True
             continue
-        blocks.extend([_TEXT] * blocks_of_content)  # thinking blocks are read as no text
-        blocks.extend({"type": "tool_use", "id": cid, "input": _NO_INPUT} for cid in ids)
+        # Thinking blocks stand as text blocks: the check reads neither kind as wrong.
+        if content_blocks == 1:
+            blocks.append(_TEXT)
+        elif content_blocks:
+            blocks.extend([_TEXT] * content_blocks)
+        for cid in ids:
+            blocks.append({"type": "tool_use", "id": cid, "input": _NO_INPUT})
     if blocks:
         out.append({"role": side, "content": blocks})
     return {"messages": out}
 
 
 def _responses(history: list[Digest]) -> dict[str, Any]:
-    # A message item each (an assistant's text in one), then one item per call;
-    # a result is a call output item.
+    # A message item each (an assistant's text in one item a run), then one item
+    # per call; a result is a call output item.
     out: list[dict[str, Any]] = []
     for role, _, _, runs, ids, rid in history:
         if role == "tool":
             out.append({"type": "function_call_output", "call_id": rid})
             continue
-        if role != "assistant":
+        if role != "assistant" or runs == 1:
             out.append({"role": role})
-        else:
+        elif runs:
             out.extend([{"role": role}] * runs)
-        out.extend({"type": "function_call", "call_id": cid} for cid in ids)
+        for cid in ids:
+            out.append({"type": "function_call", "call_id": cid})
     return {"input": out}
 
 
