@@ -268,6 +268,9 @@ def _parse(data: bytes, leaf: str | None = None) -> Parsed:
         session_id=session_id,
     )
     problems.sort(key=lambda p: p.line)
+    # Messages and meta are made: what serialise needs of a record it decodes again.
+    for record in records:
+        record.release()
     return Parsed(
         format=NAME,
         messages=messages,
@@ -799,6 +802,7 @@ class _Writer:
     def __init__(self, state: _State, before: list[dict[str, Any]]) -> None:
         self.state = state
         self.before = before
+        # Decoded again from the file (parse let go of them), once for the whole write.
         self.values: list[Any] = [r.value if r.ok else None for r in state.records]
         self.inplace: dict[int, _Unit] = {}
         self.anchored: list[_Unit] = []

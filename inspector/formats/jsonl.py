@@ -32,6 +32,8 @@ import orjson
 from inspector.formats.base import Problem
 
 _BOM = b"\xef\xbb\xbf"
+# What a released record holds in place of its value.
+_RELEASED = object()
 
 
 class Record:
@@ -44,16 +46,18 @@ class Record:
 
     A record read from a line keeps where the line lies in the file, not a
     copy of it: ``raw`` is cut from the file when a writer asks for it, which
-    is for the few records a repair touches around, not for every line.
+    is for the few records a repair touches around, not for every line. A
+    reader done with the decoded values may ``release()`` them: ``value``
+    then decodes the line again each time it is read.
     """
 
-    __slots__ = ("_data", "_end", "_raw", "_start", "glued", "line", "ok", "value")
+    __slots__ = ("_data", "_end", "_raw", "_start", "_value", "glued", "line", "ok")
 
     def __init__(
         self, line: int, raw: bytes, value: Any = None, ok: bool = True, glued: bool = False
     ) -> None:
         self.line = line
-        self.value = value
+        self._value = value
         self.ok = ok
         self.glued = glued
         self._raw: bytes | None = raw
@@ -65,7 +69,7 @@ class Record:
         """The record that line ``line``, ``data[start:end]``, decodes to."""
         record = cls.__new__(cls)
         record.line = line
-        record.value = value
+        record._value = value
         record.ok = True
         record.glued = False
         record._raw = None
@@ -79,6 +83,25 @@ class Record:
         if self._raw is None:
             return self._data[self._start : self._end]
         return self._raw
+
+    @property
+    def value(self) -> Any:
+        value = self._value
+        if value is _RELEASED:
+            raw = self._data[self._start : self._end]
+            return orjson.loads(raw[3:] if raw.startswith(_BOM) else raw)
+        return value
+
+    def release(self) -> None:
+        """Let go of the decoded value of a record read from a line.
+
+        A long session's records are most of what a reader decodes; once its
+        messages are made, holding them all only keeps the garbage collector
+        busy and the memory taken. Records of glued lines and of documents
+        keep theirs.
+        """
+        if self._raw is None:
+            self._value = _RELEASED
 
     def __repr__(self) -> str:
         return f"Record(line={self.line}, ok={self.ok}, glued={self.glued}, value={self.value!r})"

@@ -106,3 +106,23 @@ def test_every_line_is_a_record_with_its_number_and_bytes_or_a_problem(
             assert record.value == orjson.loads(record.raw.removeprefix(b"\xef\xbb\xbf"))
     failed = {r.line for r in read.records if not r.ok}
     assert failed == {p.line for p in read.problems if p.kind in ("unreadable", "truncated")}
+
+
+def test_a_released_record_decodes_its_line_again_when_read() -> None:
+    data = b'\xef\xbb\xbf{"a": 1}\r\n{"b": [2]}\n'
+    read = read_jsonl(data)
+    first, second = read.records
+    for record in read.records:
+        record.release()
+    assert (first.value, second.value) == ({"a": 1}, {"b": [2]})
+    assert second.value is not second.value  # decoded afresh each time, nothing held
+    assert (first.raw, second.raw) == (b'\xef\xbb\xbf{"a": 1}\r', b'{"b": [2]}')
+
+
+def test_records_of_glued_lines_keep_their_values_when_released() -> None:
+    read = read_jsonl(b'{"a":1}{"b":2}\n')
+    values = [record.value for record in read.records]
+    for record in read.records:
+        record.release()
+    assert [record.value for record in read.records] == values == [{"a": 1}, {"b": 2}]
+    assert all(record.value is value for record, value in zip(read.records, values, strict=True))
