@@ -106,19 +106,6 @@ class Record:
     def __repr__(self) -> str:
         return f"Record(line={self.line}, ok={self.ok}, glued={self.glued}, value={self.value!r})"
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Record):
-            return NotImplemented
-        return (self.line, self.raw, self.value, self.ok, self.glued) == (
-            other.line,
-            other.raw,
-            other.value,
-            other.ok,
-            other.glued,
-        )
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
-
 
 @dataclass(slots=True)
 class JsonlFile:
