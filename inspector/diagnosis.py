@@ -20,7 +20,7 @@ import orjson
 
 from inspector import formats
 from inspector.engine import repair_history
-from inspector.engine.providers import PROVIDERS, validate
+from inspector.engine.providers import PROVIDERS
 from inspector.formats.base import Parsed
 from inspector.formats.jsonl import collector_paused
 
@@ -146,15 +146,13 @@ def provider_verdicts(
     )
     wires = formats.Wires(before, after)
     for provider in PROVIDERS:
-        before_wire = wires.before(provider, for_checks=True)
-        found_before = [_issue(p) for p in validate(provider, before_wire)]
+        found_before = [_issue(p) for p in wires.problems_before(provider)]
         if unchanged and not found_before:
             found_after: list[dict[str, Any]] = []
         elif unchanged and not wires.renamed(provider):
             found_after = [dict(issue) for issue in found_before]
         else:
-            after_wire = wires.after(provider, for_checks=True)
-            found_after = [_issue(p) for p in validate(provider, after_wire)]
+            found_after = [_issue(p) for p in wires.problems_after(provider)]
         verdicts[provider] = {"before": found_before, "after": found_after}
     return verdicts
 

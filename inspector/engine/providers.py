@@ -126,18 +126,24 @@ class ProviderProblem:
     ids: tuple[str, ...] = ()
 
 
-def validate(provider: str, wire: Any) -> list[ProviderProblem]:
-    """Check ``wire`` (that provider's request body or list) as ``provider`` would."""
+def validate(provider: str, wire: Any, start: int = 0) -> list[ProviderProblem]:
+    """Check ``wire`` (that provider's request body or list) as ``provider`` would.
+
+    ``start`` skips the items before it, for a caller that knows they pass and
+    bear on nothing after them: the provider accepts the body cut there, its
+    last item before the cut is an assistant's reply with no calls, and no id
+    before the cut is used after it. Problems keep the body's own indices.
+    """
     try:
         check = _VALIDATORS[provider]
     except KeyError:
         raise ValueError(
             f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}"
         ) from None
-    return check(wire)
+    return check(wire, start)
 
 
-def validate_openai_chat(wire: Any) -> list[ProviderProblem]:
+def validate_openai_chat(wire: Any, start: int = 0) -> list[ProviderProblem]:
     """Chat Completions: tool messages must follow their assistant message, one per call."""
     messages = _items(wire, "messages")
     problems: list[ProviderProblem] = []
@@ -146,7 +152,7 @@ def validate_openai_chat(wire: Any) -> list[ProviderProblem]:
         problems.append(ProviderProblem("openai-chat", index, f"messages.{index}", text, code, ids))
 
     total = len(messages)
-    i = 0
+    i = start
     while i < total:
         message = messages[i]
         role = message.get("role") if isinstance(message, dict) else None
@@ -202,7 +208,7 @@ def validate_openai_chat(wire: Any) -> list[ProviderProblem]:
     return problems
 
 
-def validate_anthropic(wire: Any) -> list[ProviderProblem]:
+def validate_anthropic(wire: Any, start: int = 0) -> list[ProviderProblem]:
     """Messages API: every tool_use answered in the very next message, valid ids and blocks."""
     messages = _items(wire, "messages")
     problems: list[ProviderProblem] = []
@@ -217,7 +223,7 @@ def validate_anthropic(wire: Any) -> list[ProviderProblem]:
     # One pass over each message's blocks; the tool_use ids of the message
     # before are carried over for checking the results after them.
     before: list[str] = []
-    for n, message in enumerate(messages):
+    for n, message in enumerate(messages[start:] if start else messages, start):
         if not isinstance(message, dict):
             before = []
             continue
@@ -279,7 +285,7 @@ def validate_anthropic(wire: Any) -> list[ProviderProblem]:
     return problems
 
 
-def validate_responses(wire: Any) -> list[ProviderProblem]:
+def validate_responses(wire: Any, start: int = 0) -> list[ProviderProblem]:
     """Responses API: every call item has an output item after it, and the reverse.
 
     Unlike Chat Completions, an output does not have to follow its call
@@ -294,7 +300,7 @@ def validate_responses(wire: Any) -> list[ProviderProblem]:
     def add(index: int, text: str, code: str, ids: tuple[str, ...] = ()) -> None:
         problems.append(ProviderProblem("responses", index, f"input.{index}", text, code, ids))
 
-    for i, item in enumerate(items):
+    for i, item in enumerate(items[start:] if start else items, start):
         if item.__class__ is not dict and not isinstance(item, dict):
             continue
         iid = item.get("id")
@@ -327,7 +333,7 @@ def validate_responses(wire: Any) -> list[ProviderProblem]:
     return problems
 
 
-def validate_gemini(wire: Any) -> list[ProviderProblem]:
+def validate_gemini(wire: Any, start: int = 0) -> list[ProviderProblem]:
     """generateContent: no turn without parts; a call turn follows a user turn, answered in full.
 
     A function call turn at the very end of ``contents`` counts as answered
@@ -340,10 +346,11 @@ def validate_gemini(wire: Any) -> list[ProviderProblem]:
         problems.append(ProviderProblem("gemini", index, f"contents.{index}", text, code))
 
     # (call parts, response parts) of each turn, counted once: a turn is
-    # looked at again from the turns on either side.
-    counts = [_count_calls(turn) for turn in contents]
+    # looked at again from the turns on either side (the one before ``start`` too).
+    first = max(start - 1, 0)
+    counts = [(0, 0)] * first + [_count_calls(turn) for turn in contents[first:]]
     total = len(contents)
-    for t, turn in enumerate(contents):
+    for t, turn in enumerate(contents[start:] if start else contents, start):
         if not isinstance(turn, dict):
             continue
         if not turn.get("parts"):

@@ -29,6 +29,7 @@ from typing import Any
 
 import orjson
 
+from inspector.engine.providers import ProviderProblem, validate
 from inspector.formats import (
     anthropic,
     canonical,
@@ -177,6 +178,7 @@ class Wires:
         self._ids: list[str] | None = None
         self._digest_memo: dict[int, Any] = {}
         self._histories: dict[int, list[skeleton.Digest] | None] = {}
+        self._walks: dict[int, skeleton.Walk] = {}  # by the id of a history held above
         # The pieces of one provider at a time: a 100,000-message history's pieces
         # for every provider at once would hold millions of objects.
         self._memo: tuple[str, dict[Any, Any]] = ("", {})
@@ -187,7 +189,7 @@ class Wires:
             history = self._digests(0, self._originals)
             if history is not None:
                 _wire_module(provider)  # an unknown provider is an error here too
-                return skeleton.body(provider, history, {})
+                return skeleton.body(provider, history, {}, self._walks)
         clean, _ = self._clean()
         return _wire_module(provider).to_wire(clean, memo=self._memo_for(provider))
 
@@ -197,10 +199,29 @@ class Wires:
         if for_checks:
             history = self._digests(1, self._repaired)
             if history is not None:
-                return skeleton.body(provider, history, renamed)
+                return skeleton.body(provider, history, renamed, self._walks)
         _, clean = self._clean()
         messages = [_rename(m, renamed) for m in clean] if renamed else clean
         return _wire_module(provider).to_wire(messages, memo=self._memo_for(provider))
+
+    def problems_before(self, provider: str) -> list[ProviderProblem]:
+        """``validate(provider, self.before(provider))``, as cheaply as it can be found."""
+        return self._problems(provider, 0, self._originals, {})
+
+    def problems_after(self, provider: str) -> list[ProviderProblem]:
+        """``validate(provider, self.after(provider))``, as cheaply as it can be found."""
+        return self._problems(provider, 1, self._repaired, self.renamed(provider))
+
+    def _problems(
+        self, provider: str, which: int, messages: list[dict[str, Any]], renamed: dict[str, str]
+    ) -> list[ProviderProblem]:
+        history = self._digests(which, messages)
+        if history is None:
+            wire = self.after(provider) if which else self.before(provider)
+            return validate(provider, wire)
+        _wire_module(provider)  # an unknown provider is an error here too
+        wire, start = skeleton.quiet_body(provider, history, renamed, self._walks)
+        return validate(provider, wire, start)
 
     def renamed(self, provider: str) -> dict[str, str]:
         if self._ids is None:

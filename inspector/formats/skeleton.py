@@ -31,12 +31,21 @@ system message, arguments that are text) makes the history irregular,
 and the caller makes the real body. ``tests/diagnosis/test_skeleton.py``
 holds the skeletons to the real bodies over generated histories and the
 corpus.
+
+Most of a long session is quiet: turns whose calls are all answered right
+after them, with ids used nowhere else. No check can fault such a stretch,
+and nothing in it changes what a check finds after it. The skeleton writes
+the longest quiet prefix (``quiet_prefix``) as stand-in items every check
+accepts, as many as the body has there, so only the rest is looked at
+closely, with the same indices as in the real body.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, NamedTuple
 
+from inspector.engine.providers import ANTHROPIC_ID_PATTERN
 from inspector.formats.canonical import call_id
 
 # A message's digest: (role, the blocks Anthropic gets of its content, the text parts
@@ -146,10 +155,31 @@ def digests(messages: list[dict[str, Any]], memo: dict[int, Any]) -> list[Digest
     return out
 
 
-def body(provider: str, history: list[Digest], renamed: dict[str, str]) -> dict[str, Any]:
+def body(
+    provider: str,
+    history: list[Digest],
+    renamed: dict[str, str],
+    walks: dict[int, Walk] | None = None,
+) -> dict[str, Any]:
     """The skeleton of ``provider``'s body for a regular history's digests.
 
     ``renamed`` maps the ids the body carries renamed, as ``export_wire`` does.
+    ``walks`` keeps ``walk(history)`` by the history's id for the next
+    provider; the caller holds the history while it is used.
+    """
+    return quiet_body(provider, history, renamed, walks)[0]
+
+
+def quiet_body(
+    provider: str,
+    history: list[Digest],
+    renamed: dict[str, str],
+    walks: dict[int, Walk] | None = None,
+) -> tuple[dict[str, Any], int]:
+    """``body``, and how many items at its start stand in for its quiet prefix.
+
+    ``validate(provider, wire, start=that)`` may skip them: they pass and
+    bear on nothing after them, as ``validate`` asks of what it skips.
     """
     if renamed:
         get = renamed.get
@@ -157,7 +187,175 @@ def body(provider: str, history: list[Digest], renamed: dict[str, str]) -> dict[
             (role, blocks, texts, runs, tuple(get(cid, cid) for cid in ids), get(rid, rid))
             for role, blocks, texts, runs, ids, rid in history
         ]
-    return _BUILDERS[provider](history)
+        found = walk(history)
+    elif walks is None:
+        found = walk(history)
+    else:
+        found = walks.get(id(history))
+        if found is None:
+            found = walks[id(history)] = walk(history)
+    length, items = quiet_prefix(provider, history, found)
+    if not length:
+        return BUILDERS[provider](history), 0
+    wire = BUILDERS[provider](history[length:])
+    key = _KEYS[provider]
+    wire[key] = [_STAND_IN[provider]] * items + wire[key]
+    return wire, items
+
+
+# --- quiet prefixes ------------------------------------------------------------
+
+_ANTHROPIC_ID = re.compile(ANTHROPIC_ID_PATTERN).fullmatch
+
+_KEYS = {
+    "openai-chat": "messages",
+    "anthropic": "messages",
+    "responses": "input",
+    "gemini": "contents",
+}
+
+# What a check reads in place of each item of a quiet prefix: an item it accepts,
+# and that the item after the prefix takes, as it would the prefix's last item
+# (an assistant's reply with no calls), for nothing to answer or to be answered by.
+_STAND_IN: dict[str, dict[str, Any]] = {
+    "openai-chat": {"role": "assistant"},
+    "anthropic": {"role": "assistant", "content": "text"},
+    "responses": {"role": "assistant"},
+    "gemini": {"role": "model", "parts": [_GEMINI_TEXT]},
+}
+
+
+class Cut(NamedTuple):
+    """A place a quiet prefix may end: before a user's message that follows an
+    assistant's reply (no body merges the two), or at the end of the history."""
+
+    at: int  # the digests before it
+    items: dict[str, int]  # the items each provider's body has for them
+    strict: bool  # whether Anthropic accepts every id before it
+
+
+class Walk(NamedTuple):
+    """One pass over a history: where a quiet prefix may end, and where each id is."""
+
+    cuts: list[Cut]
+    calls: dict[str, int]  # each quiet call's id -> the index of its assistant message
+
+
+def walk(history: list[Digest]) -> Walk:
+    """The cuts of ``history``'s longest run of quiet turns from its start.
+
+    Quiet: every message is a user's or an assistant's, or one of the results
+    right after an assistant message with calls, one for each of its calls
+    in any order; no call id is used twice. Stops at the first message that
+    is not so: a result anywhere else, a call left unanswered or answered
+    twice.
+    """
+    cuts = [Cut(0, dict.fromkeys(_KEYS, 0), True)]
+    calls: dict[str, int] = {}
+    total = len(history)
+    strict = True
+    # The items each body has so far (Chat Completions: one a message), and
+    # what Anthropic and Gemini need to know of the message or turn being made:
+    # a run of one side is one Gemini turn, and one Anthropic message unless a
+    # user's text comes with no result before it in the run.
+    responses = anthropic = gemini = 0
+    side = ""
+    has_result = False
+    opens_with_call = False  # Gemini's body then opens with a user turn of its own
+    index = 0
+    while index < total:
+        role, _, _, runs, ids, _ = history[index]
+        if role == "user":
+            if side == "assistant":
+                items = {
+                    "openai-chat": index,
+                    "anthropic": anthropic,
+                    "responses": responses,
+                    "gemini": gemini + opens_with_call,
+                }
+                cuts.append(Cut(index, items, strict))
+            responses += 1
+            if side != "user":
+                gemini += 1
+                anthropic += 1
+                has_result = False
+                side = "user"
+            elif not has_result:
+                anthropic += 1
+        elif role == "assistant":
+            responses += runs + len(ids)
+            if side != "assistant":
+                gemini += 1
+                anthropic += 1
+                side = "assistant"
+            if ids:
+                count = len(ids)
+                end = index + 1 + count
+                if end > total:
+                    break
+                if count == 1:  # most turns: one call, answered by the next message
+                    answer = history[index + 1]
+                    if answer[0] != "tool" or answer[5] != ids[0] or ids[0] in calls:
+                        break
+                else:
+                    answers = history[index + 1 : end]
+                    if (
+                        any(answer[0] != "tool" for answer in answers)
+                        or len(set(ids)) != count
+                        or {answer[5] for answer in answers} != set(ids)
+                        or any(cid in calls for cid in ids)
+                    ):
+                        break
+                for cid in ids:
+                    calls[cid] = index
+                strict = strict and all(_ANTHROPIC_ID(cid) for cid in ids)
+                opens_with_call = opens_with_call or gemini == 1
+                # Its results: one item each, and one user run of their own.
+                responses += count
+                gemini += 1
+                anthropic += 1
+                has_result = True
+                side = "user"
+                index = end
+                continue
+        elif role == "system":
+            responses += 1
+        else:
+            break  # a result outside a quiet turn
+        index += 1
+    else:
+        items = {
+            "openai-chat": total,
+            "anthropic": anthropic,
+            "responses": responses,
+            "gemini": gemini + opens_with_call,
+        }
+        cuts.append(Cut(total, items, strict))
+    return Walk(cuts, calls)
+
+
+def quiet_prefix(provider: str, history: list[Digest], found: Walk) -> tuple[int, int]:
+    """The digests in the quiet prefix ``provider``'s checks may skip, and its items there.
+
+    Anthropic also refuses ids outside its pattern, so its prefix ends before
+    the first such id. A quiet turn's id used again after the prefix (a
+    reused id, or a late result for it) would tie the two: the prefix then
+    ends before that turn.
+    """
+    cuts = found.cuts
+    if provider == "anthropic":
+        cuts = [cut for cut in cuts if cut.strict]
+    cut = cuts[-1]
+    calls = found.calls
+    earliest = cut.at
+    for _, _, _, _, ids, rid in history[cut.at :]:
+        for cid in ids:
+            earliest = min(earliest, calls.get(cid, earliest))
+        if rid:
+            earliest = min(earliest, calls.get(rid, earliest))
+    if earliest < cut.at:
+        cut = next(cut for cut in reversed(cuts) if cut.at <= earliest)
+    return cut.at, cut.items[provider]
 
 
 def _openai_chat(history: list[Digest]) -> dict[str, Any]:
@@ -249,7 +447,7 @@ def _gemini(history: list[Digest]) -> dict[str, Any]:
     return {"contents": contents}
 
 
-_BUILDERS = {
+BUILDERS = {
     "openai-chat": _openai_chat,
     "anthropic": _anthropic,
     "responses": _responses,

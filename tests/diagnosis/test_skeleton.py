@@ -103,6 +103,64 @@ def mostly_regular_histories(draw: st.DrawFn) -> list[Message]:
     return history
 
 
+@st.composite
+def turned_histories(draw: st.DrawFn) -> list[Message]:
+    """Rounds of a working session (answered calls, ids used once) with a few defects in.
+
+    Unlike ``mostly_regular_histories``, these have long quiet stretches, so
+    the checks start after a quiet prefix, and the defects (a missing or
+    extra result, a reused id, an id Anthropic refuses, a result out of
+    place...) fall before, inside and after it.
+    """
+    history: list[Message] = [msg("system", "be brief")] if draw(st.booleans()) else []
+    number = 0
+    for _ in range(draw(st.integers(1, 6))):
+        if history or draw(st.booleans()):  # now and then the session opens with a call
+            history.append(msg("user", draw(st.sampled_from(TEXTS))))
+        for _ in range(draw(st.integers(0, 3))):
+            ids = [f"toolu_{number + k}" for k in range(draw(st.integers(1, 3)))]
+            number += len(ids)
+            calls = [{"tool_call_id": cid, "name": "read", "arguments": {}} for cid in ids]
+            text = draw(st.sampled_from(["", "let me look", [{"type": "text", "text": "a"}]]))
+            if draw(st.booleans()):
+                history.append(msg("assistant", "first, a word"))
+            history.append(msg("assistant", text, tool_calls=calls))
+            for cid in draw(st.permutations(ids)):
+                history.append(msg("tool", "ok", tool_call_id=cid))
+        if draw(st.booleans()):
+            history.append(msg("assistant", draw(st.sampled_from(TEXTS))))
+    for _ in range(draw(st.integers(0, 2))):
+        _break(draw, history)
+    return history
+
+
+def _break(draw: st.DrawFn, history: list[Message]) -> None:
+    leading = 1 if history and history[0]["role"] == "system" else 0
+    at = draw(st.integers(leading, len(history)))  # a later system message is irregular
+    calls = [i for i, m in enumerate(history) if m["metadata"].get("tool_calls")]
+    results = [i for i, m in enumerate(history) if m["role"] == "tool"]
+    kind = draw(st.sampled_from(["drop", "repeat", "move", "stray", "reuse", "refused", "cut"]))
+    if kind == "drop" and results:
+        del history[draw(st.sampled_from(results))]
+    elif kind == "repeat" and results:
+        history.insert(at, copy.deepcopy(history[draw(st.sampled_from(results))]))
+    elif kind == "move" and results:
+        history.insert(at, history.pop(draw(st.sampled_from(results))))
+    elif kind == "stray":
+        history.insert(at, msg("tool", "lost", tool_call_id="toolu_stray"))
+    elif kind in ("reuse", "refused") and calls:
+        message = history[draw(st.sampled_from(calls))]
+        call = message["metadata"]["tool_calls"][0]
+        old = call["tool_call_id"]
+        new = "toolu_0" if kind == "reuse" else draw(st.sampled_from(["x y", "functions.a:0"]))
+        call["tool_call_id"] = new
+        for other in history:
+            if other["role"] == "tool" and other["metadata"]["tool_call_id"] == old:
+                other["metadata"]["tool_call_id"] = new
+    else:
+        history.append(msg("assistant", "", tool_calls=[{**CALL, "tool_call_id": "toolu_end"}]))
+
+
 def problems(provider: str, body: Any) -> list[tuple[Any, ...]]:
     return [(p.index, p.path, p.text, p.code, p.ids) for p in validate(provider, body)]
 
@@ -112,6 +170,79 @@ def problems(provider: str, body: Any) -> list[tuple[Any, ...]]:
 def test_generated_regular_histories_are_regular(history):
     # Otherwise the equivalence tests below would only ever see the real bodies.
     assert skeleton.digests(formats.strip_private(history), {}) is not None
+
+
+@EXAMPLES
+@given(turned_histories())
+def test_turned_histories_are_regular(history):
+    assert skeleton.digests(formats.strip_private(history), {}) is not None
+
+
+@EXAMPLES
+@given(st.one_of(turned_histories(), regular_histories()))
+def test_each_cut_counts_the_items_of_the_body_before_it(history):
+    digests = skeleton.digests(formats.strip_private(history), {})
+    for cut in skeleton.walk(digests).cuts:
+        for provider in PROVIDERS:
+            wire = skeleton.BUILDERS[provider](digests[: cut.at])  # every item made
+            assert cut.items[provider] == len(next(iter(wire.values()))), (provider, cut)
+
+
+@EXAMPLES
+@given(st.one_of(turned_histories(), mostly_regular_histories()))
+def test_checks_after_a_quiet_prefix_find_what_they_find_in_the_body(history):
+    repaired = list(repair_history(history).messages)
+    wires = formats.Wires(history, repaired)
+    for provider in PROVIDERS:
+        expected = problems(provider, formats.to_wire(history, provider))
+        assert [astuple(p) for p in wires.problems_before(provider)] == expected
+        exported, _ = formats.export_wire(repaired, provider)
+        assert [astuple(p) for p in wires.problems_after(provider)] == problems(provider, exported)
+
+
+def astuple(p: Any) -> tuple[Any, ...]:
+    return (p.index, p.path, p.text, p.code, p.ids)
+
+
+def test_the_checks_skip_the_quiet_turns_before_a_defect_and_find_it():
+    rounds = []
+    for n in range(3):
+        call = {**CALL, "tool_call_id": f"toolu_{n}"}
+        rounds += [
+            msg("user", "go on"),
+            msg("assistant", "reading", tool_calls=[call]),
+            msg("tool", "ok", tool_call_id=f"toolu_{n}"),
+            msg("assistant", "done"),
+        ]
+    cut_call = msg("assistant", "", tool_calls=[{**CALL, "tool_call_id": "toolu_9"}])
+    history = [*rounds, msg("user", "once more"), cut_call]
+    digests = skeleton.digests(history, {})
+    found = skeleton.walk(digests)
+    for provider in PROVIDERS:
+        assert skeleton.quiet_prefix(provider, digests, found)[0] == len(rounds)
+        wire, start = skeleton.quiet_body(provider, digests, {})
+        assert start > 0
+        assert problems(provider, wire) == problems(provider, formats.to_wire(history, provider))
+        assert [astuple(p) for p in validate(provider, wire, start)] == problems(provider, wire)
+    # The first round's id used again after the prefix ties it to the rest:
+    # the prefix ends before that round, and the reuse is found.
+    reused = [*history[:-1], msg("tool", "late", tool_call_id="toolu_0")]
+    digests = skeleton.digests(reused, {})
+    assert skeleton.quiet_prefix("openai-chat", digests, skeleton.walk(digests))[0] == 0
+    reused = [*history[:-1], msg("assistant", "", tool_calls=[{**CALL, "tool_call_id": "toolu_1"}])]
+    digests = skeleton.digests(reused, {})
+    assert skeleton.quiet_prefix("anthropic", digests, skeleton.walk(digests))[0] == 4
+    found = [astuple(p) for p in formats.Wires(reused, reused).problems_before("anthropic")]
+    assert found == problems("anthropic", formats.to_wire(reused, "anthropic"))
+    assert [p[3] for p in found] == ["duplicate_id", "missing_result"]
+    # An id Anthropic refuses ends Anthropic's prefix only.
+    refused = copy.deepcopy(history)
+    refused[5]["metadata"]["tool_calls"][0]["tool_call_id"] = "functions.read:1"
+    refused[6]["metadata"]["tool_call_id"] = "functions.read:1"
+    digests = skeleton.digests(refused, {})
+    found = skeleton.walk(digests)
+    assert skeleton.quiet_prefix("anthropic", digests, found)[0] == 4
+    assert skeleton.quiet_prefix("gemini", digests, found)[0] == len(rounds)
 
 
 @EXAMPLES
@@ -142,7 +273,7 @@ def test_checks_find_in_the_exported_skeleton_what_they_find_in_the_export(histo
 
 
 @EXAMPLES
-@given(mostly_regular_histories())
+@given(st.one_of(turned_histories(), mostly_regular_histories()))
 def test_verdicts_through_skeletons_match_the_plain_definition(history):
     repaired = list(repair_history(history).messages)
     if len(repaired) > 1 and repaired[-1]["role"] != "tool":
