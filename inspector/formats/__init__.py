@@ -178,7 +178,7 @@ class Wires:
         self._ids: list[str] | None = None
         self._digest_memo: dict[int, Any] = {}
         self._histories: dict[int, list[skeleton.Digest] | None] = {}
-        self._walks: dict[int, skeleton.Walk] = {}  # by the id of a history held above
+        self._walks: dict[int, skeleton.Walk] = {}
         # The pieces of one provider at a time: a 100,000-message history's pieces
         # for every provider at once would hold millions of objects.
         self._memo: tuple[str, dict[Any, Any]] = ("", {})
@@ -189,7 +189,7 @@ class Wires:
             history = self._digests(0, self._originals)
             if history is not None:
                 _wire_module(provider)  # an unknown provider is an error here too
-                return skeleton.body(provider, history, {}, self._walks)
+                return skeleton.body(provider, history, {}, self._walk(0))
         clean, _ = self._clean()
         return _wire_module(provider).to_wire(clean, memo=self._memo_for(provider))
 
@@ -199,7 +199,7 @@ class Wires:
         if for_checks:
             history = self._digests(1, self._repaired)
             if history is not None:
-                return skeleton.body(provider, history, renamed, self._walks)
+                return skeleton.body(provider, history, renamed, self._walk(1))
         _, clean = self._clean()
         messages = [_rename(m, renamed) for m in clean] if renamed else clean
         return _wire_module(provider).to_wire(messages, memo=self._memo_for(provider))
@@ -220,12 +220,14 @@ class Wires:
             wire = self.after(provider) if which else self.before(provider)
             return validate(provider, wire)
         _wire_module(provider)  # an unknown provider is an error here too
-        wire, start = skeleton.quiet_body(provider, history, renamed, self._walks)
+        wire, start = skeleton.quiet_body(provider, history, renamed, self._walk(which))
         return validate(provider, wire, start)
 
     def renamed(self, provider: str) -> dict[str, str]:
         if self._ids is None:
-            self._ids = _ids(self._repaired)  # private keys hold no ids
+            # Private keys hold no ids; a regular history's digests hold them all.
+            history = self._digests(1, self._repaired)
+            self._ids = _ids(self._repaired) if history is None else skeleton.ids(history)
         _wire_module(provider)  # an unknown provider is an error here too
         return _renames(self._ids, _ID_CHARS.get(provider))
 
@@ -249,6 +251,26 @@ class Wires:
         if which not in self._histories:
             self._histories[which] = skeleton.digests(messages, self._digest_memo)
         return self._histories[which]
+
+    def _walk(self, which: int) -> skeleton.Walk | None:
+        """The walk of a regular history, made once for the four providers."""
+        history = self._histories.get(which)
+        if history is None:
+            return None
+        if which not in self._walks:
+            resume = None
+            original = self._histories.get(0) if which else None
+            if original is not None:
+                # The repaired history shares the original's messages up to the
+                # first repair, and so their digests: walk on from there.
+                shared = 0
+                for a, b in zip(original, history, strict=False):
+                    if a is not b:
+                        break
+                    shared += 1
+                resume = (self._walk(0), shared)
+            self._walks[which] = skeleton.walk(history, resume)
+        return self._walks[which]
 
     def _memo_for(self, provider: str) -> dict[Any, Any]:
         if self._memo[0] != provider:

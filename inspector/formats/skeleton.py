@@ -155,26 +155,30 @@ def digests(messages: list[dict[str, Any]], memo: dict[int, Any]) -> list[Digest
     return out
 
 
+def ids(history: list[Digest]) -> list[str]:
+    """Every call and result id in history order, each once, as ``formats._ids`` lists them."""
+    seen: dict[str, None] = {}
+    for _, _, _, _, calls, rid in history:
+        if rid:
+            seen[rid] = None
+        for cid in calls:
+            seen[cid] = None
+    return list(seen)
+
+
 def body(
-    provider: str,
-    history: list[Digest],
-    renamed: dict[str, str],
-    walks: dict[int, Walk] | None = None,
+    provider: str, history: list[Digest], renamed: dict[str, str], found: Walk | None = None
 ) -> dict[str, Any]:
     """The skeleton of ``provider``'s body for a regular history's digests.
 
     ``renamed`` maps the ids the body carries renamed, as ``export_wire`` does.
-    ``walks`` keeps ``walk(history)`` by the history's id for the next
-    provider; the caller holds the history while it is used.
+    ``found`` is ``walk(history)``, when the caller has it.
     """
-    return quiet_body(provider, history, renamed, walks)[0]
+    return quiet_body(provider, history, renamed, found)[0]
 
 
 def quiet_body(
-    provider: str,
-    history: list[Digest],
-    renamed: dict[str, str],
-    walks: dict[int, Walk] | None = None,
+    provider: str, history: list[Digest], renamed: dict[str, str], found: Walk | None = None
 ) -> tuple[dict[str, Any], int]:
     """``body``, and how many items at its start stand in for its quiet prefix.
 
@@ -188,12 +192,8 @@ def quiet_body(
             for role, blocks, texts, runs, ids, rid in history
         ]
         found = walk(history)
-    elif walks is None:
+    elif found is None:
         found = walk(history)
-    else:
-        found = walks.get(id(history))
-        if found is None:
-            found = walks[id(history)] = walk(history)
     length, items = quiet_prefix(provider, history, found)
     if not length:
         return BUILDERS[provider](history), 0
@@ -232,6 +232,7 @@ class Cut(NamedTuple):
     at: int  # the digests before it
     items: dict[str, int]  # the items each provider's body has for them
     strict: bool  # whether Anthropic accepts every id before it
+    opens_with_call: bool  # whether Gemini's body opens with a user turn of its own
 
 
 class Walk(NamedTuple):
@@ -241,7 +242,7 @@ class Walk(NamedTuple):
     calls: dict[str, int]  # each quiet call's id -> the index of its assistant message
 
 
-def walk(history: list[Digest]) -> Walk:
+def walk(history: list[Digest], resume: tuple[Walk, int] | None = None) -> Walk:
     """The cuts of ``history``'s longest run of quiet turns from its start.
 
     Quiet: every message is a user's or an assistant's, or one of the results
@@ -249,20 +250,36 @@ def walk(history: list[Digest]) -> Walk:
     in any order; no call id is used twice. Stops at the first message that
     is not so: a result anywhere else, a call left unanswered or answered
     twice.
+
+    ``resume``: the walk of a history whose first ``shared`` digests are this
+    one's (a repaired history and its original): this walk starts from its
+    last cut among them.
     """
-    cuts = [Cut(0, dict.fromkeys(_KEYS, 0), True)]
+    cut = Cut(0, dict.fromkeys(_KEYS, 0), True, False)
+    cuts = [cut]
     calls: dict[str, int] = {}
+    if resume is not None:
+        earlier, shared = resume
+        # Its first cut is this one; a later cut reads the digest at it, which
+        # must be shared too. The walk below makes the last one kept again.
+        later = [c for c in earlier.cuts[1:] if c.at < shared]
+        if later:
+            cut = later[-1]
+            cuts += later[:-1]
+            calls = {cid: at for cid, at in earlier.calls.items() if at < cut.at}
     total = len(history)
-    strict = True
+    strict = cut.strict
     # The items each body has so far (Chat Completions: one a message), and
     # what Anthropic and Gemini need to know of the message or turn being made:
     # a run of one side is one Gemini turn, and one Anthropic message unless a
     # user's text comes with no result before it in the run.
-    responses = anthropic = gemini = 0
-    side = ""
+    opens_with_call = cut.opens_with_call  # Gemini's body then opens with a user turn of its own
+    responses = cut.items["responses"]
+    anthropic = cut.items["anthropic"]
+    gemini = cut.items["gemini"] - opens_with_call
+    side = "assistant" if cut.at else ""  # what comes before a cut
     has_result = False
-    opens_with_call = False  # Gemini's body then opens with a user turn of its own
-    index = 0
+    index = cut.at
     while index < total:
         role, _, _, runs, ids, _ = history[index]
         if role == "user":
@@ -273,7 +290,7 @@ def walk(history: list[Digest]) -> Walk:
                     "responses": responses,
                     "gemini": gemini + opens_with_call,
                 }
-                cuts.append(Cut(index, items, strict))
+                cuts.append(Cut(index, items, strict, opens_with_call))
             responses += 1
             if side != "user":
                 gemini += 1
@@ -330,7 +347,7 @@ def walk(history: list[Digest]) -> Walk:
             "responses": responses,
             "gemini": gemini + opens_with_call,
         }
-        cuts.append(Cut(total, items, strict))
+        cuts.append(Cut(total, items, strict, opens_with_call))
     return Walk(cuts, calls)
 
 

@@ -179,6 +179,28 @@ def test_turned_histories_are_regular(history):
 
 
 @EXAMPLES
+@given(turned_histories(), turned_histories(), st.integers(0, 40), st.booleans())
+def test_a_walk_resumed_from_a_shared_start_is_the_walk_from_scratch(first, second, keep, repair):
+    # The repaired history, or the first one's start followed by another's messages.
+    later = list(repair_history(first).messages) if repair else first[:keep] + second
+    memo: dict[int, Any] = {}
+    before, after = skeleton.digests(first, memo), skeleton.digests(later, memo)
+    if after is None:  # a system message after the start
+        return
+    shared = 0
+    while shared < min(len(before), len(after)) and before[shared] is after[shared]:
+        shared += 1
+    assert skeleton.walk(after, (skeleton.walk(before), shared)) == skeleton.walk(after)
+
+
+@EXAMPLES
+@given(st.one_of(turned_histories(), regular_histories()))
+def test_the_digests_list_the_ids_the_messages_hold(history):
+    digests = skeleton.digests(history, {})
+    assert skeleton.ids(digests) == formats._ids(history)
+
+
+@EXAMPLES
 @given(st.one_of(turned_histories(), regular_histories()))
 def test_each_cut_counts_the_items_of_the_body_before_it(history):
     digests = skeleton.digests(formats.strip_private(history), {})
