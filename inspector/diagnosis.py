@@ -231,13 +231,16 @@ class _Timeline:
                 by_in_dropped.setdefault(action.input_index, []).append(action)
         emitted_inputs = set(out_to_in.values())
         dropped = sorted(i for i in range(len(self.inputs)) if i not in emitted_inputs)
-        spans = _spans(self.outputs)
 
         rows: list[dict[str, Any]] = []
         findings: list[dict[str, Any]] = []
         next_drop = 0
         drops = len(dropped)
-        no_span = (None, None)
+        # Spans bracket each call turn of the repaired history, from the assistant
+        # message to its last result: the open one's first and last rows so far.
+        span_number = 0
+        span_first: dict[str, Any] | None = None
+        span_last: dict[str, Any] | None = None
         for out_index, message in enumerate(self.outputs):
             in_index = out_to_in.get(out_index)
             actions = by_out.get(out_index, ())
@@ -252,7 +255,20 @@ class _Timeline:
                 self._dropped_row(dropped[next_drop], by_in_dropped, rows, findings)
                 next_drop += 1
             row = self._row(len(rows), message, in_index, out_index, actions)
-            row["span"], row["span_pos"] = spans.get(out_index, no_span)
+            role = row["role"]
+            if role == "tool" and span_first is not None:
+                if span_last is span_first:
+                    span_first["span_pos"] = "start"
+                else:
+                    span_last["span_pos"] = "inside"
+                row["span"], row["span_pos"] = span_first["span"], "end"
+                span_last = row
+            elif role == "assistant" and (message.get("metadata") or _EMPTY).get("tool_calls"):
+                row["span"], row["span_pos"] = span_number, "single"
+                span_first = span_last = row
+                span_number += 1
+            else:
+                span_first = span_last = None
             rows.append(row)
             if actions:
                 findings.extend(self._findings(row, actions))
@@ -263,12 +279,21 @@ class _Timeline:
 
     def _map_outputs(self) -> dict[int, int]:
         """Output index → input index for every output that came from an input."""
-        identity = {id(message): index for index, message in enumerate(self.inputs)}
+        inputs = self.inputs
+        total = len(inputs)
+        identity: dict[int, int] | None = None
         mapping: dict[int, int] = {}
+        expected = 0  # repair keeps order: the input after the last one found, most often
         for out_index, message in enumerate(self.outputs):
-            in_index = identity.get(id(message))
+            if expected < total and inputs[expected] is message:
+                in_index: int | None = expected
+            else:
+                if identity is None:
+                    identity = {id(m): index for index, m in enumerate(inputs)}
+                in_index = identity.get(id(message))
             if in_index is not None:
                 mapping[out_index] = in_index
+                expected = in_index + 1
         for action in self.actions:
             # Changed messages are new dicts; the engine's actions say where
             # they came from. Inserted ones (synthetic results, notes) have no
@@ -308,8 +333,19 @@ class _Timeline:
         actions: Sequence[Any],
     ) -> dict[str, Any]:
         # Runs once per message: most have no actions, and skip the work that needs them.
-        original = self.inputs[in_index] if in_index is not None else None
+        role = message.get("role", "")
         metadata = message.get("metadata") or _EMPTY
+        if in_index is None:
+            original = None
+            source, source_meta, source_role = message, metadata, role
+        else:
+            original = self.inputs[in_index]
+            if original is message:  # kept as it was: most messages
+                source, source_meta, source_role = message, metadata, role
+            else:
+                source = original
+                source_meta = original.get("metadata") or _EMPTY
+                source_role = original.get("role", "")
         if actions:
             rules = {a.rule for a in actions}
             moved_from = next(
@@ -331,33 +367,26 @@ class _Timeline:
             state = "changed"
         else:
             state = "kept"
-        # Show the original message for rows that changed shape (a result that
-        # became a note keeps its tool role in the original view).
-        shown = message
-        content = shown.get("content")
+        # The row shows the message as repaired; the original view reads
+        # ``original_role`` (a result that became a note keeps its tool role there).
+        content = message.get("content")
         if content.__class__ is str and len(content) <= TEXT_LIMIT:
             text, parts = content, []  # ``_render_content``'s answer for most messages
         else:
             text, parts = _render_content(content)
-        source = original if original is not None else message
-        if (source.get("metadata") or _EMPTY).get("tool_calls"):
-            calls = self._calls(source, message, actions)
-        else:
-            calls = []  # what ``_calls`` says when there are none
         sources = self.sources
         return {
             "key": f"r{key_number}",
             "input_index": in_index,
             "output_index": out_index,
-            "role": shown.get("role", ""),
-            "original_role": original.get("role", "") if original is not None else None,
+            "role": role,
+            "original_role": source_role if original is not None else None,
             "state": state,
             "text": text,
             "parts": parts,
-            "calls": calls,
-            "result": self._result(original, message, actions)
-            if source.get("role") == "tool"
-            else None,
+            # What ``_calls`` and ``_result`` say when there are none.
+            "calls": self._calls(source, message, actions) if source_meta.get("tool_calls") else [],
+            "result": self._result(original, message, actions) if source_role == "tool" else None,
             "healed": bool(metadata.get("healed")),
             "outcome": metadata.get("outcome"),
             "note": metadata.get("note"),
@@ -400,7 +429,10 @@ class _Timeline:
             is_removed = index in removed
             new_call = None if is_removed else next(kept, None)
             old_id = _call_id(call)
-            new_id = _call_id(new_call) if new_call is not None else None
+            if new_call is call:  # the message's calls as they were
+                new_id: str | None = old_id
+            else:
+                new_id = _call_id(new_call) if new_call is not None else None
             if index in renames:
                 new_id = renames[index]
             calls.append(
@@ -422,9 +454,12 @@ class _Timeline:
         if source.get("role") != "tool":
             return None
         old_meta = source.get("metadata") or {}
-        new_meta = repaired.get("metadata") or {}
         old_id = _call_id(old_meta)
-        new_id = _call_id(new_meta) if repaired.get("role") == "tool" else None
+        if source is repaired:  # kept as it was, or inserted: no other id
+            new_id = None
+        else:
+            new_meta = repaired.get("metadata") or {}
+            new_id = _call_id(new_meta) if repaired.get("role") == "tool" else None
         return {
             "id": old_id,
             "new_id": new_id if new_id is not None and new_id != old_id else None,
@@ -467,33 +502,6 @@ class _Timeline:
             if origin is not None and origin < len(self.sources) and self.sources[origin]:
                 return self.sources[origin][0]
         return None
-
-
-def _spans(outputs: list[dict[str, Any]]) -> dict[int, tuple[int, str]]:
-    """Bracket each call turn from the assistant message to its last result."""
-    spans: dict[int, tuple[int, str]] = {}
-    number = 0
-    index = 0
-    total = len(outputs)
-    while index < total:
-        message = outputs[index]
-        calls = (message.get("metadata") or {}).get("tool_calls")
-        if message.get("role") == "assistant" and calls:
-            end = index
-            while end + 1 < total and outputs[end + 1].get("role") == "tool":
-                end += 1
-            if end == index:
-                spans[index] = (number, "single")
-            else:
-                spans[index] = (number, "start")
-                for inner in range(index + 1, end):
-                    spans[inner] = (number, "inside")
-                spans[end] = (number, "end")
-            number += 1
-            index = end + 1
-        else:
-            index += 1
-    return spans
 
 
 def _call_id(holder: dict[str, Any] | None) -> str:

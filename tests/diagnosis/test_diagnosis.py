@@ -6,10 +6,20 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from inspector import formats
-from inspector.diagnosis import Diagnosis, diagnose, repaired_bytes, report, report_from
+from inspector.diagnosis import (
+    Diagnosis,
+    diagnose,
+    repair_parsed,
+    repaired_bytes,
+    report,
+    report_from,
+)
 from tests.conftest import CASES, CORPUS
+from tests.diagnosis.test_diagnosis_equivalence import messages as any_messages
 
 REPAIR_CASES = sorted(
     path for path in CASES.glob("*.json") if orjson.loads(path.read_bytes())["kind"] == "repair"
@@ -174,3 +184,36 @@ def test_interruption_note_names_the_cause_the_format_saw():
     )
     row = next(r for r in diagnose(parsed).rows if r["input_index"] == 1)
     assert row["cause"] == "user_stop"
+
+
+def _plain_spans(outputs: list[dict]) -> dict[int, tuple[int, str]]:
+    """Each call turn of the repaired history, from its assistant message to its last result."""
+    spans: dict[int, tuple[int, str]] = {}
+    number = index = 0
+    while index < len(outputs):
+        message = outputs[index]
+        if message.get("role") == "assistant" and (message.get("metadata") or {}).get("tool_calls"):
+            end = index
+            while end + 1 < len(outputs) and outputs[end + 1].get("role") == "tool":
+                end += 1
+            inner = {n: (number, "inside") for n in range(index + 1, end)}
+            ends = {index: (number, "start"), end: (number, "end")} if end > index else {}
+            spans |= {index: (number, "single"), **inner, **ends}
+            number += 1
+            index = end + 1
+        else:
+            index += 1
+    return spans
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(any_messages(), min_size=1, max_size=14))
+def test_rows_bracket_each_call_turn_of_the_repaired_history(history):
+    parsed = formats.load(orjson.dumps(formats.strip_private(history)), "canonical")
+    outputs = repair_parsed(parsed).messages
+    expected = _plain_spans(outputs)
+    for row in diagnose(parsed).rows:
+        if row["output_index"] is None:
+            assert (row["span"], row["span_pos"]) == (None, None)
+        else:
+            assert (row["span"], row["span_pos"]) == expected.get(row["output_index"], (None, None))
