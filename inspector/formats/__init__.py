@@ -179,6 +179,7 @@ class Wires:
         self._digest_memo: dict[int, Any] = {}
         self._histories: dict[int, list[skeleton.Digest] | None] = {}
         self._walks: dict[int, skeleton.Walk] = {}
+        self._shared_count: int | None = None
         # The pieces of one provider at a time: a 100,000-message history's pieces
         # for every provider at once would hold millions of objects.
         self._memo: tuple[str, dict[Any, Any]] = ("", {})
@@ -249,8 +250,28 @@ class Wires:
     def _digests(self, which: int, messages: list[dict[str, Any]]) -> list[skeleton.Digest] | None:
         # Made once per history for the four providers.
         if which not in self._histories:
-            self._histories[which] = skeleton.digests(messages, self._digest_memo)
+            original = self._histories.get(0) if which else None
+            if original is None:
+                self._histories[which] = skeleton.digests(messages, self._digest_memo)
+            else:
+                # The repaired history starts with the original's messages, up
+                # to the first repair: their digests are the original's.
+                shared = self._shared()
+                leading = not shared or original[shared - 1][0] == "system"
+                rest = skeleton.digests(messages[shared:], self._digest_memo, leading)
+                self._histories[which] = None if rest is None else original[:shared] + rest
         return self._histories[which]
+
+    def _shared(self) -> int:
+        """How many messages the repaired history starts with that are the original's."""
+        if self._shared_count is None:
+            shared = 0
+            for a, b in zip(self._originals, self._repaired, strict=False):
+                if a is not b:
+                    break
+                shared += 1
+            self._shared_count = shared
+        return self._shared_count
 
     def _walk(self, which: int) -> skeleton.Walk | None:
         """The walk of a regular history, made once for the four providers."""
@@ -259,16 +280,10 @@ class Wires:
             return None
         if which not in self._walks:
             resume = None
-            original = self._histories.get(0) if which else None
-            if original is not None:
+            if which and self._histories.get(0) is not None:
                 # The repaired history shares the original's messages up to the
                 # first repair, and so their digests: walk on from there.
-                shared = 0
-                for a, b in zip(original, history, strict=False):
-                    if a is not b:
-                        break
-                    shared += 1
-                resume = (self._walk(0), shared)
+                resume = (self._walk(0), self._shared())
             self._walks[which] = skeleton.walk(history, resume)
         return self._walks[which]
 

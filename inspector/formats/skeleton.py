@@ -131,14 +131,16 @@ def _parts(content: Any) -> bool:
     )
 
 
-def digests(messages: list[dict[str, Any]], memo: dict[int, Any]) -> list[Digest] | None:
+def digests(
+    messages: list[dict[str, Any]], memo: dict[int, Any], leading: bool = True
+) -> list[Digest] | None:
     """The digest of every message, or ``None`` when the history is not regular.
 
     ``memo`` keeps digests by message id: the caller holds the messages, so
-    their ids stay theirs while it is used.
+    their ids stay theirs while it is used. ``leading``: no message but a
+    system message comes before these (they may open with system messages).
     """
     out: list[Digest] = []
-    leading = True
     for message in messages:
         key = id(message)
         found = memo.get(key)

@@ -24,8 +24,8 @@ from inspector.engine import repair_history
 from inspector.engine.providers import PROVIDERS, validate
 from inspector.formats import skeleton
 from tests.conftest import CORPUS
+from tests.diagnosis.test_diagnosis_equivalence import histories_and_repairs, plain_verdicts
 from tests.diagnosis.test_diagnosis_equivalence import messages as any_messages
-from tests.diagnosis.test_diagnosis_equivalence import plain_verdicts
 
 Message = dict[str, Any]
 
@@ -220,6 +220,31 @@ def test_checks_after_a_quiet_prefix_find_what_they_find_in_the_body(history):
         assert [astuple(p) for p in wires.problems_before(provider)] == expected
         exported, _ = formats.export_wire(repaired, provider)
         assert [astuple(p) for p in wires.problems_after(provider)] == problems(provider, exported)
+
+
+@EXAMPLES
+@given(histories_and_repairs())
+def test_checks_of_a_later_history_sharing_messages_find_what_they_find_in_its_body(pair):
+    before, after = pair
+    wires = formats.Wires(before, after)
+    for provider in PROVIDERS:
+        assert [astuple(p) for p in wires.problems_before(provider)] == problems(
+            provider, formats.to_wire(before, provider)
+        )
+        exported, _ = formats.export_wire(after, provider)
+        assert [astuple(p) for p in wires.problems_after(provider)] == problems(provider, exported)
+
+
+def test_a_later_system_message_after_a_shared_start_is_still_irregular():
+    start = [msg("system", "be brief"), msg("user", "hi")]
+    later = [*start, msg("system", "now be long"), msg("assistant", "ok")]
+    wires = formats.Wires(start, later)
+    assert wires.problems_before("anthropic") == []
+    exported, _ = formats.export_wire(later, "anthropic")
+    assert [astuple(p) for p in wires.problems_after("anthropic")] == problems(
+        "anthropic", exported
+    )
+    assert wires.after("anthropic", for_checks=True) == exported  # the real body, not a skeleton
 
 
 def astuple(p: Any) -> tuple[Any, ...]:
