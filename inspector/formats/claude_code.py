@@ -73,6 +73,7 @@ record a line; lines that could not be read are kept as they were.
 from __future__ import annotations
 
 import uuid
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,11 +162,11 @@ class _Piece:
 
 @dataclass(slots=True)
 class _Entry:
-    """A canonical message being built, with the pieces it is made of."""
+    """A canonical message being built, with the pieces it is made of (one per record)."""
 
     message: dict[str, Any]
     pieces: list[_Piece]
-    records: list[int] = field(default_factory=list)
+    cause: str | None = None  # an assistant message's own, as its records say
 
 
 @dataclass(slots=True)
@@ -201,6 +202,14 @@ def _parse(data: bytes, leaf: str | None = None) -> Parsed:
     values: list[Any] = []
     known = False  # anything only Claude Code writes?
     msg_records: list[int] = []
+    main_records: list[int] = []  # the message records not marked isSidechain
+    # Each record's uuid and the uuid it links up to (None where not a string),
+    # for the tree. Read here, while each record is at hand: a long session's
+    # records lie all over memory, and another pass over them for a few keys
+    # costs more than the lookups themselves. (For the same reason the
+    # sidechain records are counted here and _build_entries notes causes.)
+    uids: list[str | None] = []
+    links: list[str | None] = []
     for idx, rec in enumerate(records):
         value = rec.value if rec.ok else None
         if rec.ok and not isinstance(value, dict):
@@ -221,38 +230,46 @@ def _parse(data: bytes, leaf: str | None = None) -> Parsed:
                     else:
                         known = True
                         msg_records.append(idx)
+                        if not value.get("isSidechain"):
+                            main_records.append(idx)
         values.append(value)
+        uid = link = None
+        if value is not None:
+            uid = value.get("uuid")
+            link = value.get("parentUuid")
+            if link is None:
+                link = value.get("logicalParentUuid")
+        uids.append(uid if isinstance(uid, str) else None)
+        links.append(link if isinstance(link, str) else None)
     if records and not known:
         raise FormatError(
             "no line is a Claude Code record (a user or assistant message, or a record"
             " with Claude Code's uuid links)"
         )
 
-    sidechain = bool(msg_records) and all(values[i].get("isSidechain") for i in msg_records)
-    if sidechain:
-        candidates = msg_records
-    else:
-        candidates = [i for i in msg_records if not values[i].get("isSidechain")]
+    sidechain = bool(msg_records) and not main_records
+    candidates = msg_records if sidechain else main_records
 
-    tree = _Tree(records, values, candidates)
+    tree = _Tree(records, values, candidates, uids, links)
     start = None
     if leaf is not None:
         start = tree.by_uuid.get(leaf)
         if start is None or start not in tree.cand_set:
             raise FormatError(f"no message record {leaf!r} ends a branch of this session")
     branch = tree.active_branch(start)
-    entries = _build_entries(branch, values)
+    entries, subagents = _build_entries(branch, values)
     messages: list[dict[str, Any]] = []
     sources: list[list[int]] = []
     pieces: list[list[_Piece]] = []
     for index, entry in enumerate(entries):
         entry.message["metadata"][SRC] = index
         messages.append(entry.message)
-        sources.append(_dedup([records[r].line for r in entry.records]))
+        sources.append(_dedup([records[piece.rec].line for piece in entry.pieces]))
         pieces.append(entry.pieces)
-    causes = _causes(entries, values)
+    causes = _causes(entries)
 
-    meta = _meta(tree, branch, values, records, sidechain)
+    side_records = len(msg_records) - len(main_records)
+    meta = _meta(tree, branch, values, records, sidechain, side_records, subagents)
     session_id = meta.get("session_id") or ""
     state = _State(
         data=data,
@@ -316,11 +333,18 @@ def _message_problem(value: dict[str, Any]) -> str:
 class _Tree:
     """The ``parentUuid`` tree over the message records that can be in the history."""
 
-    def __init__(self, records: list[Record], values: list[Any], candidates: list[int]) -> None:
+    def __init__(
+        self,
+        records: list[Record],
+        values: list[Any],
+        candidates: list[int],
+        uids: list[str | None],
+        links: list[str | None],
+    ) -> None:
+        """``uids`` and ``links``: each record's uuid and the uuid its link up names."""
         self.records = records
         self.values = values
-        self.candidates = candidates
-        self.rank = {c: n for n, c in enumerate(candidates)}
+        self.candidates = candidates  # in file order
         self.duplicates: list[dict[str, Any]] = []
         self.echoes: dict[int, list[int]] = {}
         self.cycles: list[str] = []
@@ -331,11 +355,8 @@ class _Tree:
         by_uuid: dict[str, int] = {}
         dropped: set[int] = set()
         cand_set = set(candidates)
-        for idx, value in enumerate(values):
-            if value is None:
-                continue
-            uid = value.get("uuid")
-            if not isinstance(uid, str):
+        for idx, uid in enumerate(uids):
+            if uid is None:
                 continue
             if uid in by_uuid:
                 if idx in cand_set:
@@ -349,19 +370,15 @@ class _Tree:
             by_uuid[uid] = idx
         if dropped:
             self.candidates = [c for c in candidates if c not in dropped]
-            self.rank = {c: n for n, c in enumerate(self.candidates)}
             cand_set -= dropped
         self.by_uuid = by_uuid
         self.cand_set = cand_set
 
-        parent: dict[int, int | None] = {}
-        for idx, value in enumerate(values):
-            if value is None or idx in dropped:
-                continue
-            link = value.get("parentUuid")
-            if link is None:
-                link = value.get("logicalParentUuid")
-            parent[idx] = by_uuid.get(link) if isinstance(link, str) else None
+        # Record index -> its parent's, None for none (and for unreadable and
+        # dropped records); no uuid is None, so a missing link finds nothing.
+        parent = list(map(by_uuid.get, links))
+        for idx in dropped:
+            parent[idx] = None
         self.parent = parent
         self.mparent = self._message_parents()
 
@@ -371,7 +388,10 @@ class _Tree:
         through: dict[int, int | None] = {}  # bookkeeping record -> candidate above it
         out: dict[int, int | None] = {}
         for c in self.candidates:
-            p = parent.get(c)
+            p = parent[c]
+            if p is None or p in cand_set:  # the usual case: no bookkeeping between
+                out[c] = None if p == c else p
+                continue
             path: list[int] = []
             seen: set[int] = set()
             while p is not None and p not in cand_set and p not in through:
@@ -380,7 +400,7 @@ class _Tree:
                     break
                 seen.add(p)
                 path.append(p)
-                p = parent.get(p)
+                p = parent[p]
             if p is not None and p not in cand_set:
                 p = through[p]
             for t in path:
@@ -408,7 +428,12 @@ class _Tree:
 
         # Beside the chain: parallel results hanging off their tool_use records,
         # and records of a split reply that the chain does not pass through.
+        # Only a record off the chain whose parent is on it can join; in most
+        # sessions there is none, and nothing below needs to be looked at.
         included = set(visited)
+        rest = [c for c in self.candidates if c not in included]
+        if not any(mparent[c] in included for c in rest):
+            return sorted(included)
         message_ids = set()
         answered: set[str] = set()
         for c in visited:
@@ -425,7 +450,7 @@ class _Tree:
         grew = True
         while grew:
             grew = False
-            for c in self.candidates:
+            for c in rest:
                 if c in included or mparent[c] not in included:
                     continue
                 value = values[c]
@@ -445,8 +470,9 @@ class _Tree:
 
     def _continuation(self, root: int, visited: set[int]) -> int | None:
         """The latest message record before ``root`` that the walk has not met."""
-        for r in range(self.rank[root] - 1, -1, -1):
-            c = self.candidates[r]
+        candidates = self.candidates
+        for r in range(bisect_left(candidates, root) - 1, -1, -1):
+            c = candidates[r]
             if c not in visited:
                 return c
         return None
@@ -485,39 +511,66 @@ def _only_results(message: dict[str, Any]) -> bool:
     return isinstance(content, list) and all(b["type"] == "tool_result" for b in content)
 
 
-def _build_entries(branch: list[int], values: list[Any]) -> list[_Entry]:
-    """Canonical messages, in history order, with the pieces they came from."""
+def _build_entries(branch: list[int], values: list[Any]) -> tuple[list[_Entry], dict[str, str]]:
+    """Canonical messages, in history order, with the pieces they came from.
+
+    And which subagent answered which Task call, as ``toolUseResult.agentId``
+    says (for ``meta["subagents"]``): read here, with each record at hand.
+    """
     entries: list[_Entry] = []
+    subagents: dict[str, str] = {}
     open_reply: _Entry | None = None  # the assistant message later records may join
     open_id: Any = None
+    # [start, stop) of each run of tool messages in ``entries``, noted while
+    # they are added so that ordering them need not look at every message again.
+    runs: list[list[int]] = []
+    in_run = False  # is the last message added a tool message?
     for idx in branch:
         value = values[idx]
         message = value["message"]
         content = message["content"]
+        result = value.get("toolUseResult")
+        if isinstance(result, dict) and isinstance(result.get("agentId"), str):
+            for call in sorted(_result_ids(value)):
+                subagents[call] = result["agentId"]
         if value["type"] == "assistant":
             mid = message.get("id")
             if open_reply is None or not mid or mid != open_id:
                 open_reply = _Entry({"role": "assistant", "content": [], "metadata": {}}, [])
                 open_id = mid
                 entries.append(open_reply)
+                in_run = False
             _add_reply(open_reply, idx, content)
+            # The first record to say why the reply ended has it.
+            if open_reply.cause is None:
+                if value.get("isApiErrorMessage"):
+                    open_reply.cause = "api_error"
+                elif message.get("stop_reason") == "max_tokens":
+                    open_reply.cause = "max_tokens"
             continue
         if isinstance(content, str):
-            entries.append(_Entry(_user(content), [_Piece(idx, None)], [idx]))
+            entries.append(_Entry(_user(content), [_Piece(idx, None)]))
             open_reply = None
+            in_run = False
             continue
         rest: list[int] = []
         for b, block in enumerate(content):
             if block["type"] == "tool_result":
-                entries.append(_Entry(_tool(block), [_Piece(idx, (b,))], [idx]))
+                if in_run:
+                    runs[-1][1] += 1
+                else:
+                    runs.append([len(entries), len(entries) + 1])
+                    in_run = True
+                entries.append(_Entry(_tool(block), [_Piece(idx, (b,))]))
             else:
                 rest.append(b)
         if rest or not content:
             parts = [_part(content[b]) for b in rest]
-            entries.append(_Entry(_user(parts), [_Piece(idx, tuple(rest))], [idx]))
+            entries.append(_Entry(_user(parts), [_Piece(idx, tuple(rest))]))
             open_reply = None
-    _order_results(entries)
-    return entries
+            in_run = False
+    _order_results(entries, runs)
+    return entries, subagents
 
 
 def _add_reply(entry: _Entry, idx: int, content: Any) -> None:
@@ -543,26 +596,25 @@ def _add_reply(entry: _Entry, idx: int, content: Any) -> None:
             else:
                 message["content"].append(_part(block))
         entry.pieces.append(_Piece(idx, tuple(range(len(content)))))
-    entry.records.append(idx)
 
 
-def _order_results(entries: list[_Entry]) -> None:
-    """Put the results right after a reply in its call order (stable otherwise)."""
-    i = 0
-    while i < len(entries):
-        calls = entries[i].message["metadata"].get("tool_calls")
-        j = i + 1
-        while j < len(entries) and entries[j].message["role"] == "tool":
-            j += 1
-        if calls and j - i > 2:
+def _order_results(entries: list[_Entry], runs: list[list[int]]) -> None:
+    """Put the results right after a reply in its call order (stable otherwise).
+
+    ``runs`` holds where each run of tool messages starts and stops.
+    """
+    for start, stop in runs:
+        if stop - start < 2 or start == 0:
+            continue
+        calls = entries[start - 1].message["metadata"].get("tool_calls")
+        if calls:
             order: dict[str, int] = {}
             for n, call in enumerate(calls):
                 order.setdefault(call["tool_call_id"], n)
-            run = entries[i + 1 : j]
+            run = entries[start:stop]
             last = len(order)
             run.sort(key=lambda e: order.get(e.message["metadata"]["tool_call_id"], last))
-            entries[i + 1 : j] = run
-        i = j
+            entries[start:stop] = run
 
 
 def _text(value: Any) -> str:
@@ -624,19 +676,15 @@ def _texts(content: Any) -> list[str]:
     return [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"]
 
 
-def _causes(entries: list[_Entry], values: list[Any]) -> dict[int, str]:
+def _causes(entries: list[_Entry]) -> dict[int, str]:
     causes: dict[int, str] = {}
     last_reply: int | None = None
     for index, entry in enumerate(entries):
         message = entry.message
         if message["role"] == "assistant":
             last_reply = index
-            for r in entry.records:
-                value = values[r]
-                if value.get("isApiErrorMessage"):
-                    causes.setdefault(index, "api_error")
-                if value["message"].get("stop_reason") == "max_tokens":
-                    causes.setdefault(index, "max_tokens")
+            if entry.cause is not None:
+                causes.setdefault(index, entry.cause)
         elif message["role"] == "user":
             if any(t.strip() in STOP_MARKERS for t in _texts(message["content"])):
                 causes.setdefault(index if last_reply is None else last_reply, "user_stop")
@@ -649,6 +697,8 @@ def _meta(
     values: list[Any],
     records: list[Record],
     sidechain: bool,
+    sidechain_records: int,
+    subagents: dict[str, str],
 ) -> dict[str, Any]:
     meta: dict[str, Any] = {}
     scope = branch or [i for i, v in enumerate(values) if v is not None]
@@ -667,11 +717,7 @@ def _meta(
                 meta["agent_id"] = agent
                 break
     else:
-        meta["sidechain_records"] = sum(
-            1
-            for v in values
-            if v is not None and v.get("type") in ("user", "assistant") and v.get("isSidechain")
-        )
+        meta["sidechain_records"] = sidechain_records
 
     branches, forks = _branches(tree, branch, values, records)
     meta["branches"] = branches
@@ -679,14 +725,6 @@ def _meta(
     meta["duplicates"] = tree.duplicates
     meta["cycles"] = tree.cycles
 
-    # Which subagent answered which Task call, as toolUseResult.agentId says.
-    subagents: dict[str, str] = {}
-    for idx in branch:
-        value = values[idx]
-        result = value.get("toolUseResult")
-        if isinstance(result, dict) and isinstance(result.get("agentId"), str):
-            for call in sorted(_result_ids(value)):
-                subagents[call] = result["agentId"]
     meta["subagents"] = subagents
     return meta
 
@@ -738,11 +776,8 @@ def _branches(
 
 
 def _dedup(lines: list[int]) -> list[int]:
-    out: list[int] = []
-    for n in lines:
-        if n not in out:
-            out.append(n)
-    return out
+    """``lines`` without repeats, in first-seen order."""
+    return list(dict.fromkeys(lines)) if len(lines) > 1 else lines
 
 
 # --------------------------------------------------------------------------- serialise
