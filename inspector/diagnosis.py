@@ -386,7 +386,7 @@ class _Timeline:
             "parts": parts,
             # What ``_calls`` and ``_result`` say when there are none.
             "calls": self._calls(source, message, actions) if source_meta.get("tool_calls") else [],
-            "result": self._result(original, message, actions) if source_role == "tool" else None,
+            "result": _result(source, source_meta, message) if source_role == "tool" else None,
             "healed": bool(metadata.get("healed")),
             "outcome": metadata.get("outcome"),
             "note": metadata.get("note"),
@@ -447,26 +447,6 @@ class _Timeline:
             )
         return calls
 
-    def _result(
-        self, original: dict[str, Any] | None, repaired: dict[str, Any], actions: Sequence[Any]
-    ) -> dict[str, Any] | None:
-        source = original if original is not None else repaired
-        if source.get("role") != "tool":
-            return None
-        old_meta = source.get("metadata") or {}
-        old_id = _call_id(old_meta)
-        if source is repaired:  # kept as it was, or inserted: no other id
-            new_id = None
-        else:
-            new_meta = repaired.get("metadata") or {}
-            new_id = _call_id(new_meta) if repaired.get("role") == "tool" else None
-        return {
-            "id": old_id,
-            "new_id": new_id if new_id is not None and new_id != old_id else None,
-            "name": old_meta.get("name"),
-            "is_error": bool(old_meta.get("is_error")),
-        }
-
     def _findings(self, row: dict[str, Any], actions: Sequence[Any]) -> list[dict[str, Any]]:
         found = []
         line = row["lines"][0] if row["lines"] else None
@@ -502,6 +482,24 @@ class _Timeline:
             if origin is not None and origin < len(self.sources) and self.sources[origin]:
                 return self.sources[origin][0]
         return None
+
+
+def _result(
+    source: dict[str, Any], source_meta: dict[str, Any], repaired: dict[str, Any]
+) -> dict[str, Any]:
+    """A result row's ids: ``source`` is the original message (or the inserted one)."""
+    old_id = _call_id(source_meta)
+    if source is repaired:  # kept as it was, or inserted: no other id
+        new_id = None
+    else:
+        new_meta = repaired.get("metadata") or _EMPTY
+        new_id = _call_id(new_meta) if repaired.get("role") == "tool" else None
+    return {
+        "id": old_id,
+        "new_id": new_id if new_id is not None and new_id != old_id else None,
+        "name": source_meta.get("name"),
+        "is_error": bool(source_meta.get("is_error")),
+    }
 
 
 def _call_id(holder: dict[str, Any] | None) -> str:

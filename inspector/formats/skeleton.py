@@ -97,7 +97,7 @@ def digest(message: dict[str, Any]) -> Digest | None:
                 return None
         ids = tuple(call_id(call) for call in calls)
     if content.__class__ is str:
-        if content.strip():
+        if content and not content.isspace():  # not blank (``strip`` would copy it)
             return (role, 1, 1, 1, ids, "")
         return (role, 0, 0, 0, ids, "") if ids and not content else None
     if content.__class__ is not list:
@@ -110,7 +110,7 @@ def digest(message: dict[str, Any]) -> Digest | None:
         kind = part.get("type") if part.__class__ is dict else None
         if kind == "text":
             text = part.get("text")
-            if text.__class__ is not str or not text.strip():
+            if text.__class__ is not str or not text or text.isspace():
                 return None
             texts += 1
             runs += not in_run
