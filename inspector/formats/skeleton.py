@@ -286,13 +286,7 @@ def walk(history: list[Digest], resume: tuple[Walk, int] | None = None) -> Walk:
         role, _, _, runs, ids, _ = history[index]
         if role == "user":
             if side == "assistant":
-                items = {
-                    "openai-chat": index,
-                    "anthropic": anthropic,
-                    "responses": responses,
-                    "gemini": gemini + opens_with_call,
-                }
-                cuts.append(Cut(index, items, strict, opens_with_call))
+                cuts.append(_cut(index, anthropic, responses, gemini, strict, opens_with_call))
             responses += 1
             if side != "user":
                 gemini += 1
@@ -343,14 +337,21 @@ def walk(history: list[Digest], resume: tuple[Walk, int] | None = None) -> Walk:
             break  # a result outside a quiet turn
         index += 1
     else:
-        items = {
-            "openai-chat": total,
-            "anthropic": anthropic,
-            "responses": responses,
-            "gemini": gemini + opens_with_call,
-        }
-        cuts.append(Cut(total, items, strict, opens_with_call))
+        cuts.append(_cut(total, anthropic, responses, gemini, strict, opens_with_call))
     return Walk(cuts, calls)
+
+
+def _cut(
+    at: int, anthropic: int, responses: int, gemini: int, strict: bool, opens_with_call: bool
+) -> Cut:
+    # Chat Completions has an item a message; Gemini's body may open with a turn of its own.
+    items = {
+        "openai-chat": at,
+        "anthropic": anthropic,
+        "responses": responses,
+        "gemini": gemini + opens_with_call,
+    }
+    return Cut(at, items, strict, opens_with_call)
 
 
 def quiet_prefix(provider: str, history: list[Digest], found: Walk) -> tuple[int, int]:
