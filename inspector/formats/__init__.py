@@ -167,6 +167,8 @@ class Wires:
     With ``for_checks=True`` a regular history (``inspector.formats.skeleton``)
     gets the skeleton of the body instead: a provider check finds in it what
     it finds in the body, at a fraction of the cost. Never send a skeleton.
+    ``problems_before`` and ``problems_after`` check the bodies so, starting
+    after a regular history's quiet prefix.
     """
 
     def __init__(self, before: list[dict[str, Any]], after: list[dict[str, Any]]) -> None:
