@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import uuid
 from bisect import bisect_left
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,11 +82,13 @@ import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.jsonl import (
+    JsonlFile,
     Record,
     collector_paused,
     head_records,
+    iter_jsonl,
     join_lines,
-    read_jsonl,
+    release,
 )
 
 NAME = "claude-code"
@@ -161,15 +164,6 @@ class _Piece:
 
 
 @dataclass(slots=True)
-class _Entry:
-    """A canonical message being built, with the pieces it is made of (one per record)."""
-
-    message: dict[str, Any]
-    pieces: list[_Piece]
-    cause: str | None = None  # an assistant message's own, as its records say
-
-
-@dataclass(slots=True)
 class _State:
     """What ``serialise`` needs to write the file back."""
 
@@ -198,47 +192,59 @@ def parse(data: bytes, *, leaf: str | None = None) -> Parsed:
 
 
 def _parse(data: bytes, leaf: str | None = None) -> Parsed:
-    records, problems, loglines, final_newline, crlf = _read(data)
+    read, loglines, stream = _read(data)
+    records = read.records
+    problems: list[Problem] = []
     values: list[Any] = []
     known = False  # anything only Claude Code writes?
     msg_records: list[int] = []
     main_records: list[int] = []  # the message records not marked isSidechain
-    # Each record's uuid and the uuid it links up to (None where not a string),
-    # for the tree. Read here, while each record is at hand: a long session's
-    # records lie all over memory, and another pass over them for a few keys
-    # costs more than the lookups themselves. (For the same reason the
-    # sidechain records are counted here and _build_entries notes causes.)
+    # Each record's line, its uuid and the uuid it links up to (None where not
+    # a string), for the tree. Read as each record is decoded, while it is
+    # still in the processor's cache: a long session's records lie all over
+    # memory, and a pass over them afterwards takes half as long again.
+    # (For the same reason the sidechain records are counted here and the
+    # subagents that answered are noted.)
+    lines: list[int] = []
     uids: list[str | None] = []
     links: list[str | None] = []
-    for idx, rec in enumerate(records):
-        value = rec.value if rec.ok else None
-        if rec.ok and not isinstance(value, dict):
-            problems.append(Problem(rec.line, "not a JSON object", "unreadable"))
+    agents: dict[int, tuple[str, list[str]]] = {}  # record -> toolUseResult.agentId, its calls
+    for idx, value in enumerate(stream):
+        record = records[idx]
+        lines.append(record.line)
+        uid = link = None
+        if not isinstance(value, dict):
+            if record.ok:
+                problems.append(Problem(record.line, "not a JSON object", "unreadable"))
             value = None
-        elif isinstance(value, dict):
+        else:
             kind = value.get("type")
             if not isinstance(kind, str):
-                problems.append(Problem(rec.line, "record has no type", "skipped"))
+                problems.append(Problem(record.line, "record has no type", "skipped"))
                 value = None
             else:
-                known = known or kind in _OWN_TYPES or any(k in value for k in _LINK_KEYS)
+                if not known:
+                    known = kind in _OWN_TYPES or any(k in value for k in _LINK_KEYS)
                 if kind in ("user", "assistant"):
                     reason = _message_problem(value)
                     if reason:
-                        problems.append(Problem(rec.line, f"{kind} record {reason}", "unreadable"))
+                        problem = Problem(record.line, f"{kind} record {reason}", "unreadable")
+                        problems.append(problem)
                         value = None
                     else:
                         known = True
                         msg_records.append(idx)
                         if not value.get("isSidechain"):
                             main_records.append(idx)
+                        result = value.get("toolUseResult")
+                        if isinstance(result, dict) and isinstance(result.get("agentId"), str):
+                            agents[idx] = (result["agentId"], sorted(_result_ids(value)))
+            if value is not None:
+                uid = value.get("uuid")
+                link = value.get("parentUuid")
+                if link is None:
+                    link = value.get("logicalParentUuid")
         values.append(value)
-        uid = link = None
-        if value is not None:
-            uid = value.get("uuid")
-            link = value.get("parentUuid")
-            if link is None:
-                link = value.get("logicalParentUuid")
         uids.append(uid if isinstance(uid, str) else None)
         links.append(link if isinstance(link, str) else None)
     if records and not known:
@@ -246,6 +252,7 @@ def _parse(data: bytes, leaf: str | None = None) -> Parsed:
             "no line is a Claude Code record (a user or assistant message, or a record"
             " with Claude Code's uuid links)"
         )
+    problems = read.problems + problems  # the reader's first, as the sort keeps them
 
     sidechain = bool(msg_records) and not main_records
     candidates = msg_records if sidechain else main_records
@@ -257,37 +264,31 @@ def _parse(data: bytes, leaf: str | None = None) -> Parsed:
         if start is None or start not in tree.cand_set:
             raise FormatError(f"no message record {leaf!r} ends a branch of this session")
     branch = tree.active_branch(start)
-    entries, subagents = _build_entries(branch, values)
-    messages: list[dict[str, Any]] = []
-    sources: list[list[int]] = []
-    pieces: list[list[_Piece]] = []
-    for index, entry in enumerate(entries):
-        entry.message["metadata"][SRC] = index
-        messages.append(entry.message)
-        sources.append(_dedup([records[piece.rec].line for piece in entry.pieces]))
-        pieces.append(entry.pieces)
-    causes = _causes(entries)
+    messages, pieces, sources, causes, subagents = _build_messages(branch, values, lines, agents)
+    for index, message in enumerate(messages):
+        message["metadata"][SRC] = index
 
     side_records = len(msg_records) - len(main_records)
     meta = _meta(tree, branch, values, records, sidechain, side_records, subagents)
     session_id = meta.get("session_id") or ""
+    mparent = tree.mparent
     state = _State(
         data=data,
         records=records,
         loglines=loglines,
-        final_newline=final_newline,
-        crlf=crlf,
+        final_newline=read.final_newline,
+        crlf=read.crlf,
         branch=branch,
         pieces=pieces,
-        parent_of={r: tree.mparent.get(r) for r in branch},
+        # Usually the branch is every candidate, the keys of mparent in the same order.
+        parent_of=dict(mparent) if len(branch) == len(mparent) else {r: mparent[r] for r in branch},
         echoes=tree.echoes,
         candidates=tree.cand_set,
         session_id=session_id,
     )
     problems.sort(key=lambda p: p.line)
     # Messages and meta are made: what serialise needs of a record it decodes again.
-    for record in records:
-        record.release()
+    release(records)
     return Parsed(
         format=NAME,
         messages=messages,
@@ -299,8 +300,13 @@ def _parse(data: bytes, leaf: str | None = None) -> Parsed:
     )
 
 
-def _read(data: bytes) -> tuple[list[Record], list[Problem], dict | None, bool, bool]:
-    """Records in file order, from JSONL or from a ``{"loglines": [...]}`` export."""
+def _read(data: bytes) -> tuple[JsonlFile, dict | None, Iterator[Any]]:
+    """Records from JSONL or from a ``{"loglines": [...]}`` export, and their values.
+
+    The values come in file order, each as its record is read: the records
+    are in ``JsonlFile.records`` (and the reader's problems in its
+    ``problems``) once the values are all read.
+    """
     stripped = data.lstrip()
     if stripped.startswith(b"{") and b'"loglines"' in stripped[:4096]:
         try:
@@ -309,9 +315,9 @@ def _read(data: bytes) -> tuple[list[Record], list[Problem], dict | None, bool, 
             doc = None
         if isinstance(doc, dict) and isinstance(doc.get("loglines"), list):
             records = [Record(n, b"", value) for n, value in enumerate(doc["loglines"], 1)]
-            return records, [], doc, True, False
-    read = read_jsonl(data)
-    return read.records, list(read.problems), None, read.final_newline, read.crlf
+            return JsonlFile(records, [], True, False), doc, iter(doc["loglines"])
+    read = JsonlFile()
+    return read, None, iter_jsonl(data, read)
 
 
 def _message_problem(value: dict[str, Any]) -> str:
@@ -425,6 +431,8 @@ class _Tree:
             if p is not None:
                 self.cycles.append(values[cur].get("uuid"))
             cur = self._continuation(cur, visited)
+        if len(visited) == len(self.candidates):  # the usual session: one chain through all
+            return list(self.candidates)
 
         # Beside the chain: parallel results hanging off their tool_use records,
         # and records of a split reply that the chain does not pass through.
@@ -511,17 +519,29 @@ def _only_results(message: dict[str, Any]) -> bool:
     return isinstance(content, list) and all(b["type"] == "tool_result" for b in content)
 
 
-def _build_entries(branch: list[int], values: list[Any]) -> tuple[list[_Entry], dict[str, str]]:
-    """Canonical messages, in history order, with the pieces they came from.
+def _build_messages(
+    branch: list[int], values: list[Any], lines: list[int], agents: dict[int, tuple[str, list[str]]]
+) -> tuple[
+    list[dict[str, Any]], list[list[_Piece]], list[list[int]], dict[int, str], dict[str, str]
+]:
+    """Canonical messages, in history order, with what they came from and why turns ended.
 
-    And which subagent answered which Task call, as ``toolUseResult.agentId``
-    says (for ``meta["subagents"]``): read here, with each record at hand.
+    For each message the pieces it is made of (one per record) and its
+    source lines; ``Parsed.causes`` (see the module docstring); and which
+    subagent answered which Task call, as ``agents`` (each record's
+    ``toolUseResult.agentId``) says, for ``meta["subagents"]``.
     """
-    entries: list[_Entry] = []
-    subagents: dict[str, str] = {}
-    open_reply: _Entry | None = None  # the assistant message later records may join
-    open_id: Any = None
-    # [start, stop) of each run of tool messages in ``entries``, noted while
+    messages: list[dict[str, Any]] = []
+    pieces: list[list[_Piece]] = []
+    sources: list[list[int]] = []
+    ended: dict[int, str] = {}  # assistant message -> why its own records say it ended
+    stopped: list[int] = []  # the messages user stop markers mark
+    reply: dict[str, Any] | None = None  # the assistant message later records may join
+    reply_pieces: list[_Piece] = []
+    reply_lines: list[int] = []
+    reply_id: Any = None
+    last_reply: int | None = None  # the index of the last assistant message
+    # [start, stop) of each run of tool messages in ``messages``, noted while
     # they are added so that ordering them need not look at every message again.
     runs: list[list[int]] = []
     in_run = False  # is the last message added a tool message?
@@ -529,28 +549,36 @@ def _build_entries(branch: list[int], values: list[Any]) -> tuple[list[_Entry], 
         value = values[idx]
         message = value["message"]
         content = message["content"]
-        result = value.get("toolUseResult")
-        if isinstance(result, dict) and isinstance(result.get("agentId"), str):
-            for call in sorted(_result_ids(value)):
-                subagents[call] = result["agentId"]
+        line = lines[idx]
         if value["type"] == "assistant":
             mid = message.get("id")
-            if open_reply is None or not mid or mid != open_id:
-                open_reply = _Entry({"role": "assistant", "content": [], "metadata": {}}, [])
-                open_id = mid
-                entries.append(open_reply)
+            if reply is None or not mid or mid != reply_id:
+                reply = {"role": "assistant", "content": [], "metadata": {}}
+                reply_pieces = []
+                reply_lines = [line]
+                reply_id = mid
+                last_reply = len(messages)
+                messages.append(reply)
+                pieces.append(reply_pieces)
+                sources.append(reply_lines)
                 in_run = False
-            _add_reply(open_reply, idx, content)
+            elif line != reply_lines[-1]:  # the records of a glued line are next to each other
+                reply_lines.append(line)
+            reply_pieces.append(_add_reply(reply, idx, content))
             # The first record to say why the reply ended has it.
-            if open_reply.cause is None:
+            if last_reply not in ended:
                 if value.get("isApiErrorMessage"):
-                    open_reply.cause = "api_error"
+                    ended[last_reply] = "api_error"
                 elif message.get("stop_reason") == "max_tokens":
-                    open_reply.cause = "max_tokens"
+                    ended[last_reply] = "max_tokens"
             continue
         if isinstance(content, str):
-            entries.append(_Entry(_user(content), [_Piece(idx, None)]))
-            open_reply = None
+            if content.strip() in STOP_MARKERS:
+                stopped.append(len(messages) if last_reply is None else last_reply)
+            messages.append(_user(content))
+            pieces.append([_Piece(idx, None)])
+            sources.append([line])
+            reply = None
             in_run = False
             continue
         rest: list[int] = []
@@ -559,62 +587,94 @@ def _build_entries(branch: list[int], values: list[Any]) -> tuple[list[_Entry], 
                 if in_run:
                     runs[-1][1] += 1
                 else:
-                    runs.append([len(entries), len(entries) + 1])
+                    runs.append([len(messages), len(messages) + 1])
                     in_run = True
-                entries.append(_Entry(_tool(block), [_Piece(idx, (b,))]))
+                messages.append(_tool(block))
+                pieces.append([_Piece(idx, (b,))])
+                sources.append([line])
             else:
                 rest.append(b)
         if rest or not content:
             parts = [_part(content[b]) for b in rest]
-            entries.append(_Entry(_user(parts), [_Piece(idx, tuple(rest))]))
-            open_reply = None
+            if any(t.strip() in STOP_MARKERS for t in _texts(parts)):
+                stopped.append(len(messages) if last_reply is None else last_reply)
+            messages.append(_user(parts))
+            pieces.append([_Piece(idx, tuple(rest))])
+            sources.append([line])
+            reply = None
             in_run = False
-    _order_results(entries, runs)
-    return entries, subagents
+    _order_results(runs, messages, pieces, sources)
+    # A reply's own reason wins over a stop after it; by message, in history order.
+    causes = dict(ended)
+    for index in stopped:
+        causes.setdefault(index, "user_stop")
+    subagents: dict[str, str] = {}
+    if agents:
+        on_branch = set(branch)
+        for idx, (agent, calls) in agents.items():  # in file order, as the branch is
+            if idx in on_branch:
+                for call in calls:
+                    subagents[call] = agent
+    return messages, pieces, sources, dict(sorted(causes.items())), subagents
 
 
-def _add_reply(entry: _Entry, idx: int, content: Any) -> None:
-    """Add one assistant record's blocks to the reply it belongs to."""
-    message = entry.message
+# The indices of n content blocks, made once for the usual small n.
+_ALL_BLOCKS = tuple(tuple(range(n)) for n in range(16))
+
+
+def _add_reply(message: dict[str, Any], idx: int, content: Any) -> _Piece:
+    """Add one assistant record's blocks to the reply it belongs to; its piece of it."""
     if isinstance(content, str):
         if content:
             message["content"].append({"type": "text", "text": content})
-        entry.pieces.append(_Piece(idx, None))
-    else:
-        for block in content:
-            if block["type"] == "tool_use":
-                arguments = block.get("input", {})
-                if not isinstance(arguments, dict | str):
-                    # Not an object: keep it as the text it was, for the checks to see.
-                    arguments = orjson.dumps(arguments).decode()
-                call = {
-                    "tool_call_id": _text(block.get("id")),
-                    "name": _text(block.get("name")),
-                    "arguments": arguments,
-                }
-                message["metadata"].setdefault("tool_calls", []).append(call)
-            else:
-                message["content"].append(_part(block))
-        entry.pieces.append(_Piece(idx, tuple(range(len(content)))))
+        return _Piece(idx, None)
+    parts = message["content"]
+    for block in content:
+        kind = block["type"]
+        if kind == "tool_use":
+            arguments = block.get("input", {})
+            if not isinstance(arguments, (dict, str)):
+                # Not an object: keep it as the text it was, for the checks to see.
+                arguments = orjson.dumps(arguments).decode()
+            call_id = block.get("id")
+            name = block.get("name")
+            call = {
+                "tool_call_id": call_id if isinstance(call_id, str) else _text(call_id),
+                "name": name if isinstance(name, str) else _text(name),
+                "arguments": arguments,
+            }
+            message["metadata"].setdefault("tool_calls", []).append(call)
+        elif kind == "text":  # the usual part, made here as _part makes it
+            parts.append({"type": "text", "text": block.get("text", "")})
+        else:
+            parts.append(_part(block))
+    n = len(content)
+    return _Piece(idx, _ALL_BLOCKS[n] if n < len(_ALL_BLOCKS) else tuple(range(n)))
 
 
-def _order_results(entries: list[_Entry], runs: list[list[int]]) -> None:
+def _order_results(runs: list[list[int]], messages: list[dict[str, Any]], *more: list[Any]) -> None:
     """Put the results right after a reply in its call order (stable otherwise).
 
-    ``runs`` holds where each run of tool messages starts and stops.
+    ``runs`` holds where each run of tool messages starts and stops; what
+    ``more`` lists holds for them moves with them.
     """
     for start, stop in runs:
         if stop - start < 2 or start == 0:
             continue
-        calls = entries[start - 1].message["metadata"].get("tool_calls")
+        calls = messages[start - 1]["metadata"].get("tool_calls")
         if calls:
+            ids = [m["metadata"]["tool_call_id"] for m in messages[start:stop]]
+            # Usually every call has its result, in call order already: the
+            # sort would keep them as they are (unless an id repeats).
+            if ids == [call["tool_call_id"] for call in calls] and len(set(ids)) == len(ids):
+                continue
             order: dict[str, int] = {}
             for n, call in enumerate(calls):
                 order.setdefault(call["tool_call_id"], n)
-            run = entries[start:stop]
             last = len(order)
-            run.sort(key=lambda e: order.get(e.message["metadata"]["tool_call_id"], last))
-            entries[start:stop] = run
+            run = sorted(range(start, stop), key=lambda k: order.get(ids[k - start], last))
+            for column in (messages, *more):
+                column[start:stop] = [column[k] for k in run]
 
 
 def _text(value: Any) -> str:
@@ -629,10 +689,16 @@ def _user(content: Any) -> dict[str, Any]:
 
 
 def _tool(block: dict[str, Any]) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"tool_call_id": _text(block.get("tool_use_id"))}
+    call_id = block.get("tool_use_id")
+    metadata: dict[str, Any] = {
+        "tool_call_id": call_id if isinstance(call_id, str) else _text(call_id)
+    }
     if "is_error" in block:
         metadata["is_error"] = block["is_error"]
-    return {"role": "tool", "content": _result_content(block.get("content")), "metadata": metadata}
+    content = block.get("content")
+    if not isinstance(content, str):  # the common case, without a call
+        content = _result_content(content)
+    return {"role": "tool", "content": content, "metadata": metadata}
 
 
 def _result_content(content: Any) -> Any:
@@ -674,21 +740,6 @@ def _texts(content: Any) -> list[str]:
     if isinstance(content, str):
         return [content]
     return [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"]
-
-
-def _causes(entries: list[_Entry]) -> dict[int, str]:
-    causes: dict[int, str] = {}
-    last_reply: int | None = None
-    for index, entry in enumerate(entries):
-        message = entry.message
-        if message["role"] == "assistant":
-            last_reply = index
-            if entry.cause is not None:
-                causes.setdefault(index, entry.cause)
-        elif message["role"] == "user":
-            if any(t.strip() in STOP_MARKERS for t in _texts(message["content"])):
-                causes.setdefault(index if last_reply is None else last_reply, "user_stop")
-    return causes
 
 
 def _meta(
@@ -735,8 +786,6 @@ def _branches(
     """The active branch and every other leaf, and where the others fork off."""
     if not branch:
         return [], []
-    in_branch = set(branch)
-    has_child = {p for p in tree.mparent.values() if p is not None}
     leaf = tree.leaf
 
     def describe(idx: int, length: int, active: bool) -> dict[str, Any]:
@@ -750,6 +799,10 @@ def _branches(
         }
 
     branches = [describe(leaf, len(branch), True)]
+    if len(branch) == len(tree.candidates):  # every message record is on it: no other leaf
+        return branches, []
+    in_branch = set(branch)
+    has_child = {p for p in tree.mparent.values() if p is not None}
     forks: dict[int | None, list[str | None]] = {}
     for c in tree.candidates:
         if c in has_child or c in in_branch:
@@ -773,11 +826,6 @@ def _branches(
         for at, leaves in sorted(forks.items(), key=lambda kv: -1 if kv[0] is None else kv[0])
     ]
     return branches, fork_list
-
-
-def _dedup(lines: list[int]) -> list[int]:
-    """``lines`` without repeats, in first-seen order."""
-    return list(dict.fromkeys(lines)) if len(lines) > 1 else lines
 
 
 # --------------------------------------------------------------------------- serialise
