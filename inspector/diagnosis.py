@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from itertools import compress, count
+from operator import is_not
 from typing import Any
 
 import orjson
@@ -219,9 +221,10 @@ class _Timeline:
         self.outputs = repair.messages
         self.actions = repair.actions
         self.sources = parsed.sources
+        self.causes = parsed.causes
 
     def build(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        out_to_in = self._map_outputs()
+        kept, out_to_in = self._map_outputs()
         by_out: dict[int, list[Any]] = {}
         by_in_dropped: dict[int, list[Any]] = {}
         for action in self.actions:
@@ -230,7 +233,8 @@ class _Timeline:
             elif action.input_index is not None:
                 by_in_dropped.setdefault(action.input_index, []).append(action)
         emitted_inputs = set(out_to_in.values())
-        dropped = sorted(i for i in range(len(self.inputs)) if i not in emitted_inputs)
+        # The first ``kept`` inputs are all in the output, in their places.
+        dropped = [i for i in range(kept, len(self.inputs)) if i not in emitted_inputs]
 
         rows: list[dict[str, Any]] = []
         findings: list[dict[str, Any]] = []
@@ -242,7 +246,7 @@ class _Timeline:
         span_first: dict[str, Any] | None = None
         span_last: dict[str, Any] | None = None
         for out_index, message in enumerate(self.outputs):
-            in_index = out_to_in.get(out_index)
+            in_index = out_index if out_index < kept else out_to_in.get(out_index)
             actions = by_out.get(out_index, ())
             # A dropped message is drawn where it stood: before the first row
             # that came after it, and before what was inserted for its turn.
@@ -277,14 +281,29 @@ class _Timeline:
             next_drop += 1
         return rows, findings
 
-    def _map_outputs(self) -> dict[int, int]:
-        """Output index → input index for every output that came from an input."""
+    def _map_outputs(self) -> tuple[int, dict[int, int]]:
+        """Which input each output came from, where one did.
+
+        The first ``kept`` outputs are the inputs at the same places; the dict
+        maps the rest that came from an input.
+        """
         inputs = self.inputs
+        outputs = self.outputs
         total = len(inputs)
+        # Repair keeps order, and most messages as the very dicts they were: the
+        # outputs start with a run of their inputs, which ends where the two lists
+        # first differ. That is found in C, not a message at a time.
+        kept = next(compress(count(), map(is_not, inputs, outputs)), min(total, len(outputs)))
+        # What the repair inserted (synthetic results, notes) is a new dict: no
+        # input to look for.
+        inserted = {a.output_index for a in self.actions if a.rule in ("PAIR-1", "INT-2")}
         identity: dict[int, int] | None = None
         mapping: dict[int, int] = {}
-        expected = 0  # repair keeps order: the input after the last one found, most often
-        for out_index, message in enumerate(self.outputs):
+        expected = kept  # repair keeps order: the input after the last one found, most often
+        for out_index in range(kept, len(outputs)):
+            if out_index in inserted:
+                continue
+            message = outputs[out_index]
             if expected < total and inputs[expected] is message:
                 in_index: int | None = expected
             else:
@@ -302,9 +321,10 @@ class _Timeline:
                 action.output_index is not None
                 and action.input_index is not None
                 and action.rule not in ("PAIR-1", "INT-2")
+                and not 0 <= action.output_index < kept  # those are mapped already
             ):
                 mapping.setdefault(action.output_index, action.input_index)
-        return mapping
+        return kept, mapping
 
     def _dropped_row(
         self,
@@ -332,61 +352,79 @@ class _Timeline:
         out_index: int | None,
         actions: Sequence[Any],
     ) -> dict[str, Any]:
-        # Runs once per message: most have no actions, and skip the work that needs them.
+        # Runs once per message: most are kept as they were with no actions, and
+        # take the short branch; the rest work out what the repair did to them.
         role = message.get("role", "")
         metadata = message.get("metadata") or _EMPTY
-        if in_index is None:
-            original = None
-            source, source_meta, source_role = message, metadata, role
+        original = None if in_index is None else self.inputs[in_index]
+        if original is message and not actions:
+            # The message is its own source: its calls and result are as they were.
+            state = "kept"
+            original_role = role
+            moved_from = None
+            found: list[str] = []
+            calls = self._calls(message, message, ()) if metadata.get("tool_calls") else []
+            result = _result(message, metadata, message) if role == "tool" else None
         else:
-            original = self.inputs[in_index]
-            if original is message:  # kept as it was: most messages
+            if original is None:
                 source, source_meta, source_role = message, metadata, role
             else:
                 source = original
                 source_meta = original.get("metadata") or _EMPTY
                 source_role = original.get("role", "")
-        if actions:
-            rules = {a.rule for a in actions}
-            moved_from = next(
-                (a.from_index for a in actions if a.rule == "PAIR-2" and a.from_index is not None),
-                None,
-            )
-            found = sorted(rules & _REPAIR_RULE_SET, key=REPAIR_RULES.index)
-        else:
-            rules = _NO_RULES
-            moved_from = None
-            found = []
-        if in_index is None:
-            state = "inserted"
-        elif "PAIR-3" in rules:
-            state = "note"
-        elif "PAIR-2" in rules:
-            state = "moved"
-        elif original is not message:
-            state = "changed"
-        else:
-            state = "kept"
-        # The row shows the message as repaired; the original view reads
-        # ``original_role`` (a result that became a note keeps its tool role there).
+            if actions:
+                rules = {a.rule for a in actions}
+                moved_from = next(
+                    (
+                        a.from_index
+                        for a in actions
+                        if a.rule == "PAIR-2" and a.from_index is not None
+                    ),
+                    None,
+                )
+                found = sorted(rules & _REPAIR_RULE_SET, key=REPAIR_RULES.index)
+            else:
+                rules = _NO_RULES
+                moved_from = None
+                found = []
+            if in_index is None:
+                state = "inserted"
+            elif "PAIR-3" in rules:
+                state = "note"
+            elif "PAIR-2" in rules:
+                state = "moved"
+            elif original is not message:
+                state = "changed"
+            else:
+                state = "kept"
+            # The row shows the message as repaired; the original view reads
+            # ``original_role`` (a result that became a note keeps its tool role there).
+            original_role = source_role if original is not None else None
+            calls = self._calls(source, message, actions) if source_meta.get("tool_calls") else []
+            result = _result(source, source_meta, message) if source_role == "tool" else None
         content = message.get("content")
         if content.__class__ is str and len(content) <= TEXT_LIMIT:
             text, parts = content, []  # ``_render_content``'s answer for most messages
         else:
             text, parts = _render_content(content)
-        sources = self.sources
+        if in_index is None:
+            lines = []
+            cause = None
+        else:
+            sources = self.sources
+            lines = list(sources[in_index]) if in_index < len(sources) else []
+            cause = self.causes.get(in_index)
         return {
             "key": f"r{key_number}",
             "input_index": in_index,
             "output_index": out_index,
             "role": role,
-            "original_role": source_role if original is not None else None,
+            "original_role": original_role,
             "state": state,
             "text": text,
             "parts": parts,
-            # What ``_calls`` and ``_result`` say when there are none.
-            "calls": self._calls(source, message, actions) if source_meta.get("tool_calls") else [],
-            "result": _result(source, source_meta, message) if source_role == "tool" else None,
+            "calls": calls,
+            "result": result,
             "healed": bool(metadata.get("healed")),
             "outcome": metadata.get("outcome"),
             "note": metadata.get("note"),
@@ -394,10 +432,8 @@ class _Timeline:
             "span": None,
             "span_pos": None,
             "findings": found,
-            "lines": list(sources[in_index])
-            if in_index is not None and in_index < len(sources)
-            else [],
-            "cause": self.parsed.causes.get(in_index) if in_index is not None else None,
+            "lines": lines,
+            "cause": cause,
             "in_original": in_index is not None,
             "in_repaired": out_index is not None,
         }
@@ -411,6 +447,16 @@ class _Timeline:
         after = (repaired.get("metadata") or _EMPTY).get("tool_calls") or []
         if not isinstance(before, list):
             return []
+        if not actions and after is before:
+            # Kept as they were (no renames, none removed): each call is its own
+            # repaired call, so there is nothing to pair up.
+            calls = []
+            for call in before:
+                if call.__class__ is not dict:
+                    break  # the pairing below decides what a stray item does
+                calls.append(_call_row(call, _call_id(call), None, False))
+            else:
+                return calls
         if actions:
             removed = {a.call_index for a in actions if a.rule == "INT-1"}
             renames = {
@@ -435,16 +481,9 @@ class _Timeline:
                 new_id = _call_id(new_call) if new_call is not None else None
             if index in renames:
                 new_id = renames[index]
-            calls.append(
-                {
-                    "id": old_id,
-                    "new_id": new_id if new_id is not None and new_id != old_id else None,
-                    "name": str(call.get("name") or ""),
-                    "arguments": _render_arguments(call.get("arguments")),
-                    "removed": is_removed,
-                    "cause": None,
-                }
-            )
+            if new_id is not None and new_id == old_id:
+                new_id = None
+            calls.append(_call_row(call, old_id, new_id, is_removed))
         return calls
 
     def _findings(self, row: dict[str, Any], actions: Sequence[Any]) -> list[dict[str, Any]]:
@@ -502,10 +541,26 @@ def _result(
     }
 
 
+def _call_row(
+    call: dict[str, Any], old_id: str, new_id: str | None, removed: bool
+) -> dict[str, Any]:
+    """A call as a row shows it; ``new_id`` is None unless the repair renamed it."""
+    return {
+        "id": old_id,
+        "new_id": new_id,
+        "name": str(call.get("name") or ""),
+        "arguments": _render_arguments(call.get("arguments")),
+        "removed": removed,
+        "cause": None,
+    }
+
+
 def _call_id(holder: dict[str, Any] | None) -> str:
     if not holder:
         return ""
     value = holder.get("tool_call_id", holder.get("id", ""))
+    if value.__class__ is str:  # most ids: skip the conversion
+        return value
     return "" if value is None else str(value)
 
 
@@ -601,6 +656,13 @@ def _render_content(content: Any) -> tuple[str, list[dict[str, Any]]]:
         return _clip(content), []
     if not isinstance(content, list):
         return _clip(_render_arguments(content)), []
+    if len(content) == 1:
+        part = content[0]
+        if part.__class__ is dict and part.get("type") == "text":
+            text = part.get("text")
+            if text.__class__ is str and len(text) <= TEXT_LIMIT:
+                # A reply's one short text, the usual list: it is its own render.
+                return text, [{"type": "text", "text": text, "label": ""}]
     texts: list[str] = []
     parts: list[dict[str, Any]] = []
     for part in content:
