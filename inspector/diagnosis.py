@@ -14,8 +14,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from itertools import compress, count
-from operator import is_not
 from typing import Any
 
 import orjson
@@ -24,6 +22,7 @@ from inspector import formats
 from inspector.engine import repair_history
 from inspector.engine.providers import PROVIDERS
 from inspector.formats.base import Parsed
+from inspector.formats.canonical import same_start
 from inspector.formats.jsonl import collector_paused
 
 # Bump when the engine, a parser or this module changes what a diagnosis
@@ -143,9 +142,7 @@ def provider_verdicts(
     # changed and no id needs mapping, the export is the same wire and needs
     # no second check (the common, healthy case). Otherwise ``Wires`` reuses
     # what it made of each untouched message for the repaired history.
-    unchanged = len(before) == len(after) and all(
-        a is b for a, b in zip(before, after, strict=True)
-    )
+    unchanged = len(before) == len(after) == same_start(before, after)
     wires = formats.Wires(before, after)
     for provider in PROVIDERS:
         found_before = [_issue(p) for p in wires.problems_before(provider)]
@@ -291,9 +288,8 @@ class _Timeline:
         outputs = self.outputs
         total = len(inputs)
         # Repair keeps order, and most messages as the very dicts they were: the
-        # outputs start with a run of their inputs, which ends where the two lists
-        # first differ. That is found in C, not a message at a time.
-        kept = next(compress(count(), map(is_not, inputs, outputs)), min(total, len(outputs)))
+        # outputs start with a run of their inputs.
+        kept = same_start(inputs, outputs)
         # What the repair inserted (synthetic results, notes) is a new dict: no
         # input to look for.
         inserted = {a.output_index for a in self.actions if a.rule in ("PAIR-1", "INT-2")}

@@ -41,7 +41,7 @@ from inspector.formats import (
     skeleton,
 )
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import public, strip_private
+from inspector.formats.canonical import public, same_start, strip_private
 from inspector.formats.jsonl import collector_paused
 
 __all__ = [
@@ -267,12 +267,7 @@ class Wires:
     def _shared(self) -> int:
         """How many messages the repaired history starts with that are the original's."""
         if self._shared_count is None:
-            shared = 0
-            for a, b in zip(self._originals, self._repaired, strict=False):
-                if a is not b:
-                    break
-                shared += 1
-            self._shared_count = shared
+            self._shared_count = same_start(self._originals, self._repaired)
         return self._shared_count
 
     def _walk(self, which: int) -> skeleton.Walk | None:

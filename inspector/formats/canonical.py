@@ -34,6 +34,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import compress, count
+from operator import is_not
 from typing import Any
 
 import orjson
@@ -198,6 +200,17 @@ def calls_of(message: Message) -> list[dict[str, Any]]:
     if calls.__class__ is not list and not isinstance(calls, list):
         return []
     return [c for c in calls if c.__class__ is dict or isinstance(c, dict)]
+
+
+def same_start(before: list[Message], after: list[Message]) -> int:
+    """How many messages ``after`` starts with that are ``before``'s very objects.
+
+    Repair returns the messages it leaves alone as the same dicts, so a
+    repaired history starts with its original up to the first repair. Found
+    in C (the first place the two lists hold different objects), not a
+    message at a time: a long session is mostly that run.
+    """
+    return next(compress(count(), map(is_not, before, after)), min(len(before), len(after)))
 
 
 def call_id(obj: dict[str, Any]) -> str:

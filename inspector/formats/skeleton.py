@@ -46,7 +46,6 @@ import re
 from typing import Any, NamedTuple
 
 from inspector.engine.providers import ANTHROPIC_ID_PATTERN
-from inspector.formats.canonical import call_id
 
 # A message's digest: (role, the blocks Anthropic gets of its content, the text parts
 # the others get, the runs of text parts (Responses writes a message item for each),
@@ -89,13 +88,15 @@ def digest(message: dict[str, Any]) -> Digest | None:
     if calls:
         if role != "assistant" or calls.__class__ is not list:
             return None
+        found: list[str] = []
         for call in calls:
             if call.__class__ is not dict or call.get("arguments").__class__ is not dict:
                 return None
             value = call.get("tool_call_id") or call.get("id") or ""
             if value.__class__ is not str:
                 return None
-        ids = tuple(call_id(call) for call in calls)
+            found.append(value)  # ``call_id(call)``, which it is for a string
+        ids = tuple(found)
     if content.__class__ is str:
         if content and not content.isspace():  # not blank (``strip`` would copy it)
             return (role, 1, 1, 1, ids, "")
@@ -321,7 +322,7 @@ def walk(history: list[Digest], resume: tuple[Walk, int] | None = None) -> Walk:
                         break
                 for cid in ids:
                     calls[cid] = index
-                strict = strict and all(_ANTHROPIC_ID(cid) for cid in ids)
+                strict = strict and all(map(_ANTHROPIC_ID, ids))
                 opens_with_call = opens_with_call or gemini == 1
                 # Its results: one item each, and one user run of their own.
                 responses += count

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from inspector.formats import FormatError, canonical
 
@@ -111,3 +113,23 @@ def test_round_trip_gives_the_same_messages():
     changed = [*parsed.messages, {"role": "user", "content": "more", "metadata": {}}]
     again = canonical.parse(canonical.serialise(changed, parsed))
     assert again.messages == changed
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(st.integers(0, 3), max_size=12),
+    st.lists(st.integers(0, 3), max_size=12),
+)
+def test_same_start_counts_the_leading_run_of_the_same_objects(left, right):
+    # Equal dicts that are not the same object end the run: repair's
+    # untouched messages are the same objects, a changed one is a new dict.
+    pool = [{"role": "user", "content": "x"} for _ in range(4)]
+    before = [pool[i] for i in left]
+    after = [pool[i] for i in right]
+    expected = 0
+    for a, b in zip(before, after, strict=False):
+        if a is not b:
+            break
+        expected += 1
+    assert canonical.same_start(before, after) == expected
+    assert canonical.same_start(before, [dict(m) for m in after]) == 0
