@@ -151,16 +151,12 @@ def sniff(head: bytes) -> float:
 # --------------------------------------------------------------------------- parse
 
 
-@dataclass(slots=True)
-class _Piece:
-    """Where (part of) a canonical message came from: a record and its blocks.
-
-    ``blocks`` holds indices into the record's ``message.content`` list, or is
-    ``None`` when the content is a plain string and the message is all of it.
-    """
-
-    rec: int
-    blocks: tuple[int, ...] | None
+# Where (part of) a canonical message came from: ``(rec, blocks)``, a record
+# and its blocks. ``blocks`` holds indices into the record's
+# ``message.content`` list, or is ``None`` when the content is a plain string
+# and the message is all of it. A plain tuple: a session has one per record,
+# and a class's instances take four times as long to make.
+_Piece = tuple[int, tuple[int, ...] | None]
 
 
 @dataclass(slots=True)
@@ -199,20 +195,22 @@ def _parse(data: bytes, leaf: str | None = None) -> Parsed:
     known = False  # anything only Claude Code writes?
     msg_records: list[int] = []
     main_records: list[int] = []  # the message records not marked isSidechain
-    # Each record's line, its uuid and the uuid it links up to (None where not
-    # a string), for the tree. Read as each record is decoded, while it is
-    # still in the processor's cache: a long session's records lie all over
-    # memory, and a pass over them afterwards takes half as long again.
-    # (For the same reason the sidechain records are counted here and the
-    # subagents that answered are noted.)
+    # Each record's line and, for the tree, where its uuid first appears and
+    # which record its link up names. Read as each record is decoded, while it
+    # is still in the processor's cache: a long session's records lie all
+    # over memory, and a pass over them afterwards takes half as long again.
+    # (So the uuids are hashed here too, and the sidechain records are
+    # counted here and the subagents that answered are noted.)
     lines: list[int] = []
-    uids: list[str | None] = []
-    links: list[str | None] = []
+    by_uuid: dict[str, int] = {}  # uuid -> the first record with it
+    repeats: list[tuple[int, str]] = []  # the later records with a uuid, and it
+    parent: list[int | None] = []  # record -> the record its link names, None for none
+    ahead: list[tuple[int, str]] = []  # records that name a uuid no record before has
     agents: dict[int, tuple[str, list[str]]] = {}  # record -> toolUseResult.agentId, its calls
     for idx, value in enumerate(stream):
         record = records[idx]
         lines.append(record.line)
-        uid = link = None
+        up = None
         if not isinstance(value, dict):
             if record.ok:
                 problems.append(Problem(record.line, "not a JSON object", "unreadable"))
@@ -241,23 +239,33 @@ def _parse(data: bytes, leaf: str | None = None) -> Parsed:
                             agents[idx] = (result["agentId"], sorted(_result_ids(value)))
             if value is not None:
                 uid = value.get("uuid")
+                # The first copy of a uuid counts (see _Tree). Noted before the
+                # link is looked up: a record whose link names its own uuid is
+                # its own parent (a cycle the tree reports).
+                if isinstance(uid, str) and by_uuid.setdefault(uid, idx) != idx:
+                    repeats.append((idx, uid))
                 link = value.get("parentUuid")
                 if link is None:
                     link = value.get("logicalParentUuid")
+                if isinstance(link, str):
+                    up = by_uuid.get(link)
+                    if up is None:
+                        ahead.append((idx, link))
         values.append(value)
-        uids.append(uid if isinstance(uid, str) else None)
-        links.append(link if isinstance(link, str) else None)
+        parent.append(up)
     if records and not known:
         raise FormatError(
             "no line is a Claude Code record (a user or assistant message, or a record"
             " with Claude Code's uuid links)"
         )
     problems = read.problems + problems  # the reader's first, as the sort keeps them
+    for idx, link in ahead:  # a parent further down the file, or none
+        parent[idx] = by_uuid.get(link)
 
     sidechain = bool(msg_records) and not main_records
     candidates = msg_records if sidechain else main_records
 
-    tree = _Tree(records, values, candidates, uids, links)
+    tree = _Tree(records, values, candidates, by_uuid, repeats, parent)
     start = None
     if leaf is not None:
         start = tree.by_uuid.get(leaf)
@@ -344,10 +352,14 @@ class _Tree:
         records: list[Record],
         values: list[Any],
         candidates: list[int],
-        uids: list[str | None],
-        links: list[str | None],
+        by_uuid: dict[str, int],
+        repeats: list[tuple[int, str]],
+        parent: list[int | None],
     ) -> None:
-        """``uids`` and ``links``: each record's uuid and the uuid its link up names."""
+        """What ``_parse`` read: ``by_uuid`` maps each uuid to its first record,
+        ``repeats`` lists the later records with one (and it) in file order,
+        ``parent`` gives each record's parent (``None`` for none, and for
+        unreadable records)."""
         self.records = records
         self.values = values
         self.candidates = candidates  # in file order
@@ -358,31 +370,23 @@ class _Tree:
         self.leaf: int | None = None  # where the branch read ends (active_branch)
 
         # First copy of a uuid wins; later copies are Claude Code's resume echoes.
-        by_uuid: dict[str, int] = {}
         dropped: set[int] = set()
         cand_set = set(candidates)
-        for idx, uid in enumerate(uids):
-            if uid is None:
-                continue
-            if uid in by_uuid:
-                if idx in cand_set:
-                    dropped.add(idx)
-                    self.echoes.setdefault(by_uuid[uid], []).append(idx)
-                    first = records[by_uuid[uid]].line
-                    self.duplicates.append(
-                        {"uuid": uid, "line": records[idx].line, "first_line": first}
-                    )
-                continue
-            by_uuid[uid] = idx
+        for idx, uid in repeats:
+            if idx in cand_set:
+                dropped.add(idx)
+                self.echoes.setdefault(by_uuid[uid], []).append(idx)
+                first = records[by_uuid[uid]].line
+                self.duplicates.append(
+                    {"uuid": uid, "line": records[idx].line, "first_line": first}
+                )
         if dropped:
             self.candidates = [c for c in candidates if c not in dropped]
             cand_set -= dropped
         self.by_uuid = by_uuid
         self.cand_set = cand_set
 
-        # Record index -> its parent's, None for none (and for unreadable and
-        # dropped records); no uuid is None, so a missing link finds nothing.
-        parent = list(map(by_uuid.get, links))
+        # Record index -> its parent's, None for none (and for dropped records).
         for idx in dropped:
             parent[idx] = None
         self.parent = parent
@@ -576,7 +580,7 @@ def _build_messages(
             if content.strip() in STOP_MARKERS:
                 stopped.append(len(messages) if last_reply is None else last_reply)
             messages.append(_user(content))
-            pieces.append([_Piece(idx, None)])
+            pieces.append([(idx, None)])
             sources.append([line])
             reply = None
             in_run = False
@@ -590,7 +594,7 @@ def _build_messages(
                     runs.append([len(messages), len(messages) + 1])
                     in_run = True
                 messages.append(_tool(block))
-                pieces.append([_Piece(idx, (b,))])
+                pieces.append([(idx, (b,))])
                 sources.append([line])
             else:
                 rest.append(b)
@@ -599,7 +603,7 @@ def _build_messages(
             if any(t.strip() in STOP_MARKERS for t in _texts(parts)):
                 stopped.append(len(messages) if last_reply is None else last_reply)
             messages.append(_user(parts))
-            pieces.append([_Piece(idx, tuple(rest))])
+            pieces.append([(idx, tuple(rest))])
             sources.append([line])
             reply = None
             in_run = False
@@ -627,7 +631,7 @@ def _add_reply(message: dict[str, Any], idx: int, content: Any) -> _Piece:
     if isinstance(content, str):
         if content:
             message["content"].append({"type": "text", "text": content})
-        return _Piece(idx, None)
+        return (idx, None)
     parts = message["content"]
     for block in content:
         kind = block["type"]
@@ -649,7 +653,7 @@ def _add_reply(message: dict[str, Any], idx: int, content: Any) -> _Piece:
         else:
             parts.append(_part(block))
     n = len(content)
-    return _Piece(idx, _ALL_BLOCKS[n] if n < len(_ALL_BLOCKS) else tuple(range(n)))
+    return (idx, _ALL_BLOCKS[n] if n < len(_ALL_BLOCKS) else tuple(range(n)))
 
 
 def _order_results(runs: list[list[int]], messages: list[dict[str, Any]], *more: list[Any]) -> None:
@@ -941,7 +945,7 @@ class _Writer:
             return -1
         if src in used:
             return -1
-        return max(piece.rec for piece in self.state.pieces[src])
+        return max(rec for rec, _ in self.state.pieces[src])
 
     def _origin(self, m: dict[str, Any], used: set[int]) -> int | None:
         metadata = m.get("metadata")
@@ -1000,18 +1004,18 @@ class _Writer:
         role = m.get("role")
         if role == "assistant":
             renames = self._match_calls(m, before)
-            for n, piece in enumerate(pieces):
-                content = self.values[piece.rec]["message"]["content"]
+            for n, (rec, _) in enumerate(pieces):
+                content = self.values[rec]["message"]["content"]
                 blocks: list[tuple[tuple[int, int], Any]] = []
                 touched = not same_content
                 if isinstance(content, str):
                     if same_content:
-                        out.append((piece.rec, [], content, False))
+                        out.append((rec, [], content, False))
                         continue
                     content = []
                 for b, block in enumerate(content):
                     if block["type"] == "tool_use":
-                        new_id = renames.get((piece.rec, b), False)
+                        new_id = renames.get((rec, b), False)
                         if new_id is False:
                             touched = True  # the repair removed this call
                         elif new_id is None:
@@ -1024,12 +1028,12 @@ class _Writer:
                 if not same_content and n == 0:
                     new_parts = _blocks(m.get("content"), for_reply=True)
                     blocks[:0] = [((-1, k), part) for k, part in enumerate(new_parts)]
-                out.append((piece.rec, blocks, None, touched))
+                out.append((rec, blocks, None, touched))
             return out
-        piece = pieces[0]
-        content = self.values[piece.rec]["message"]["content"]
+        rec, indices = pieces[0]
+        content = self.values[rec]["message"]["content"]
         if role == "tool":
-            (b,) = piece.blocks
+            (b,) = indices
             block = content[b]
             new_id = (m.get("metadata") or {}).get("tool_call_id")
             changed = dict(block)
@@ -1038,19 +1042,19 @@ class _Writer:
             if not same_content:
                 changed["content"] = _blocks(m.get("content"))
             touched = changed != block
-            return [(piece.rec, [((b, 0), changed if touched else block)], None, touched)]
-        if piece.blocks is None:  # string content
+            return [(rec, [((b, 0), changed if touched else block)], None, touched)]
+        if indices is None:  # string content
             new = m.get("content")
             if same_content or isinstance(new, str):
-                return [(piece.rec, [], new if isinstance(new, str) else "", not same_content)]
-            return [(piece.rec, [((0, k), p) for k, p in enumerate(_blocks(new))], None, True)]
+                return [(rec, [], new if isinstance(new, str) else "", not same_content)]
+            return [(rec, [((0, k), p) for k, p in enumerate(_blocks(new))], None, True)]
         if same_content:
-            return [(piece.rec, [((b, 0), content[b]) for b in piece.blocks], None, False)]
-        first = piece.blocks[0] if piece.blocks else 0
+            return [(rec, [((b, 0), content[b]) for b in indices], None, False)]
+        first = indices[0] if indices else 0
         parts = _blocks(m.get("content"))
         if isinstance(parts, str):
             parts = [{"type": "text", "text": parts}]
-        return [(piece.rec, [((first, k), p) for k, p in enumerate(parts)], None, True)]
+        return [(rec, [((first, k), p) for k, p in enumerate(parts)], None, True)]
 
     def _match_calls(self, m: dict[str, Any], before: dict[str, Any]) -> dict[Any, Any]:
         """For each original tool_use block: None (kept), a new id, or False (removed).
@@ -1061,12 +1065,10 @@ class _Writer:
         old = before["metadata"].get("tool_calls") or []
         new = (m.get("metadata") or {}).get("tool_calls") or []
         where: list[tuple[int, int]] = []
-        for piece in self.state.pieces[before["metadata"][SRC]]:
-            content = self.values[piece.rec]["message"]["content"]
+        for rec, _ in self.state.pieces[before["metadata"][SRC]]:
+            content = self.values[rec]["message"]["content"]
             if isinstance(content, list):
-                where.extend(
-                    (piece.rec, b) for b, blk in enumerate(content) if blk["type"] == "tool_use"
-                )
+                where.extend((rec, b) for b, blk in enumerate(content) if blk["type"] == "tool_use")
         out: dict[Any, Any] = {}
         k = 0
         for n, call in enumerate(old):
