@@ -142,8 +142,8 @@ def provider_verdicts(
     # changed and no id needs mapping, the export is the same wire and needs
     # no second check (the common, healthy case). Otherwise ``Wires`` reuses
     # what it made of each untouched message for the repaired history.
-    unchanged = len(before) == len(after) == same_start(before, after)
     wires = formats.Wires(before, after)
+    unchanged = len(before) == len(after) == wires.shared()
     for provider in PROVIDERS:
         found_before = [_issue(p) for p in wires.problems_before(provider)]
         if unchanged and not found_before:

@@ -161,8 +161,8 @@ class Wires:
     second value. Repair hands back untouched messages as the same objects,
     so each message is stripped of private keys once and converted once per
     provider (the repaired body reuses the original's pieces), and the ids
-    are collected once. The pieces are shared between the bodies: read them,
-    do not change them.
+    are collected once. The pieces, and the maps ``renamed`` gives, are shared
+    between the bodies: read them, do not change them.
 
     With ``for_checks=True`` a regular history (``inspector.formats.skeleton``)
     gets the skeleton of the body instead: a provider check finds in it what
@@ -178,7 +178,7 @@ class Wires:
         self._repaired = after
         self._stripped: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
         self._ids: list[str] | None = None
-        self._digest_memo: dict[int, Any] = {}
+        self._renamed: dict[re.Pattern[str] | None, dict[str, str]] = {}
         self._histories: dict[int, list[skeleton.Digest] | None] = {}
         self._walks: dict[int, skeleton.Walk] = {}
         self._shared_count: int | None = None
@@ -230,9 +230,16 @@ class Wires:
         if self._ids is None:
             # Private keys hold no ids; a regular history's digests hold them all.
             history = self._digests(1, self._repaired)
-            self._ids = _ids(self._repaired) if history is None else skeleton.ids(history)
+            if history is None:
+                self._ids = _ids(self._repaired)
+            else:  # its walk has the ids of its quiet prefix
+                self._ids = skeleton.ids(history, self._walk(1))
         _wire_module(provider)  # an unknown provider is an error here too
-        return _renames(self._ids, _ID_CHARS.get(provider))
+        # Found once for the providers that accept the same ids (all but Anthropic).
+        chars = _ID_CHARS.get(provider)
+        if chars not in self._renamed:
+            self._renamed[chars] = _renames(self._ids, chars)
+        return self._renamed[chars]
 
     def _clean(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Both histories stripped of private keys, once for every provider.
@@ -254,17 +261,20 @@ class Wires:
         if which not in self._histories:
             original = self._histories.get(0) if which else None
             if original is None:
-                self._histories[which] = skeleton.digests(messages, self._digest_memo)
+                self._histories[which] = skeleton.digests(messages)  # none made yet to reuse
             else:
                 # The repaired history starts with the original's messages, up
-                # to the first repair: their digests are the original's.
-                shared = self._shared()
+                # to the first repair: their digests are the original's. Most
+                # of the rest are the original's later messages, kept.
+                shared = self.shared()
                 leading = not shared or original[shared - 1][0] == "system"
-                rest = skeleton.digests(messages[shared:], self._digest_memo, leading)
+                later = self._originals[shared:]
+                memo = dict(zip(map(id, later), original[shared:], strict=True))
+                rest = skeleton.digests(messages[shared:], memo, leading)
                 self._histories[which] = None if rest is None else original[:shared] + rest
         return self._histories[which]
 
-    def _shared(self) -> int:
+    def shared(self) -> int:
         """How many messages the repaired history starts with that are the original's."""
         if self._shared_count is None:
             self._shared_count = same_start(self._originals, self._repaired)
@@ -280,7 +290,7 @@ class Wires:
             if which and self._histories.get(0) is not None:
                 # The repaired history shares the original's messages up to the
                 # first repair, and so their digests: walk on from there.
-                resume = (self._walk(0), self._shared())
+                resume = (self._walk(0), self.shared())
             self._walks[which] = skeleton.walk(history, resume)
         return self._walks[which]
 

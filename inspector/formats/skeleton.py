@@ -43,6 +43,7 @@ closely, with the same indices as in the real body.
 from __future__ import annotations
 
 import re
+from itertools import islice
 from typing import Any, NamedTuple
 
 from inspector.engine.providers import ANTHROPIC_ID_PATTERN
@@ -62,29 +63,29 @@ _NO_INPUT: dict[str, Any] = {}
 _GEMINI_TEXT = {"text": "text"}
 _GEMINI_RESPONSE = {"functionResponse": {}}
 _GEMINI_CALL = {"functionCall": {}}
+_NO_METADATA: dict[str, Any] = {}
 
 
 def digest(message: dict[str, Any]) -> Digest | None:
     """What the checks need of one message, or ``None`` when it is not regular."""
+    # The cases in the order a long session holds them, most first: results,
+    # then assistant replies with calls. Each key is read once.
     role = message.get("role")
-    content = message.get("content")
     metadata = message.get("metadata")
     if metadata is None:
-        metadata = {}
+        metadata = _NO_METADATA
     elif metadata.__class__ is not dict:
         return None
-    calls = metadata.get("tool_calls")
     if role == "tool":
         # Every provider writes one result for a tool message, whatever it holds.
         rid = metadata.get("tool_call_id")
-        if calls or rid.__class__ is not str or not rid:
+        if rid.__class__ is not str or not rid or metadata.get("tool_calls"):
             return None
+        content = message.get("content")
         if content.__class__ is not str and not _parts(content):
             return None
         return ("tool", 0, 0, 0, (), rid)
-    if role not in ("user", "assistant", "system"):
-        return None
-    ids: tuple[str, ...] = ()
+    calls = metadata.get("tool_calls")
     if calls:
         if role != "assistant" or calls.__class__ is not list:
             return None
@@ -96,7 +97,12 @@ def digest(message: dict[str, Any]) -> Digest | None:
             if value.__class__ is not str:
                 return None
             found.append(value)  # ``call_id(call)``, which it is for a string
-        ids = tuple(found)
+        ids: tuple[str, ...] = tuple(found)
+    elif role == "assistant" or role == "user" or role == "system":
+        ids = ()
+    else:
+        return None
+    content = message.get("content")
     if content.__class__ is str:
         if content and not content.isspace():  # not blank (``strip`` would copy it)
             return (role, 1, 1, 1, ids, "")
@@ -133,15 +139,31 @@ def _parts(content: Any) -> bool:
 
 
 def digests(
-    messages: list[dict[str, Any]], memo: dict[int, Any], leading: bool = True
+    messages: list[dict[str, Any]], memo: dict[int, Any] | None = None, leading: bool = True
 ) -> list[Digest] | None:
     """The digest of every message, or ``None`` when the history is not regular.
 
-    ``memo`` keeps digests by message id: the caller holds the messages, so
-    their ids stay theirs while it is used. ``leading``: no message but a
-    system message comes before these (they may open with system messages).
+    ``memo`` keeps digests by message id, to be taken again rather than made:
+    the caller holds the messages, so their ids stay theirs while it is used.
+    ``leading``: no message but a system message comes before these (they
+    may open with system messages).
     """
     out: list[Digest] = []
+    append = out.append
+    if memo is None:
+        # Nothing to look up (a first history): lookups would add a fifth to
+        # the time here.
+        for message in messages:
+            found = digest(message)
+            if found is None:
+                return None
+            if found[0] == "system":
+                if not leading:
+                    return None  # a later system message is written as user text
+            else:
+                leading = False
+            append(found)
+        return out
     for message in messages:
         key = id(message)
         found = memo.get(key)
@@ -154,19 +176,28 @@ def digests(
                 return None  # a later system message is written as user text: not regular
         else:
             leading = False
-        out.append(found)
+        append(found)
     return out
 
 
-def ids(history: list[Digest]) -> list[str]:
-    """Every call and result id in history order, each once, as ``formats._ids`` lists them."""
-    seen: dict[str, None] = {}
-    for _, _, _, _, calls, rid in history:
-        if rid:
-            seen[rid] = None
+def ids(history: list[Digest], found: Walk | None = None) -> list[str]:
+    """Every call and result id in history order, each once, as ``formats._ids`` lists them.
+
+    ``found`` is ``walk(history)``, when the caller has it. Before where it
+    stopped, the ids are its quiet calls', in order (each result comes after
+    its call, and no id comes twice), so only the rest is read here.
+    """
+    if found is None:
+        found = walk(history)
+    quiet = found.calls
+    later: dict[str, None] = {}
+    for _, _, _, _, calls, rid in history[found.stop :]:
+        if rid and rid not in quiet:
+            later[rid] = None
         for cid in calls:
-            seen[cid] = None
-    return list(seen)
+            if cid not in quiet:
+                later[cid] = None
+    return [*quiet, *later]
 
 
 def body(
@@ -243,6 +274,7 @@ class Walk(NamedTuple):
 
     cuts: list[Cut]
     calls: dict[str, int]  # each quiet call's id -> the index of its assistant message
+    stop: int  # the digests it walked: their ids are the quiet calls', in order
 
 
 def walk(history: list[Digest], resume: tuple[Walk, int] | None = None) -> Walk:
@@ -269,9 +301,12 @@ def walk(history: list[Digest], resume: tuple[Walk, int] | None = None) -> Walk:
         if later:
             cut = later[-1]
             cuts += later[:-1]
-            calls = {cid: at for cid, at in earlier.calls.items() if at < cut.at}
+            # Its calls, in the order of their messages, up to the cut.
+            calls = earlier.calls.copy()
+            while calls and next(reversed(calls.values())) >= cut.at:
+                calls.popitem()
+    resumed = len(calls)
     total = len(history)
-    strict = cut.strict
     # The items each body has so far (Chat Completions: one a message), and
     # what Anthropic and Gemini need to know of the message or turn being made:
     # a run of one side is one Gemini turn, and one Anthropic message unless a
@@ -282,12 +317,49 @@ def walk(history: list[Digest], resume: tuple[Walk, int] | None = None) -> Walk:
     gemini = cut.items["gemini"] - opens_with_call
     side = "assistant" if cut.at else ""  # what comes before a cut
     has_result = False
+    # The cuts found here: whether Anthropic accepts every id before them is found last.
+    ends: list[tuple[int, int, int, int, bool]] = []
     index = cut.at
     while index < total:
         role, _, _, runs, ids, _ = history[index]
+        if ids:  # an assistant message with calls, the most common turn: are they answered?
+            count = len(ids)
+            end = index + 1 + count
+            if count == 1:  # by the next message
+                if end > total:
+                    break
+                answer = history[index + 1]
+                cid = ids[0]
+                if answer[0] != "tool" or answer[5] != cid or cid in calls:
+                    break
+                calls[cid] = index
+            else:  # by the next ``count`` messages, results with as many different ids, its ids
+                answered = {answer[5] for answer in history[index + 1 : end] if answer[0] == "tool"}
+                if (
+                    len(answered) != count
+                    or answered != set(ids)
+                    or not calls.keys().isdisjoint(answered)
+                ):
+                    break
+                for cid in ids:
+                    calls[cid] = index
+            if side != "assistant":
+                gemini += 1
+                anthropic += 1
+            if gemini == 1:
+                opens_with_call = True
+            # Its message items and calls, then its results: one item each,
+            # and one user run of their own.
+            responses += runs + 2 * count
+            gemini += 1
+            anthropic += 1
+            has_result = True
+            side = "user"
+            index = end
+            continue
         if role == "user":
             if side == "assistant":
-                cuts.append(_cut(index, anthropic, responses, gemini, strict, opens_with_call))
+                ends.append((index, anthropic, responses, gemini, opens_with_call))
             responses += 1
             if side != "user":
                 gemini += 1
@@ -297,49 +369,30 @@ def walk(history: list[Digest], resume: tuple[Walk, int] | None = None) -> Walk:
             elif not has_result:
                 anthropic += 1
         elif role == "assistant":
-            responses += runs + len(ids)
+            responses += runs
             if side != "assistant":
                 gemini += 1
                 anthropic += 1
                 side = "assistant"
-            if ids:
-                count = len(ids)
-                end = index + 1 + count
-                if end > total:
-                    break
-                if count == 1:  # most turns: one call, answered by the next message
-                    answer = history[index + 1]
-                    if answer[0] != "tool" or answer[5] != ids[0] or ids[0] in calls:
-                        break
-                else:
-                    answers = history[index + 1 : end]
-                    if (
-                        any(answer[0] != "tool" for answer in answers)
-                        or len(set(ids)) != count
-                        or {answer[5] for answer in answers} != set(ids)
-                        or any(cid in calls for cid in ids)
-                    ):
-                        break
-                for cid in ids:
-                    calls[cid] = index
-                strict = strict and all(map(_ANTHROPIC_ID, ids))
-                opens_with_call = opens_with_call or gemini == 1
-                # Its results: one item each, and one user run of their own.
-                responses += count
-                gemini += 1
-                anthropic += 1
-                has_result = True
-                side = "user"
-                index = end
-                continue
         elif role == "system":
             responses += 1
         else:
             break  # a result outside a quiet turn
         index += 1
     else:
-        cuts.append(_cut(total, anthropic, responses, gemini, strict, opens_with_call))
-    return Walk(cuts, calls)
+        ends.append((total, anthropic, responses, gemini, opens_with_call))
+    # Anthropic accepts every id before a cut unless the first call it refuses
+    # comes before it. One match for all the calls walked here (none is empty:
+    # each has its result) rather than one a call; the calls one by one only
+    # when it fails.
+    refused = total if cut.strict else -1
+    if cut.strict:
+        walked = "".join(islice(calls, resumed, None))
+        if walked and not _ANTHROPIC_ID(walked):
+            walked_calls = islice(calls.items(), resumed, None)
+            refused = next(at for cid, at in walked_calls if not _ANTHROPIC_ID(cid))
+    cuts += [_cut(at, a, r, g, at <= refused, o) for at, a, r, g, o in ends]
+    return Walk(cuts, calls, index)
 
 
 def _cut(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 from inspector import formats
 from inspector.diagnosis import provider_verdicts, repair_parsed
 from inspector.engine import repair_history
-from inspector.engine.providers import PROVIDERS, validate
+from inspector.engine.providers import ANTHROPIC_ID_PATTERN, PROVIDERS, validate
 from inspector.formats import skeleton
 from tests.conftest import CORPUS
 from tests.diagnosis.test_diagnosis_equivalence import histories_and_repairs, plain_verdicts
@@ -208,6 +209,9 @@ def test_each_cut_counts_the_items_of_the_body_before_it(history):
         for provider in PROVIDERS:
             wire = skeleton.BUILDERS[provider](digests[: cut.at])  # every item made
             assert cut.items[provider] == len(next(iter(wire.values()))), (provider, cut)
+        # Strict: Anthropic's pattern takes every id before the cut.
+        before = [cid for digest in digests[: cut.at] for cid in digest[4]]
+        assert cut.strict == all(re.fullmatch(ANTHROPIC_ID_PATTERN, cid) for cid in before), cut
 
 
 @EXAMPLES
