@@ -19,7 +19,8 @@ Public API (kept small on purpose; other shape modules may use it):
 - ``join_lines(raws, final_newline)``: the inverse of splitting, for writers.
 - ``collector_paused()``: a context manager for a shape's whole parse, which
   builds many objects too (``read_jsonl`` uses it itself).
-- ``release(records)``: ``Record.release`` for a whole file's records.
+- ``release(records)``: let go of the records' decoded values (each decodes
+  its line again when read).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class Record:
     A record read from a line keeps where the line lies in the file, not a
     copy of it: ``raw`` is cut from the file when a writer asks for it, which
     is for the few records a repair touches around, not for every line. A
-    reader done with the decoded values may ``release()`` them: ``value``
+    reader done with the decoded values may ``release`` them: ``value``
     then decodes the line again each time it is read.
     """
 
@@ -81,23 +82,18 @@ class Record:
             return orjson.loads(raw[3:] if raw.startswith(_BOM) else raw)
         return value
 
-    def release(self) -> None:
-        """Let go of the decoded value of a record read from a line.
-
-        A long session's records are most of what a reader decodes; once its
-        messages are made, holding them all only keeps the garbage collector
-        busy and the memory taken. Records of glued lines and of documents
-        keep theirs.
-        """
-        if self._raw is None:
-            self._value = _RELEASED
-
     def __repr__(self) -> str:
         return f"Record(line={self.line}, ok={self.ok}, glued={self.glued}, value={self.value!r})"
 
 
 def release(records: list[Record]) -> None:
-    """``release()`` every record: one loop, not a method call for each of a long file's."""
+    """Let go of the decoded values of the records read from lines.
+
+    A long session's records are most of what a reader decodes; once its
+    messages are made, holding them all only keeps the garbage collector
+    busy and the memory taken. Records of glued lines and of documents keep
+    theirs.
+    """
     for record in records:
         if record._raw is None:
             record._value = _RELEASED

@@ -9,7 +9,13 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from inspector.formats.jsonl import collector_paused, head_records, join_lines, read_jsonl
+from inspector.formats.jsonl import (
+    collector_paused,
+    head_records,
+    join_lines,
+    read_jsonl,
+    release,
+)
 
 
 def test_records_carry_their_line_numbers_and_exact_bytes() -> None:
@@ -115,8 +121,7 @@ def test_a_released_record_decodes_its_line_again_when_read() -> None:
     data = b'\xef\xbb\xbf{"a": 1}\r\n{"b": [2]}\n'
     read = read_jsonl(data)
     first, second = read.records
-    for record in read.records:
-        record.release()
+    release(read.records)
     assert (first.value, second.value) == ({"a": 1}, {"b": [2]})
     assert second.value is not second.value  # decoded afresh each time, nothing held
     assert (first.raw, second.raw) == (b'\xef\xbb\xbf{"a": 1}\r', b'{"b": [2]}')
@@ -125,8 +130,7 @@ def test_a_released_record_decodes_its_line_again_when_read() -> None:
 def test_records_of_glued_lines_keep_their_values_when_released() -> None:
     read = read_jsonl(b'{"a":1}{"b":2}\n')
     values = [record.value for record in read.records]
-    for record in read.records:
-        record.release()
+    release(read.records)
     assert [record.value for record in read.records] == values == [{"a": 1}, {"b": 2}]
     assert all(record.value is value for record, value in zip(read.records, values, strict=True))
 
