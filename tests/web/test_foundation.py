@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from inspector.env import database_from_url, env_bool, env_int, env_list
 from inspector.web.signin import ensure_owner, signin_path
-from tests.conftest import REPO
+from tests.testdata import REPO
 
 pytestmark = pytest.mark.django_db
 
