@@ -155,6 +155,11 @@ TABLE: dict[str, list[Case]] = {
         Case(lambda world: {"rule_id": "PAIR-1"}, everyone(200), everyone(405)),
         Case(lambda world: {"rule_id": "NO-SUCH-9"}, everyone(404), everyone(405)),
     ],
+    "spec": [Case(none, everyone(200), everyone(405))],
+    "spec_seed": [
+        Case(lambda world: {"name": "000_2ae73882a5c611dc.txt"}, everyone(200), everyone(405)),
+        Case(lambda world: {"name": "SPEC.md"}, everyone(404), everyone(405)),
+    ],
     "account": [Case(none, users(200), users(405))],
     "token_create": [Case(none, users(405), users(200), {"name": "ci"})],
     "token_revoke": [
