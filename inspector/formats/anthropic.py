@@ -55,6 +55,7 @@ from typing import Any
 
 import orjson
 
+from inspector.engine.canonical import arguments_object
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.canonical import (
@@ -66,7 +67,6 @@ from inspector.formats.canonical import (
     Message,
     append_exchange,
     arguments_dict,
-    arguments_object,
     by_origin,
     call_id,
     calls_of,
@@ -472,7 +472,7 @@ def _assemble_stream(text: str, meta: dict[str, Any]) -> dict[str, Any] | None:
         elif kind == "content_block_stop":
             index = event.get("index", len(message["content"]) - 1)
             if index in partial and 0 <= index < len(message["content"]):
-                message["content"][index]["input"] = arguments_object(partial.pop(index) or "{}")
+                message["content"][index]["input"] = arguments_object(partial.pop(index))
         elif kind == "message_delta":
             message.update({k: v for k, v in (event.get("delta") or {}).items()})
         elif kind == "message_stop":
