@@ -25,6 +25,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from inspector.diagnosis import repaired_bytes, report_from
 from inspector.engine import RULES
+from inspector.local import agents
 from inspector.web import spec, store
 from inspector.web.forms import (
     ApiUploadForm,
@@ -49,10 +50,8 @@ log = logging.getLogger(__name__)
 
 LIST_PAGE_SIZE = 50
 DOWNLOADS = ("repaired", "canonical", "report", "original")
-RESUME = {
-    "claude-code": ("Claude Code", "claude --resume {session}"),
-    "codex": ("Codex", "codex resume {session}"),
-}
+# Shapes that are one agent's own session files, so the repaired file resumes in it.
+RESUMABLE = ("claude-code", "codex")
 
 
 def _get_transcript_for_user(request: HttpRequest, public_id: str) -> Transcript:
@@ -176,11 +175,11 @@ def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
 
 
 def _resume_hint(transcript: Transcript) -> dict[str, str] | None:
-    if transcript.format not in RESUME:
+    if transcript.format not in RESUMABLE:
         return None
-    tool, command = RESUME[transcript.format]
+    agent = agents.BY_FORMAT[transcript.format]
     session = transcript.session_id or "<session id>"
-    return {"tool": tool, "command": command.format(session=session), "session": session}
+    return {"tool": agent.label, "command": agent.resume_command(session), "session": session}
 
 
 @login_required
