@@ -41,7 +41,7 @@ from inspector.local.sessions import Checked, check, first_line
 
 QUIET_SECONDS = 5.0
 BACKUP_MARK = ".ti-backup-"
-NOTE_SUFFIX = ".json"
+NOTE_SUFFIX = ".note"
 _TEMP_MARK = ".ti-fix-"
 
 

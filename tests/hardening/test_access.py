@@ -219,6 +219,12 @@ TABLE: dict[str, list[Case]] = {
     "scan:new": [Case(none, users(200), users(400))],
     "scan:job": [Case(job_id, owners(200), users(405))],
     "scan:retry": [Case(job_id, users(405), owners(302))],
+    # --- inspector.watch ---
+    "watch:panel": [Case(slug, owners(200), users(405))],
+    # No watched file here: the row is looked up in the owner's project only.
+    "watch:repair": [
+        Case(lambda world: {"slug": world.project.slug, "row_id": 999999}, users(405), owners(404))
+    ],
 }
 
 

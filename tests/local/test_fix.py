@@ -140,7 +140,7 @@ def test_a_write_during_fix_makes_it_refuse_and_keeps_the_agents_write(
 
     def agent_writes_meanwhile(target: Path, data: bytes, before_mode: int | None) -> None:
         real(target, data, before_mode)
-        if fix.BACKUP_MARK in target.name and not target.name.endswith(".json"):
+        if fix.BACKUP_MARK in target.name and not target.name.endswith(fix.NOTE_SUFFIX):
             with path.open("ab") as handle:
                 handle.write(line)
 
