@@ -26,9 +26,10 @@ from inspector import formats
 from inspector.diagnosis import (
     Diagnosis,
     diagnose,
+    diagnose_all,
     read_only_predicate,
-    repaired_bytes,
-    report_from,
+    repaired_bytes_all,
+    report_all,
 )
 from inspector.engine import InvalidTranscript
 from inspector.local import agents, fix, sessions
@@ -146,52 +147,85 @@ def _root_option(parser: argparse.ArgumentParser) -> None:
 
 
 def run_repair(args: argparse.Namespace, out: IO[str]) -> int:
-    """Exactly what ``manage.py repair`` has always done; the bytes go to stdout or --output."""
-    parsed = _load(args.file, args.format)
+    """Exactly what ``manage.py repair`` has always done; the bytes go to stdout or --output.
+
+    A file of several conversations is repaired whole: every conversation in it.
+    """
+    every = _load_all(args.file, args.format)
     is_read_only = read_only_predicate(args.read_only.split(","))
     try:
-        diagnosis = diagnose(parsed, is_read_only)
+        diagnoses = diagnose_all(every, is_read_only)
         if args.report:
-            data = orjson.dumps(report_from(diagnosis), option=orjson.OPT_INDENT_2) + b"\n"
+            data = orjson.dumps(report_all(every, diagnoses), option=orjson.OPT_INDENT_2) + b"\n"
         else:
             fmt = "canonical" if args.canonical else "source"
-            data = repaired_bytes(parsed, fmt, is_read_only)
+            data = repaired_bytes_all(every, fmt, is_read_only)
     except InvalidTranscript as error:
         raise _BadInput(sessions.first_line(str(error))) from None
     if args.output and not args.report:
         Path(args.output).write_bytes(data)
     else:
         _write_bytes(out, data)
-    return NEEDS_REPAIR if diagnosis.needs_repair else CLEAN
+    return NEEDS_REPAIR if any(d.needs_repair for d in diagnoses) else CLEAN
 
 
 def run_report(args: argparse.Namespace, out: IO[str]) -> int:
-    parsed = _load(args.file, args.format)
+    every = _load_all(args.file, args.format)
     try:
-        diagnosis = diagnose(parsed, read_only_predicate(args.read_only.split(",")))
+        diagnoses = diagnose_all(every, read_only_predicate(args.read_only.split(",")))
     except InvalidTranscript as error:
         raise _BadInput(sessions.first_line(str(error))) from None
     if args.json:
-        _write_bytes(out, orjson.dumps(report_from(diagnosis), option=orjson.OPT_INDENT_2) + b"\n")
+        report = report_all(every, diagnoses)
+        _write_bytes(out, orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
+    elif len(diagnoses) == 1:
+        out.write(text_report(diagnoses[0], args.file))
     else:
-        out.write(text_report(diagnosis, args.file))
-    return NEEDS_REPAIR if diagnosis.needs_repair else CLEAN
+        out.write(_conversations_text(args.file, diagnoses))
+        for n, diagnosis in enumerate(diagnoses, 1):
+            if diagnosis.needs_repair:
+                out.write("\n" + text_report(diagnosis, f"{args.file}, conversation {n}"))
+    return NEEDS_REPAIR if any(d.needs_repair for d in diagnoses) else CLEAN
 
 
 def run_check(args: argparse.Namespace, out: IO[str]) -> int:
     worst = CLEAN
     for name in args.files:
-        path = Path(name)
-        checked = sessions.check(path) if args.format == "auto" else _check_as(path, args.format)
-        if checked.error:
-            out.write(f"{name}: unreadable: {checked.error}\n")
+        try:
+            every = _load_all(name, args.format)
+            diagnoses = diagnose_all(every)
+        except (_BadInput, InvalidTranscript) as error:
+            out.write(f"{name}: unreadable: {error}\n")
             worst = BAD_INPUT
             continue
-        assert checked.diagnosis is not None
-        out.write(f"{name}: {_verdict_words(checked.diagnosis)}\n")
-        if checked.needs_repair:
+        out.write(f"{name}: {_file_verdict(diagnoses)}\n")
+        if any(d.needs_repair for d in diagnoses):
             worst = max(worst, NEEDS_REPAIR)
     return worst
+
+
+def _file_verdict(diagnoses: Sequence[Diagnosis]) -> str:
+    if len(diagnoses) == 1:
+        return _verdict_words(diagnoses[0])
+    broken = [d for d in diagnoses if d.needs_repair]
+    if not broken:
+        return f"clean ({len(diagnoses)} conversations)"
+    counts: dict[str, int] = {}
+    for diagnosis in broken:
+        for rule, n in diagnosis.counts.items():
+            counts[rule] = counts.get(rule, 0) + n
+    rules = ", ".join(f"{rule} x{n}" for rule, n in sorted(counts.items()))
+    return f"needs repair in {len(broken)} of {len(diagnoses)} conversations ({rules})"
+
+
+def _conversations_text(name: str, diagnoses: Sequence[Diagnosis]) -> str:
+    lines = [f"{name}: {diagnoses[0].format}, {len(diagnoses)} conversations"]
+    lines.append(f"Verdict: {_file_verdict(diagnoses)}")
+    for n, diagnosis in enumerate(diagnoses, 1):
+        lines.append(
+            f"  {n:>4}. {diagnosis.message_count:>6,} messages  {_verdict_words(diagnosis)}"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def _check_as(path: Path, fmt: str) -> sessions.Checked:
@@ -239,10 +273,10 @@ def _verdict_words(diagnosis: Diagnosis) -> str:
     return f"needs repair ({counts})"
 
 
-def _load(name: str, fmt: str) -> formats.Parsed:
+def _load_all(name: str, fmt: str) -> list[formats.Parsed]:
     try:
         data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
-        return formats.load(data, fmt)
+        return formats.load_all(data, fmt)
     except OSError as error:
         raise _BadInput(f"{name}: {error.strerror or error}") from None
     except (formats.FormatError, InvalidTranscript) as error:
