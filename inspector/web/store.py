@@ -177,18 +177,28 @@ def get_conversation_diagnosis(transcript: Transcript, key: int) -> Diagnosis | 
     listed = transcript.meta.get("conversation_list") or []
     if not any(item["key"] == key for item in listed):
         return None
-    cache_key = (transcript.public_id, ENGINE_VERSION, f"conversation:{key}")
-    with _memory_lock:
-        cached = _memory.get(cache_key)
-        if cached is not None:
-            _memory.move_to_end(cache_key)
-            return cached
     module = formats.FORMATS[transcript.format]
-    parsed = _loaded(lambda: module.parse(read_raw(transcript), conversation=key), 0)
-    diagnosis = _diagnose(parsed)
+
+    def parse() -> Parsed:
+        data = read_raw(transcript)
+        return _loaded(lambda: module.parse(data, conversation=key), len(data))
+
+    return _on_demand((transcript.public_id, ENGINE_VERSION, f"conversation:{key}"), parse)
+
+
+def _on_demand(key: tuple[str, ...], parse: Callable[[], Parsed]) -> Diagnosis:
+    """A diagnosis not stored with the transcript (another branch or conversation), kept in
+    memory like the stored ones once made."""
+    with _memory_lock:
+        cached = _memory.get(key)
+        if cached is not None:
+            _memory.move_to_end(key)
+            return cached
+    diagnosis = _diagnose(parse())
+    # Held whole in memory; its row index is built once, on the first page.
     diagnosis.rows = ListRows(diagnosis.rows)  # type: ignore[assignment]
     with _memory_lock:
-        _memory[cache_key] = diagnosis
+        _memory[key] = diagnosis
         while len(_memory) > MEMORY_CACHE_SIZE:
             _memory.popitem(last=False)
     return diagnosis
@@ -240,23 +250,10 @@ def get_branch_diagnosis(transcript: Transcript, leaf: str) -> Diagnosis | None:
     if transcript.format != claude_code.NAME:
         return None
     key = (transcript.public_id, ENGINE_VERSION, leaf)
-    with _memory_lock:
-        cached = _memory.get(key)
-        if cached is not None:
-            _memory.move_to_end(key)
-            return cached
     try:
-        parsed = claude_code.parse(read_raw(transcript), leaf=leaf)
+        return _on_demand(key, lambda: claude_code.parse(read_raw(transcript), leaf=leaf))
     except formats.FormatError:
         return None
-    diagnosis = _diagnose(parsed)
-    # Held whole in memory; its row index is built once, on the first page.
-    diagnosis.rows = ListRows(diagnosis.rows)  # type: ignore[assignment]
-    with _memory_lock:
-        _memory[key] = diagnosis
-        while len(_memory) > MEMORY_CACHE_SIZE:
-            _memory.popitem(last=False)
-    return diagnosis
 
 
 def rebuild_diagnosis(transcript: Transcript) -> Diagnosis:
