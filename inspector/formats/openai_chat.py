@@ -268,6 +268,8 @@ def _parse_jsonl(data: bytes, conversation: int | None, json_error: FormatError 
             raise FormatError(f"the file has {len(rows)} conversations; there is no {index}")
         record = read.records[rows[index]]
         records = record.value if isinstance(record.value, list) else _messages_of(record.value)
+        if records is None:  # a later line need not be a conversation as the first is
+            raise FormatError(f"conversation {index} has no message list")
         state |= {"mode": "jsonl-conversations", "line": rows[index]}
         meta = {"container": "jsonl-conversations", "conversations": len(rows)}
         meta["conversation"] = index
