@@ -61,11 +61,12 @@ class Diagnosis:
     repaired_count: int
     needs_repair: bool
     counts: dict[str, int]
-    providers: dict[str, dict[str, list[dict[str, Any]]]]
-    problems: list[dict[str, Any]]
-    findings: list[dict[str, Any]]
-    rows: list[dict[str, Any]]
-    interrupted: list[dict[str, Any]]
+    # Sequences, not lists: a diagnosis read from the web's cache file has lazy ones.
+    providers: Mapping[str, Mapping[str, Sequence[dict[str, Any]]]]
+    problems: Sequence[dict[str, Any]]
+    findings: Sequence[dict[str, Any]]
+    rows: Sequence[dict[str, Any]]
+    interrupted: Sequence[dict[str, Any]]
     meta: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

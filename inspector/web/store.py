@@ -204,7 +204,7 @@ def get_branch_diagnosis(transcript: Transcript, leaf: str) -> Diagnosis | None:
         return None
     diagnosis = _diagnose(parsed)
     # Held whole in memory; its row index is built once, on the first page.
-    diagnosis.rows = ListRows(diagnosis.rows)  # type: ignore[assignment]
+    diagnosis.rows = ListRows(diagnosis.rows)
     with _memory_lock:
         _memory[key] = diagnosis
         while len(_memory) > MEMORY_CACHE_SIZE:
