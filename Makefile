@@ -40,9 +40,13 @@ $(TEST_STAMP): pyproject.toml $(STAMP)
 venv install: $(STAMP)
 install-test: $(TEST_STAMP)
 
+# Holds the terminal; Ctrl-C or SIGTERM stops the server and its worker. `exec`
+# makes serve make's own child: GNU make passes SIGTERM on to that child (not
+# SIGINT or SIGHUP, which a terminal sends the whole group anyway), and a shell
+# in between would die of it and leave serve running.
 run: $(STAMP)
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py serve --host $(HOST) --port $(PORT)
+	exec $(PY) manage.py serve --host $(HOST) --port $(PORT)
 
 chromium:
 	@if [ -x /usr/bin/chromium ]; then :; \

@@ -22,8 +22,7 @@ from gen import claude_code_session
 
 from inspector import formats
 from inspector.diagnosis import diagnose
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from tests.testdata import CORPUS, files, read
 
 
 def timed(fn, collector: bool = True) -> float:
@@ -88,11 +87,11 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=50, help="size of the generated session")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    sessions = [
-        p for p in CORPUS.rglob("*.jsonl") if "claude-code" in p.parts and "broken" not in p.parts
-    ]
-    largest = max(sessions, key=lambda p: p.stat().st_size)
-    measure(f"largest corpus session ({largest.name})", largest.read_bytes(), args.repeat)
+    sessions = {
+        p.name: read(p) for p in files(CORPUS / "claude-code", "*.jsonl") if "broken" not in p.parts
+    }
+    largest = max(sessions, key=lambda name: len(sessions[name]))
+    measure(f"largest corpus session ({largest})", sessions[largest], args.repeat)
     measure(
         f"generated Claude Code session ({args.mb} MB)",
         claude_code_session(args.mb * 1024 * 1024),

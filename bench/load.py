@@ -40,7 +40,6 @@ from urllib.parse import urlsplit
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-CORPUS = REPO.parent / "shared" / "corpus"
 HOST = "127.0.0.1"
 SHAPES = ("anthropic", "claude-code", "codex", "gemini", "openai-chat", "openai-responses")
 SMALL_FILE = 20 * 1024
@@ -317,13 +316,14 @@ def corpus() -> list[tuple[str, bytes]]:
     """Small corpus transcripts that read the same with extra trailing newlines."""
     sys.path.insert(0, str(REPO))
     from inspector import formats
+    from tests import testdata
 
     files = []
     for shape in SHAPES:
-        for path in sorted((CORPUS / shape).rglob("*")):
-            if not path.is_file() or path.stat().st_size > SMALL_FILE:
+        for path in testdata.files(testdata.CORPUS / shape):
+            data = testdata.read(path).rstrip()
+            if len(data) > SMALL_FILE:
                 continue
-            data = path.read_bytes().rstrip()
             try:
                 if formats.load(data).format != formats.load(data + b"\n\n").format:
                     continue
@@ -331,7 +331,7 @@ def corpus() -> list[tuple[str, bytes]]:
                 continue
             files.append((path.name, data))
     if not files:
-        raise SystemExit(f"no small corpus files under {CORPUS}")
+        raise SystemExit(f"no small corpus files under {testdata.CORPUS}")
     return files
 
 

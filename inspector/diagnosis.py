@@ -27,7 +27,7 @@ from inspector.formats.jsonl import collector_paused
 
 # Bump when the engine, a parser or this module changes what a diagnosis
 # holds: stored transcripts then rebuild their cached diagnosis on next view.
-ENGINE_VERSION = "2"
+ENGINE_VERSION = "3"
 
 # A row's text is what a person reads on the timeline; past this length the
 # rest is left to the downloads, so a 50 MB session stays a page, not a dump.
@@ -206,6 +206,80 @@ def repaired_bytes(parsed: Parsed, fmt: str = "source", is_read_only: ReadOnly =
         if fmt != "source":
             raise ValueError(f"unknown output format {fmt!r}; use 'source' or 'canonical'")
         return formats.FORMATS[parsed.format].serialise(repair.messages, parsed)
+
+
+# --- files of several conversations -------------------------------------------
+
+
+def diagnose_all(parsed: Sequence[Parsed], is_read_only: ReadOnly = None) -> list[Diagnosis]:
+    """One diagnosis per conversation of a file (``formats.load_all``'s list, in order)."""
+    return [diagnose(one, is_read_only) for one in parsed]
+
+
+def conversation_summaries(
+    parsed: Sequence[Parsed], diagnoses: Sequence[Diagnosis]
+) -> list[dict[str, Any]]:
+    """What a timeline lists of each conversation: which one, its size and its verdict.
+
+    ``key`` is what ``parse(data, conversation=key)`` takes to read it again.
+    """
+    keys = formats.conversation_keys(parsed[0]) if len(parsed) > 1 else [0]
+    return [
+        {
+            "key": key,
+            "number": n,
+            "messages": diagnosis.message_count,
+            "needs_repair": diagnosis.needs_repair,
+            "counts": dict(diagnosis.counts),
+            "rejected_by": [name for name, v in diagnosis.providers.items() if v["before"]],
+        }
+        for n, (key, diagnosis) in enumerate(zip(keys, diagnoses, strict=True), 1)
+    ]
+
+
+def repaired_bytes_all(
+    parsed: Sequence[Parsed], fmt: str = "source", is_read_only: ReadOnly = None
+) -> bytes:
+    """The whole file repaired: every conversation in it, in its own shape or canonical JSON.
+
+    Canonical JSON of a file of several conversations is a list of them, each
+    a list of messages.
+    """
+    if len(parsed) == 1:
+        return repaired_bytes(parsed[0], fmt, is_read_only)
+    with collector_paused():
+        repairs = [repair_parsed(one, is_read_only) for one in parsed]
+        if fmt == "canonical":
+            every = [formats.strip_private(repair.messages) for repair in repairs]
+            return orjson.dumps(every, option=orjson.OPT_INDENT_2)
+        if fmt != "source":
+            raise ValueError(f"unknown output format {fmt!r}; use 'source' or 'canonical'")
+        return formats.serialise_all(
+            [(repair.messages, one) for repair, one in zip(repairs, parsed, strict=True)]
+        )
+
+
+def report_all(parsed: Sequence[Parsed], diagnoses: Sequence[Diagnosis]) -> dict[str, Any]:
+    """``report_from`` for a file: for several conversations, each one's report and the totals."""
+    if len(diagnoses) == 1:
+        return report_from(diagnoses[0])
+    counts: dict[str, int] = {}
+    for diagnosis in diagnoses:
+        for rule, n in diagnosis.counts.items():
+            counts[rule] = counts.get(rule, 0) + n
+    summaries = conversation_summaries(parsed, diagnoses)
+    return {
+        "format": diagnoses[0].format,
+        "engine_version": ENGINE_VERSION,
+        "conversations": len(diagnoses),
+        "conversations_needing_repair": sum(d.needs_repair for d in diagnoses),
+        "needs_repair": any(d.needs_repair for d in diagnoses),
+        "counts": counts,
+        "each": [
+            {"conversation": summary["number"], "key": summary["key"], **report_from(diagnosis)}
+            for summary, diagnosis in zip(summaries, diagnoses, strict=True)
+        ],
+    }
 
 
 # --- the timeline ----------------------------------------------------------

@@ -11,11 +11,6 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
-CORPUS = SHARED / "corpus"
-CASES = SHARED / "spec" / "cases"
-
 
 @pytest.fixture(autouse=True)
 def _isolated_storage_and_tasks(request: pytest.FixtureRequest, tmp_path: Path) -> None:

@@ -20,6 +20,9 @@ Message = dict[str, Any]
 class Rule:
     """One rule: ``id`` is permanent; ``source`` is a seed file or a URL.
 
+    ``spec`` names where the spec defines it (``"§4, step 6"``); the rule page
+    links there.
+
     ``errors`` (provider rules only) quotes the texts the provider returns,
     with ``{N}``, ``{M}``, ``{id}`` and ``{ids}`` standing for its indices and ids.
     """
@@ -36,11 +39,14 @@ class Rule:
     errors: tuple[str, ...] = ()
     example_appended: tuple[Message, ...] = ()
     example_read_only: tuple[str, ...] = ()
+    # Where SPEC.md defines the rule: a section sign, the section's number, and a step.
+    spec: str = ""
 
 
 RULES: dict[str, Rule] = {
     "MEM-3": Rule(
         id="MEM-3",
+        spec="§5",
         title="A user turn heals tool calls that were never answered",
         summary=(
             "Before a user message is appended, every unanswered call gets a healed"
@@ -88,6 +94,7 @@ RULES: dict[str, Rule] = {
     ),
     "MEM-1": Rule(
         id="MEM-1",
+        spec="§5",
         title=(
             "Appending a tool result twice appends it once (by call id); a healed"
             " placeholder is replaced instead"
@@ -143,6 +150,7 @@ RULES: dict[str, Rule] = {
     ),
     "MEM-2": Rule(
         id="MEM-2",
+        spec="§5",
         title=(
             "An assistant turn is a duplicate only when every call id it declares is"
             " already in the buffer"
@@ -200,6 +208,7 @@ RULES: dict[str, Rule] = {
     ),
     "MEM-10": Rule(
         id="MEM-10",
+        spec="§5",
         title=(
             "A real result replaces the healed placeholder that stood in for it, in"
             " place, and loses the healed mark"
@@ -263,6 +272,7 @@ RULES: dict[str, Rule] = {
     ),
     "MEM-11": Rule(
         id="MEM-11",
+        spec="§5",
         title=(
             "A call's id is read under either spelling (`tool_call_id` or the"
             " provider's flat `id`) by one definition"
@@ -312,6 +322,7 @@ RULES: dict[str, Rule] = {
     ),
     "PAIR-1": Rule(
         id="PAIR-1",
+        spec="§4, step 6",
         title=(
             "Every call gets exactly one result; a call with none in its span gets a synthetic one"
         ),
@@ -382,6 +393,7 @@ RULES: dict[str, Rule] = {
     ),
     "PAIR-2": Rule(
         id="PAIR-2",
+        spec="§4, steps 5 and 7",
         title=(
             "Results sit right after their calls, in call order; other messages of"
             " the span keep their order after them"
@@ -450,6 +462,7 @@ RULES: dict[str, Rule] = {
     ),
     "PAIR-3": Rule(
         id="PAIR-3",
+        spec="§4, step 5",
         title=(
             "A result with no call in its span, or a second result for an answered"
             " call, becomes a user note; images are kept"
@@ -462,9 +475,10 @@ RULES: dict[str, Rule] = {
             " missing, belongs to an earlier turn, or already has its result) is"
             " rejected by every provider. Dropping it would lose what the tool"
             " returned. The repair turns it into a user message that starts with a"
-            " bracketed note naming the call id and saying no matching call was"
-            " found, followed by the original content, images included. The model"
-            " still sees the output; the request is valid."
+            " bracketed note naming the call id (`(no id)` for a result without"
+            " one) and saying no matching call was found, followed by the original"
+            " content, images included. The model still sees the output; the"
+            " request is valid."
         ),
         example_before=[
             {"role": "user", "content": "hi", "metadata": {}},
@@ -502,6 +516,7 @@ RULES: dict[str, Rule] = {
     ),
     "ID-1": Rule(
         id="ID-1",
+        spec="§4, step 4",
         title=(
             "A repeated call id becomes `{id}_{k}`, the smallest free k ≥ 1; call and"
             " result together"
@@ -585,6 +600,7 @@ RULES: dict[str, Rule] = {
     ),
     "ID-2": Rule(
         id="ID-2",
+        spec="§4, step 4",
         title="An empty call id becomes `call_{m}_{c}`",
         summary="A call without an id gets one made from its position: message m, call c.",
         explanation=(
@@ -592,9 +608,11 @@ RULES: dict[str, Rule] = {
             " a provider that pairs by id cannot pair those calls with their results."
             " The repair gives each such call the id `call_{m}_{c}`, where m is the"
             " message's index in the input and c the call's index in that message,"
-            " both from 0: the same input always gives the same id, never a random"
-            " one. A result without an id takes the id of the first unanswered call"
-            " that had none, with the same tool name where both record one."
+            " both from 0, counting calls removed as partial (INT-1) too: the same"
+            " input always gives the same id, never a random one, and an id never"
+            " depends on what follows. A result without an id takes the id of the"
+            " first unanswered call that had none, with the same tool name where"
+            " both record one."
         ),
         example_before=[
             {"role": "user", "content": "go", "metadata": {}},
@@ -659,6 +677,7 @@ RULES: dict[str, Rule] = {
     ),
     "MSG-1": Rule(
         id="MSG-1",
+        spec="§4, step 2",
         title="An assistant message with no calls and only whitespace is dropped",
         summary="A blank assistant placeholder is removed as if it were never there.",
         explanation=(
@@ -709,6 +728,7 @@ RULES: dict[str, Rule] = {
     ),
     "INT-1": Rule(
         id="INT-1",
+        spec="§4, step 1",
         title=("A partial tool call (arguments cut mid-stream) is removed; the prose stays"),
         summary=(
             "A call whose arguments stopped mid-string is removed; what the assistant said stays."
@@ -720,7 +740,9 @@ RULES: dict[str, Rule] = {
             " an object), and making it sendable would mean inventing the missing"
             " half and then a result for a call that never ran. The repair removes"
             " such a call when no result for it follows, keeps the prose the user"
-            " already saw, and records that the turn was cut (INT-2)."
+            " already saw, and records that the turn was cut (INT-2). Empty"
+            " arguments are not a fragment: an empty or all-whitespace string means"
+            " no arguments, as `{}`, so that call is complete and is never removed."
         ),
         example_before=[
             {
@@ -773,6 +795,7 @@ RULES: dict[str, Rule] = {
     ),
     "INT-2": Rule(
         id="INT-2",
+        spec="§7",
         title="A turn that was cut carries an explicit interruption note",
         summary=(
             "After a cut turn, a bracketed note says which call was not completed and"
@@ -843,6 +866,7 @@ RULES: dict[str, Rule] = {
     ),
     "OUT-1": Rule(
         id="OUT-1",
+        spec="§4, step 6",
         title=(
             "A synthetic result says whether the tool may have run, and warns against blind retries"
         ),
@@ -937,6 +961,7 @@ RULES: dict[str, Rule] = {
     ),
     "PROV-OPENAI-CHAT": Rule(
         id="PROV-OPENAI-CHAT",
+        spec="§6",
         title="What OpenAI Chat Completions rejects, with the error text it returns",
         summary=(
             "Every assistant `tool_calls` entry needs a `role: tool` reply right"
@@ -985,6 +1010,7 @@ RULES: dict[str, Rule] = {
     ),
     "PROV-ANTHROPIC": Rule(
         id="PROV-ANTHROPIC",
+        spec="§6",
         title="What Anthropic Messages rejects, with the error text it returns",
         summary=(
             "`tool_use` needs a `tool_result` in the very next message; ids unique"
@@ -1081,6 +1107,7 @@ RULES: dict[str, Rule] = {
     ),
     "PROV-RESPONSES": Rule(
         id="PROV-RESPONSES",
+        spec="§6",
         title="What OpenAI Responses rejects, with the error text it returns",
         summary=(
             "Every `function_call` needs a `function_call_output` with its `call_id`,"
@@ -1159,6 +1186,7 @@ RULES: dict[str, Rule] = {
     ),
     "PROV-GEMINI": Rule(
         id="PROV-GEMINI",
+        spec="§6",
         title="What Gemini rejects, with the error text it returns",
         summary=(
             "A function call turn needs exactly as many function responses as calls,"

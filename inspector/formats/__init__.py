@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -39,7 +39,14 @@ from inspector.formats import (
     responses,
     skeleton,
 )
-from inspector.formats.base import FormatError, Parsed, Problem, Shape, WireShape
+from inspector.formats.base import (
+    ConversationShape,
+    FormatError,
+    Parsed,
+    Problem,
+    Shape,
+    WireShape,
+)
 from inspector.formats.canonical import public, same_start, strip_private
 from inspector.formats.jsonl import collector_paused
 
@@ -51,9 +58,13 @@ __all__ = [
     "Parsed",
     "Problem",
     "Wires",
+    "chosen_key",
+    "conversation_keys",
     "export",
     "export_wire",
     "load",
+    "load_all",
+    "serialise_all",
     "strip_private",
     "to_wire",
 ]
@@ -129,6 +140,59 @@ def _load(data: bytes, format: str) -> Parsed:
         lead = f"this is not UTF-8 text (invalid byte at offset {bad}), so not a transcript"
     tried = "; ".join(f"{name}: {reason}" for name, reason in attempts)
     raise FormatError(f"{lead}. Tried {tried}", attempts)
+
+
+def conversation_keys(parsed: Parsed) -> list[int]:
+    """What ``parse(data, conversation=...)`` takes for each conversation the file holds.
+
+    A file of several separate conversations (tau-bench trajectories, one
+    conversation per JSON line, a claude-trace capture of a main loop and its
+    side conversations) names them in ``meta``: ``conversation_keys``, or a
+    count in ``conversations`` (then the keys are 0, 1, ...). A file of one
+    conversation gives ``[]``.
+    """
+    keys = parsed.meta.get("conversation_keys")
+    if isinstance(keys, list):
+        return [int(key) for key in keys]
+    count = parsed.meta.get("conversations")
+    return list(range(count)) if isinstance(count, int) and count > 1 else []
+
+
+def chosen_key(parsed: Parsed) -> int | None:
+    """The key of the conversation ``parsed`` holds, when the file holds several."""
+    for name in ("conversation", "exchange"):
+        value = parsed.meta.get(name)
+        if isinstance(value, int) and value in conversation_keys(parsed):
+            return value
+    return None
+
+
+def load_all(data: bytes, format: str = "auto") -> list[Parsed]:
+    """Every conversation of the file, in its order: one ``Parsed`` each (usually one)."""
+    first = load(data, format)
+    keys = conversation_keys(first)
+    if len(keys) <= 1:
+        return [first]
+    # A shape whose parse reported several conversations reads each one when asked.
+    module = cast(ConversationShape, FORMATS[first.format])
+    with collector_paused():
+        if hasattr(module, "parse_all"):  # decodes the file once for all of them
+            every: list[Parsed] = module.parse_all(data)
+            return every
+        chosen = chosen_key(first)
+        return [first if key == chosen else module.parse(data, conversation=key) for key in keys]
+
+
+def serialise_all(repaired: list[tuple[list[dict[str, Any]], Parsed]]) -> bytes:
+    """The file with each of its conversations (``load_all``'s) written as repaired."""
+    original = repaired[0][1]
+    module = FORMATS[original.format]
+    if len(repaired) > 1 and hasattr(module, "serialise_all"):
+        data: bytes = module.serialise_all(repaired)
+        return data
+    if len(repaired) > 1:
+        raise ValueError(f"{original.format} cannot write several conversations back")
+    return bytes(module.serialise(*repaired[0]))
 
 
 def to_wire(messages: list[dict[str, Any]], provider: str) -> Any:

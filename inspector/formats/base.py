@@ -90,6 +90,12 @@ class Shape(Protocol):
     def serialise(self, messages: list[dict[str, Any]], original: Parsed) -> bytes: ...
 
 
+class ConversationShape(Shape, Protocol):
+    """A shape whose files may hold several conversations: ``parse`` reads the one asked for."""
+
+    def parse(self, data: bytes, *, conversation: int | None = None) -> Parsed: ...
+
+
 class WireShape(Shape, Protocol):
     """A shape module that also writes a provider's request body (``WIRE_FORMATS``)."""
 

@@ -80,6 +80,7 @@ from typing import Any
 
 import orjson
 
+from inspector.engine.canonical import arguments_object
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.jsonl import (
     JsonlFile,
@@ -1106,12 +1107,7 @@ class _Writer:
         if role == "assistant":
             blocks = _blocks(content, for_reply=True)
             for call in metadata.get("tool_calls") or []:
-                arguments = call.get("arguments")
-                if isinstance(arguments, str):
-                    try:
-                        arguments = orjson.loads(arguments)
-                    except orjson.JSONDecodeError:
-                        arguments = {}
+                arguments = arguments_object(call.get("arguments"))
                 blocks.append(
                     {
                         "type": "tool_use",

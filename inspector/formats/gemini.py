@@ -53,6 +53,7 @@ from typing import Any
 
 import orjson
 
+from inspector.engine.canonical import arguments_object, json_object
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.canonical import (
@@ -64,7 +65,6 @@ from inspector.formats.canonical import (
     Message,
     append_exchange,
     arguments_dict,
-    arguments_object,
     by_origin,
     call_id,
     calls_of,
@@ -656,8 +656,8 @@ def _response_of(message: Message) -> dict[str, Any]:
     text = content if isinstance(content, str) else text_of(content)
     if metadata(message).get("healed"):
         return {"response": {"error": text}}
-    value = arguments_object(text)
-    return {"response": value if isinstance(value, dict) else {"output": text}}
+    value = json_object(text)
+    return {"response": {"output": text} if value is None else value}
 
 
 def _wire(

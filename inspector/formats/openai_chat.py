@@ -109,6 +109,48 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
     return _parse_document(doc, data, conversation)
 
 
+def parse_all(data: bytes) -> list[Parsed]:
+    """Every conversation of a file of several, decoding it once (see ``formats.load_all``)."""
+    first = parse(data)
+    count = first.meta.get("conversations")
+    if not isinstance(count, int) or count < 2:
+        return [first]
+    state = first.state
+    if state["mode"] == "conversations":
+        rest = [_parse_document(state["doc"], data, k) for k in range(1, count)]
+    else:
+        read = jsonl.read_jsonl(data)
+        rest = [_parse_jsonl(data, k, None, read) for k in range(1, count)]
+    return [first, *rest]
+
+
+def serialise_all(repaired: list[tuple[list[Message], Parsed]]) -> bytes:
+    """The file with every conversation written as repaired (``parse_all``'s, in order)."""
+    first = repaired[0][1].state
+    if len(repaired) == 1 or first["mode"] not in ("conversations", "jsonl-conversations"):
+        messages, original = repaired[0]
+        return serialise(messages, original)
+    changed = [(m, p) for m, p in repaired if m != p.messages]
+    if not changed:
+        data: bytes = first["data"]
+        return data
+    if first["mode"] == "conversations":
+        out = list(first["doc"])
+        for messages, original in changed:
+            state = original.state
+            wire = _wire_list(messages, state["records"], state.get("response"))
+            out[state["index"]] = {**out[state["index"]], state["key"]: wire}
+        return dump_like(out, first["data"])
+    lines = [r.raw for r in first["lines"]]
+    for messages, original in changed:
+        state = original.state
+        wire = _wire_list(messages, state["records"], state.get("response"))
+        old = state["lines"][state["line"]].value
+        new = wire if isinstance(old, list) else {**old, state["key"]: wire}
+        lines[state["line"]] = dump_line(new, state["crlf"])
+    return jsonl.join_lines(lines, first["final_newline"])
+
+
 def serialise(messages: list[Message], original: Parsed) -> bytes:
     state = original.state
     if messages == original.messages:
@@ -117,7 +159,7 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
     if state["mode"] == "jsonl":
         return _serialise_jsonl(messages, original)
     wire = _wire_list(messages, state["records"], state.get("response"))
-    doc = state["doc"]
+    doc = state.get("doc")  # JSON Lines of conversations have no document
     mode = state["mode"]
     if mode == "list":
         out: Any = wire
@@ -133,7 +175,7 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
         lines = [r.raw for r in state["lines"]]
         line = state["line"]
         old = state["lines"][line].value
-        new = wire if isinstance(old, list) else {**old, "messages": wire}
+        new = wire if isinstance(old, list) else {**old, state["key"]: wire}
         lines[line] = dump_line(new, state["crlf"])
         return jsonl.join_lines(lines, state["final_newline"])
     return dump_like(out, state["data"])
@@ -243,13 +285,19 @@ def _read_records(
     return Parsed(NAME, messages, sources, problems, meta=meta, state=state)
 
 
-def _parse_jsonl(data: bytes, conversation: int | None, json_error: FormatError | None) -> Parsed:
-    head = jsonl.head_records(data[:65536], 5)
-    if head and not (isinstance(head[0], list) or _is_conversation(head[0])):
-        if not (isinstance(head[0], dict) and isinstance(head[0].get("role"), str)):
-            # Decide from the first line before decoding a possibly huge file.
-            raise FormatError("the first JSON line is not a chat message (no 'role')")
-    read = jsonl.read_jsonl(data)
+def _parse_jsonl(
+    data: bytes,
+    conversation: int | None,
+    json_error: FormatError | None,
+    read: jsonl.JsonlFile | None = None,
+) -> Parsed:
+    if read is None:
+        head = jsonl.head_records(data[:65536], 5)
+        if head and not (isinstance(head[0], list) or _is_conversation(head[0])):
+            if not (isinstance(head[0], dict) and isinstance(head[0].get("role"), str)):
+                # Decide from the first line before decoding a possibly huge file.
+                raise FormatError("the first JSON line is not a chat message (no 'role')")
+        read = jsonl.read_jsonl(data)
     values = [r for r in read.records if r.ok]
     if not values:
         raise json_error or FormatError("no readable JSON line")
@@ -270,7 +318,12 @@ def _parse_jsonl(data: bytes, conversation: int | None, json_error: FormatError 
         records = record.value if isinstance(record.value, list) else _messages_of(record.value)
         if records is None:  # a later line need not be a conversation as the first is
             raise FormatError(f"conversation {index} has no message list")
-        state |= {"mode": "jsonl-conversations", "line": rows[index]}
+        key = (
+            "traj"
+            if isinstance(record.value, dict) and isinstance(record.value.get("traj"), list)
+            else "messages"
+        )
+        state |= {"mode": "jsonl-conversations", "line": rows[index], "key": key}
         meta = {"container": "jsonl-conversations", "conversations": len(rows)}
         meta["conversation"] = index
         parsed = _read_records(records, list(range(1, len(records) + 1)), state, meta)

@@ -15,6 +15,7 @@ from django.views.decorators.vary import vary_on_headers
 from inspector.scan import downloads, jobs, reports, tasks
 from inspector.scan.forms import ScanForm, SessionFilterForm
 from inspector.scan.models import ScanFile, ScanJob
+from inspector.watch.views import watched_rows
 from inspector.web.http import SignedInRequest
 from inspector.web.models import Project
 from inspector.web.store import project_for
@@ -68,6 +69,7 @@ def project_detail(request: SignedInRequest, slug: str) -> HttpResponse:
         "unreadable": reports.unreadable_files(project),
         "jobs": project.scan_jobs.all()[:5],
         "scan_form": ScanForm(initial={"project": project.name}),
+        "watched": watched_rows(project),
     }
     return render(request, "scan/project.html", context)
 

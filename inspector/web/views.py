@@ -15,6 +15,7 @@ from django.db import connection
 from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.encoding import force_str
 from django.utils.http import content_disposition_header, urlsafe_base64_decode
@@ -25,7 +26,8 @@ from django.views.decorators.vary import vary_on_headers
 
 from inspector.diagnosis import repaired_bytes, report_from
 from inspector.engine import RULES
-from inspector.web import store
+from inspector.local import agents
+from inspector.web import spec, store
 from inspector.web.forms import (
     ApiUploadForm,
     TimelineForm,
@@ -53,10 +55,8 @@ log = logging.getLogger(__name__)
 
 LIST_PAGE_SIZE = 50
 DOWNLOADS = ("repaired", "canonical", "report", "original")
-RESUME = {
-    "claude-code": ("Claude Code", "claude --resume {session}"),
-    "codex": ("Codex", "codex resume {session}"),
-}
+# Shapes that are one agent's own session files, so the repaired file resumes in it.
+RESUMABLE = ("claude-code", "codex")
 
 
 def _get_transcript_for_user(request: HttpRequest, public_id: str) -> Transcript:
@@ -181,11 +181,11 @@ def timeline(request: SignedInRequest, public_id: str) -> HttpResponse:
 
 
 def _resume_hint(transcript: Transcript) -> dict[str, str] | None:
-    if transcript.format not in RESUME:
+    if transcript.format not in RESUMABLE:
         return None
-    tool, command = RESUME[transcript.format]
+    agent = agents.BY_FORMAT[transcript.format]
     session = transcript.session_id or "<session id>"
-    return {"tool": tool, "command": command.format(session=session), "session": session}
+    return {"tool": agent.label, "command": agent.resume_command(session), "session": session}
 
 
 @login_required
@@ -248,9 +248,32 @@ def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
         "before": example_rows(rule.example_before),
         "appended": example_rows(list(rule.example_appended)),
         "after": example_rows(rule.example_after),
-        "sources": [rule.source, *rule.other_sources],
+        "sources": [_source_link(source) for source in (rule.source, *rule.other_sources)],
+        "spec_anchor": spec.section_anchor(rule.spec),
     }
     return render(request, "inspector/rule.html", context)
+
+
+def _source_link(source: str) -> tuple[str, str]:
+    """(label, address) of a rule's source: a seed file is served under /spec/seeds/."""
+    if source.startswith("seeds/"):
+        name = source.removeprefix("seeds/")
+        return f"seed document {name}", reverse("spec_seed", args=[name])
+    return source, source
+
+
+@require_GET
+def spec_page(request: HttpRequest) -> HttpResponse:
+    context = {"spec": spec.spec(), "seeds": spec.seed_names()}
+    return render(request, "inspector/spec.html", context)
+
+
+@require_GET
+def spec_seed(request: HttpRequest, name: str) -> HttpResponse:
+    path = spec.seed_path(name)
+    if path is None:
+        raise Http404("No seed document has that name.")
+    return HttpResponse(path.read_bytes(), content_type="text/plain; charset=utf-8")
 
 
 @login_required

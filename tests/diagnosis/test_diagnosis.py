@@ -18,16 +18,16 @@ from inspector.diagnosis import (
     report,
     report_from,
 )
-from tests.conftest import CASES, CORPUS
 from tests.diagnosis.test_diagnosis_equivalence import messages as any_messages
+from tests.testdata import CASES, CORPUS, files, read
 
 REPAIR_CASES = sorted(
-    path for path in CASES.glob("*.json") if orjson.loads(path.read_bytes())["kind"] == "repair"
+    path for path in CASES.glob("*.json") if orjson.loads(read(path))["kind"] == "repair"
 )
 
 
 def _load_case(path: Path) -> tuple[formats.Parsed, dict]:
-    case = orjson.loads(path.read_bytes())
+    case = orjson.loads(read(path))
     return formats.load(orjson.dumps(case["input"]), "canonical"), case
 
 
@@ -145,7 +145,7 @@ def test_diagnosis_round_trips_through_json():
 
 
 def test_report_has_what_the_command_prints():
-    data = (CASES / "12-result-after-next-assistant.json").read_bytes()
+    data = read(CASES / "12-result-after-next-assistant.json")
     case = orjson.loads(data)
     result = report(orjson.dumps(case["input"]))
     assert result["format"] == "canonical"
@@ -162,8 +162,8 @@ def test_repaired_canonical_bytes_equal_the_case_expectation():
 
 
 def test_broken_claude_code_session_reports_its_line():
-    path = next((CORPUS / "claude-code" / "broken").glob("*4c-02af2759b6*"))
-    result = report_from(diagnose(formats.load(path.read_bytes())))
+    path = files(CORPUS / "claude-code" / "broken", "*4c-02af2759b6*")[0]
+    result = report_from(diagnose(formats.load(read(path))))
     assert result["format"] == "claude-code"
     pair1 = [f for f in result["findings"] if f["rule"] == "PAIR-1"]
     assert len(pair1) == 1 and pair1[0]["line"] >= 1

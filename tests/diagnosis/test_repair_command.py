@@ -8,7 +8,7 @@ import sys
 import orjson
 import pytest
 
-from tests.conftest import CASES, CORPUS, REPO
+from tests.testdata import CASES, CORPUS, REPO, files, read
 
 
 def run_repair(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
@@ -22,7 +22,7 @@ def run_repair(*args: str, stdin: bytes | None = None) -> subprocess.CompletedPr
 
 
 def case_input(name: str) -> bytes:
-    return orjson.dumps(orjson.loads((CASES / name).read_bytes())["input"])
+    return orjson.dumps(orjson.loads(read(CASES / name))["input"])
 
 
 def test_clean_history_exits_0_and_is_written_back_unchanged(tmp_path):
@@ -30,11 +30,11 @@ def test_clean_history_exits_0_and_is_written_back_unchanged(tmp_path):
     path.write_bytes(case_input("15-valid-history-unchanged.json"))
     result = run_repair(str(path))
     assert result.returncode == 0, result.stderr
-    assert orjson.loads(result.stdout) == orjson.loads(path.read_bytes())
+    assert orjson.loads(result.stdout) == orjson.loads(read(path))
 
 
 def test_broken_history_exits_1_with_the_repaired_json(tmp_path):
-    case = orjson.loads((CASES / "04-dangling-read-only.json").read_bytes())
+    case = orjson.loads(read(CASES / "04-dangling-read-only.json"))
     path = tmp_path / "broken.json"
     path.write_bytes(orjson.dumps(case["input"]))
     result = run_repair(str(path), "--read-only", "search")
@@ -72,7 +72,9 @@ def test_missing_file_exits_2():
 
 
 def test_claude_code_session_is_written_back_in_its_own_shape(tmp_path):
-    source = next((CORPUS / "claude-code" / "broken").glob("*4c-02af2759b6*"))
+    name = files(CORPUS / "claude-code" / "broken", "*4c-02af2759b6*")[0]
+    source = tmp_path / name.name
+    source.write_bytes(read(name))
     out = tmp_path / "repaired.jsonl"
     result = run_repair(str(source), "--output", str(out))
     assert result.returncode == 1, result.stderr

@@ -24,9 +24,9 @@ from inspector.diagnosis import provider_verdicts, repair_parsed
 from inspector.engine import repair_history
 from inspector.engine.providers import ANTHROPIC_ID_PATTERN, PROVIDERS, validate
 from inspector.formats import skeleton
-from tests.conftest import CORPUS
 from tests.diagnosis.test_diagnosis_equivalence import histories_and_repairs, plain_verdicts
 from tests.diagnosis.test_diagnosis_equivalence import messages as any_messages
+from tests.testdata import CORPUS, files, read
 
 Message = dict[str, Any]
 
@@ -333,14 +333,14 @@ def test_verdicts_through_skeletons_match_the_plain_definition(history):
 
 
 def corpus_files() -> list[Any]:
-    return sorted(p for p in CORPUS.rglob("*") if p.is_file())
+    return files(CORPUS)
 
 
 def test_corpus_verdicts_through_skeletons_match_the_real_bodies():
     regular = 0
     for path in corpus_files():
         try:
-            parsed = formats.load(path.read_bytes())
+            parsed = formats.load(read(path))
         except formats.FormatError:
             continue
         repaired = repair_parsed(parsed).messages

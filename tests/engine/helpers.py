@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from inspector.engine.canonical import call_id, is_blank
-
-CASES = Path(__file__).resolve().parents[2].parent / "shared" / "spec" / "cases"
 
 Message = dict[str, Any]
 

@@ -9,8 +9,7 @@ import orjson
 import pytest
 
 from inspector.engine import Buffer, repair_history
-
-from .helpers import CASES
+from tests.testdata import CASES
 
 CASE_FILES = sorted(CASES.glob("*.json"))
 

@@ -7,7 +7,6 @@ provider's wire shape, that provider's check finds nothing.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -18,8 +17,7 @@ from hypothesis import strategies as st
 from inspector.engine import providers as p
 from inspector.engine import repair_history
 from inspector.formats import export_wire, to_wire
-
-CASES = Path(__file__).resolve().parents[2].parent / "shared" / "spec" / "cases"
+from tests.testdata import CASES
 
 
 def texts(problems: list[p.ProviderProblem]) -> list[str]:

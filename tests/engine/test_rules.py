@@ -7,8 +7,7 @@ import re
 import pytest
 
 from inspector.engine import RULES, Buffer, Rule, repair_history
-
-from .helpers import CASES
+from tests.testdata import SEEDS, SPEC
 
 SPEC_IDS = [
     "MEM-3", "MEM-1", "MEM-2", "MEM-10", "MEM-11",
@@ -16,7 +15,6 @@ SPEC_IDS = [
     "PROV-OPENAI-CHAT", "PROV-ANTHROPIC", "PROV-RESPONSES", "PROV-GEMINI",
 ]  # fmt: skip
 REPAIR_RULES = ["PAIR-1", "PAIR-2", "PAIR-3", "ID-1", "ID-2", "MSG-1", "INT-1", "INT-2"]
-SHARED = CASES.parents[1]
 
 
 def test_catalogue_has_every_spec_rule_in_spec_order() -> None:
@@ -25,7 +23,7 @@ def test_catalogue_has_every_spec_rule_in_spec_order() -> None:
 
 
 def test_titles_are_the_spec_tables_words() -> None:
-    spec = (SHARED / "SPEC.md").read_text()
+    spec = SPEC.read_text()
     for rule in RULES.values():
         if rule.id.startswith("PROV-"):
             continue
@@ -38,7 +36,7 @@ def test_rule_has_words_a_source_and_known_relations(rule: Rule) -> None:
     assert len(rule.explanation.split()) >= 40, "explanation should be a real paragraph"
     for source in (rule.source, *rule.other_sources):
         if source.startswith("seeds/"):
-            assert (SHARED / source).is_file(), source
+            assert (SEEDS.parent / source).is_file(), source
         else:
             assert source.startswith("https://"), source
     if rule.id.startswith("MEM-"):
@@ -75,7 +73,7 @@ def test_buffer_example_after_is_what_the_buffer_holds(rule: Rule) -> None:
 
 
 def test_mem3_example_is_the_seed_example() -> None:
-    seed = (SHARED / "seeds" / "000_2ae73882a5c611dc.txt").read_text()
+    seed = (SEEDS / "000_2ae73882a5c611dc.txt").read_text()
     assert '"content": "try again"' in seed
     assert RULES["MEM-3"].example_appended == (
         {"role": "user", "content": "try again", "metadata": {}},

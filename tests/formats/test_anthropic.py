@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -11,8 +10,10 @@ import pytest
 from inspector.engine import repair_history
 from inspector.formats import FormatError, anthropic
 from inspector.formats.canonical import strip_private
+from tests import testdata
+from tests.testdata import read
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "anthropic"
+CORPUS = testdata.CORPUS / "anthropic"
 TRACE = CORPUS / "badlogic-lemmy-via-zkcpku-claude-trace-dev__test-traffic.jsonl"
 PAUSE = CORPUS / "pydantic-ai__test_anthropic__test_pause_turn_web_search_vcr.extracted.json"
 
@@ -46,7 +47,7 @@ BODY = {
 
 def test_sniff_recognises_blocks_and_traces():
     assert anthropic.sniff(orjson.dumps(BODY)) >= 0.75
-    assert anthropic.sniff(TRACE.read_bytes()[:65536]) >= 0.85
+    assert anthropic.sniff(read(TRACE)[:65536]) >= 0.85
     assert anthropic.sniff(b"[]") == 0.0
 
 
@@ -130,7 +131,7 @@ def test_renamed_ids_keep_the_block_order_of_the_source():
 
 
 def test_server_tools_stay_content_and_a_pause_is_reported():
-    parsed = anthropic.parse(PAUSE.read_bytes())
+    parsed = anthropic.parse(read(PAUSE))
     assert all("tool_calls" not in m["metadata"] for m in parsed.messages)
     assert parsed.meta["paused_server_tools"] == [
         {
@@ -164,12 +165,12 @@ def test_response_asking_for_tool_use_is_pending():
 
 
 def test_trace_reads_the_last_main_loop_request_and_its_streamed_response():
-    parsed = anthropic.parse(TRACE.read_bytes())
+    parsed = anthropic.parse(read(TRACE))
     assert parsed.meta["container"] == "claude-trace"
     assert parsed.meta["line"] == 64
     assert parsed.messages[-1]["role"] == "assistant"
     assert parsed.messages[-1]["content"]  # assembled from the event stream
-    earlier = anthropic.parse(TRACE.read_bytes(), conversation=9)
+    earlier = anthropic.parse(read(TRACE), conversation=9)
     assert earlier.meta["line"] < 64
 
 

@@ -17,14 +17,16 @@ from hypothesis import strategies as st
 from inspector.engine import repair_history
 from inspector.formats import claude_code as cc
 from inspector.formats.base import FormatError, Parsed
+from tests import testdata
+from tests.testdata import read
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "claude-code"
+CORPUS = testdata.CORPUS / "claude-code"
 SESSION = "5e55101d-0000-4000-8000-000000000000"
 
-ALL_FILES = sorted(p for p in CORPUS.rglob("*") if p.is_file())
+ALL_FILES = testdata.files(CORPUS)
 REAL = [p for p in ALL_FILES if p.parent.name != "broken" and "files" not in p.parts]
-FIXTURES = sorted((CORPUS / "files").iterdir())
-BROKEN = sorted((CORPUS / "broken").iterdir())
+FIXTURES = testdata.files(CORPUS / "files")
+BROKEN = testdata.files(CORPUS / "broken")
 
 
 def _id(path: Path) -> str:
@@ -108,7 +110,7 @@ def chain_from_last(records: list[dict]) -> list[str]:
 
 @pytest.mark.parametrize("path", ALL_FILES, ids=_id)
 def test_corpus_file_round_trips_byte_for_byte(path: Path) -> None:
-    data = path.read_bytes()
+    data = read(path)
     parsed = cc.parse(data)
     assert cc.serialise(parsed.messages, parsed) == data
     assert len(parsed.sources) == len(parsed.messages)
@@ -116,7 +118,7 @@ def test_corpus_file_round_trips_byte_for_byte(path: Path) -> None:
 
 @pytest.mark.parametrize("path", REAL, ids=_id)
 def test_real_session_has_no_pairing_findings(path: Path) -> None:
-    parsed = cc.parse(path.read_bytes())
+    parsed = cc.parse(read(path))
     assert findings(parsed) == []
     assert parsed.problems == []
 
@@ -152,7 +154,7 @@ FIXTURE_FINDINGS = {
 
 @pytest.mark.parametrize("path", FIXTURES, ids=_id)
 def test_fixture_file_has_only_the_findings_it_really_has(path: Path) -> None:
-    parsed = cc.parse(path.read_bytes())
+    parsed = cc.parse(read(path))
     assert findings(parsed) == FIXTURE_FINDINGS.get(path.name, [])
 
 
@@ -167,14 +169,14 @@ BROKEN_DEFECTS = {
 def test_broken_session_shows_exactly_its_real_defects(path: Path) -> None:
     key = next(k for k in BROKEN_DEFECTS if k in path.name)
     expected_findings, expected_problems = BROKEN_DEFECTS[key]
-    parsed = cc.parse(path.read_bytes())
+    parsed = cc.parse(read(path))
     assert findings(parsed) == expected_findings
     assert [(p.line, p.kind) for p in parsed.problems] == expected_problems
 
 
 @pytest.mark.parametrize("path", BROKEN + FIXTURES, ids=_id)
 def test_repaired_export_reloads_with_nothing_left_to_repair(path: Path) -> None:
-    parsed = cc.parse(path.read_bytes())
+    parsed = cc.parse(read(path))
     again = cc.parse(repaired_file(parsed))
     assert repair_history(again.messages, causes=again.causes).actions == []
     assert [p.kind for p in again.problems if p.kind != "glued"] == [
@@ -184,7 +186,7 @@ def test_repaired_export_reloads_with_nothing_left_to_repair(path: Path) -> None
 
 def test_repaired_glued_line_is_written_as_two_lines() -> None:
     path = next(p for p in BROKEN if "37-995ebed6e4" in p.name)
-    parsed = cc.parse(path.read_bytes())
+    parsed = cc.parse(read(path))
     messages = [*parsed.messages, {"role": "user", "content": "next", "metadata": {}}]
     again = cc.parse(cc.serialise(messages, parsed))
     assert again.problems == []
@@ -193,7 +195,7 @@ def test_repaired_glued_line_is_written_as_two_lines() -> None:
 
 def test_orphan_at_the_start_becomes_a_note_record_before_the_rest() -> None:
     path = next(p for p in BROKEN if "17-55e38d324c" in p.name)
-    parsed = cc.parse(path.read_bytes())
+    parsed = cc.parse(read(path))
     records = lines_of(repaired_file(parsed))
     note = records[0]
     assert note["type"] == "user"
@@ -211,7 +213,7 @@ def test_orphan_at_the_start_becomes_a_note_record_before_the_rest() -> None:
 
 def test_unanswered_call_at_the_end_gets_a_result_record_in_the_chain() -> None:
     path = next(p for p in BROKEN if "4c-02af2759b6" in p.name)
-    parsed = cc.parse(path.read_bytes())
+    parsed = cc.parse(read(path))
     records = lines_of(repaired_file(parsed))
     healed = records[-1]
     block = healed["message"]["content"][0]
@@ -226,30 +228,30 @@ def test_unanswered_call_at_the_end_gets_a_result_record_in_the_chain() -> None:
 
 def test_repair_writes_the_same_bytes_every_time() -> None:
     path = next(p for p in BROKEN if "4c-02af2759b6" in p.name)
-    first = repaired_file(cc.parse(path.read_bytes()))
-    assert repaired_file(cc.parse(path.read_bytes())) == first
+    first = repaired_file(cc.parse(read(path)))
+    assert repaired_file(cc.parse(read(path))) == first
 
 
 # --- reading the tree --------------------------------------------------------------
 
 
-SUBAGENT_FILES = sorted(
+SUBAGENT_FILES = [
     p
-    for p in (CORPUS / "projects").rglob("*.jsonl")
+    for p in testdata.files(CORPUS / "projects", "*.jsonl")
     if p.name.startswith("agent-") or p.parent.name == "subagents"
-)
+]
 
 
 @pytest.mark.parametrize("path", SUBAGENT_FILES, ids=_id)
 def test_subagent_file_in_a_project_is_its_own_conversation(path: Path) -> None:
-    parsed = cc.parse(path.read_bytes())
+    parsed = cc.parse(read(path))
     assert parsed.meta["sidechain"] is True
     assert parsed.meta["parent_session"] == parsed.meta["session_id"]
     assert parsed.messages
 
 
 def test_real_fork_fixture_follows_the_branch_that_ends_last() -> None:
-    parsed = cc.parse((CORPUS / "files" / "daaain-claude-code-log__dag_fork.jsonl").read_bytes())
+    parsed = cc.parse(read(CORPUS / "files" / "daaain-claude-code-log__dag_fork.jsonl"))
     texts = [m["content"][0]["text"] for m in parsed.messages]
     assert texts == ["Start", "Reply 1", "Middle", "Fork from c", "Forked reply", "End of s3"]
     assert parsed.meta["forks"] == [{"uuid": "c", "line": 3, "leaves": ["h"]}]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from inspector.formats import FormatError, claude_code
-from tests.conftest import CORPUS
+from tests.testdata import CORPUS, read
 
 FILES = CORPUS / "claude-code" / "files"
 FORKED = [
@@ -16,7 +16,7 @@ FORKED = [
 
 @pytest.mark.parametrize("name", FORKED)
 def test_each_listed_branch_can_be_read_and_is_then_the_one_shown(name):
-    data = (FILES / name).read_bytes()
+    data = read(FILES / name)
     default = claude_code.parse(data)
     for branch in default.meta["branches"]:
         parsed = claude_code.parse(data, leaf=branch["leaf"])
@@ -27,7 +27,7 @@ def test_each_listed_branch_can_be_read_and_is_then_the_one_shown(name):
 
 
 def test_the_last_leaf_reads_the_same_as_the_default():
-    data = (FILES / FORKED[0]).read_bytes()
+    data = read(FILES / FORKED[0])
     default = claude_code.parse(data)
     last = default.meta["branches"][0]["leaf"]
     assert claude_code.parse(data, leaf=last).messages == default.messages
@@ -35,4 +35,4 @@ def test_the_last_leaf_reads_the_same_as_the_default():
 
 def test_a_leaf_that_is_not_in_the_session_is_refused():
     with pytest.raises(FormatError, match="ends a branch"):
-        claude_code.parse((FILES / FORKED[0]).read_bytes(), leaf="not-a-uuid")
+        claude_code.parse(read(FILES / FORKED[0]), leaf="not-a-uuid")

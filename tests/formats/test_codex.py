@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from inspector.engine import repair_history
 from inspector.formats import codex as cx
 from inspector.formats.base import FormatError, Parsed
+from tests.testdata import CORPUS, files, read
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
-ROLLOUTS = sorted((CORPUS / "codex").iterdir())
+ROLLOUTS = files(CORPUS / "codex")
 
 
 def _id(path: Path) -> str:
@@ -83,7 +83,7 @@ def records_of(data: bytes) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("path", ROLLOUTS, ids=_id)
 def test_corpus_rollout_round_trips_byte_for_byte(path: Path) -> None:
-    data = path.read_bytes()
+    data = read(path)
     parsed = cx.parse(data)
     assert cx.serialise(parsed.messages, parsed) == data
     assert parsed.problems == []
@@ -107,23 +107,23 @@ ROLLOUT_FINDINGS = {
 
 @pytest.mark.parametrize("path", ROLLOUTS, ids=_id)
 def test_corpus_rollout_has_only_its_real_findings(path: Path) -> None:
-    parsed = cx.parse(path.read_bytes())
+    parsed = cx.parse(read(path))
     assert findings(parsed) == ROLLOUT_FINDINGS.get(path.name, [])
 
 
 @pytest.mark.parametrize("path", ROLLOUTS, ids=_id)
 def test_repaired_rollout_reloads_with_nothing_left_to_repair(path: Path) -> None:
-    parsed = cx.parse(path.read_bytes())
+    parsed = cx.parse(read(path))
     again = cx.parse(repaired_file(parsed))
     assert repair_history(again.messages, causes=again.causes).actions == []
     assert again.problems == []
 
 
 def test_codex_exec_event_stream_is_not_a_rollout() -> None:
-    path = next((CORPUS / "other").glob("*codex-exec-json.log"))
-    assert cx.sniff(path.read_bytes()[:65536]) == 0
+    path = files(CORPUS / "other", "*codex-exec-json.log")[0]
+    assert cx.sniff(read(path)[:65536]) == 0
     with pytest.raises(FormatError):
-        cx.parse(path.read_bytes())
+        cx.parse(read(path))
 
 
 # --- reading --------------------------------------------------------------------

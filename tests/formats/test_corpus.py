@@ -17,9 +17,9 @@ import pytest
 from inspector.engine import repair_history
 from inspector.engine.providers import PROVIDERS, validate
 from inspector.formats import FORMATS, FormatError, Parsed, export_wire, load, openai_chat, to_wire
+from tests.testdata import CORPUS, files, read
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
-ALL_FILES = sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.name != "README.md")
+ALL_FILES = files(CORPUS)
 
 # Folder -> the format its files are in. A recording's last exchange decides its shape:
 # openai-chat/...multiple_agent_tool_calls starts on Gemini and gemini/...from_other_model
@@ -64,7 +64,7 @@ def test_the_corpus_is_there():
 
 @pytest.mark.parametrize("path", ALL_FILES, ids=name_of)
 def test_every_corpus_file_loads(path: Path):
-    data = path.read_bytes()
+    data = read(path)
     if not data:
         # A session file Claude Code created and never wrote to: nothing to read, and
         # load says so instead of pretending it read a transcript.
@@ -87,7 +87,7 @@ def test_every_corpus_file_loads(path: Path):
 
 @pytest.mark.parametrize("path", PROVIDER_FILES, ids=name_of)
 def test_provider_file_is_read_in_its_shape_and_written_back_unchanged(path: Path):
-    data = path.read_bytes()
+    data = read(path)
     parsed = load(data)
     assert parsed.format == FOLDERS[path.parent.name]
     assert parsed.problems == []
@@ -99,13 +99,13 @@ def test_provider_file_is_read_in_its_shape_and_written_back_unchanged(path: Pat
 
 @pytest.mark.parametrize("path", PROVIDER_FILES, ids=name_of)
 def test_healthy_files_have_no_pairing_findings_and_broken_ones_their_defect(path: Path):
-    parsed = load(path.read_bytes())
+    parsed = load(read(path))
     assert pairing_rules(parsed) == DEFECTS.get(path.name, set())
 
 
 @pytest.mark.parametrize("path", PROVIDER_FILES, ids=name_of)
 def test_repaired_file_reads_back_clean_and_exports_pass_every_check(path: Path):
-    parsed = load(path.read_bytes())
+    parsed = load(read(path))
     repaired = repair_history(parsed.messages, not_started=parsed.not_started, causes=parsed.causes)
     written = FORMATS[parsed.format].serialise(repaired.messages, parsed)
     again = load(written)
@@ -117,7 +117,7 @@ def test_repaired_file_reads_back_clean_and_exports_pass_every_check(path: Path)
 
 
 def test_interleaved_calls_show_the_output_the_provider_missed():
-    parsed = load((CORPUS / "openai-responses" / INTERLEAVED).read_bytes())
+    parsed = load(read(CORPUS / "openai-responses" / INTERLEAVED))
     before = [p.text for p in validate("openai-chat", to_wire(parsed.messages, "openai-chat"))]
     assert before[0].endswith("did not have response messages: call-a")
     actions = repair_history(parsed.messages).actions
@@ -128,7 +128,7 @@ def test_interleaved_calls_show_the_output_the_provider_missed():
 
 
 def test_tau_bench_findings_are_exactly_its_repeated_call_ids():
-    tasks = orjson.loads((CORPUS / "openai-chat" / TAU).read_bytes())
+    tasks = orjson.loads(read(CORPUS / "openai-chat" / TAU))
     assert len(tasks) == 200
     renamed_total = 0
     for task in tasks:
@@ -153,7 +153,7 @@ def test_kimi_ids_are_refused_by_anthropic_only_until_export_renames_them():
         / "openai-chat"
         / "MoonshotAI-kimi-cli__pr127__531d195b-6436-426e-b010-4bf723a992de.kimi-context.jsonl"
     )
-    parsed = load(path.read_bytes())
+    parsed = load(read(path))
     before = validate("anthropic", to_wire(parsed.messages, "anthropic"))
     assert before and {p.code for p in before} == {"bad_id"}
     wire, renamed = export_wire(parsed.messages, "anthropic")

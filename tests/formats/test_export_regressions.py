@@ -22,7 +22,7 @@ from inspector.diagnosis import diagnose
 from inspector.engine import repair_history
 from inspector.engine.providers import PROVIDERS, validate
 from inspector.formats import anthropic, gemini, openai_chat, responses
-from tests.conftest import CORPUS
+from tests.testdata import CORPUS, read
 
 Message = dict[str, Any]
 
@@ -93,7 +93,7 @@ def test_claude_code_whitespace_text_blocks_before_thinking():
         / "-experiments-ideas"
         / "03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl"
     )
-    parsed = formats.load(path.read_bytes())
+    parsed = formats.load(read(path))
     diagnosis = diagnose(parsed)
     assert diagnosis.accepted_after, diagnosis.providers
     wire, _ = formats.export_wire(parsed.messages, "anthropic")
@@ -282,7 +282,7 @@ CONTENT = st.one_of(
     st.sampled_from(["", " ", "\n", "hello", "trailing \n"]),
     st.lists(st.sampled_from(PARTS), max_size=4),
 )
-ARGUMENTS = st.sampled_from([{}, {"q": 1}, '{"q": 1}', '{"q": ', "[1]", None, '"s"'])
+ARGUMENTS = st.sampled_from([{}, {"q": 1}, '{"q": 1}', '{"q": ', "[1]", None, '"s"', "", " \n"])
 
 
 @st.composite

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from inspector import formats
 from inspector.diagnosis import diagnose, repaired_bytes
-from tests.conftest import CORPUS
+from tests.testdata import CORPUS, read
 
 EXAMPLES = {"ci": 150, "dev": 30, "fuzz": 5000}[os.environ.get("HYPOTHESIS_PROFILE", "ci")]
 # A loader that takes longer than this on a small mutated file is hanging.
@@ -38,7 +38,7 @@ SEEDS = [
     "gemini/kvsankar-agent-history__gemini_cli_golden.json",
     "openai-chat/pydantic-ai__test_openai__test_compatible_api_with_tool_calls_without_id.extracted.json",
 ]
-SEED_BYTES = [(CORPUS / name).read_bytes() for name in SEEDS]
+SEED_BYTES = [read(CORPUS / name) for name in SEEDS]
 
 WEIRD_VALUES = st.sampled_from(
     [

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -11,8 +10,10 @@ import pytest
 from inspector.engine import repair_history
 from inspector.formats import FormatError, gemini
 from inspector.formats.canonical import strip_private
+from tests import testdata
+from tests.testdata import read
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "gemini"
+CORPUS = testdata.CORPUS / "gemini"
 STREAMED = (
     CORPUS
     / "pydantic-ai__test_google__test_google_streaming_tool_call_thought_signature.extracted.json"
@@ -38,7 +39,7 @@ def body(*contents: dict[str, Any], **extra: Any) -> bytes:
 
 def test_sniff_recognises_contents_and_cli_sessions():
     assert gemini.sniff(body({"role": "user", "parts": [text("hi")]})) == 0.8
-    assert gemini.sniff(CLI_LINES.read_bytes()) == 0.9
+    assert gemini.sniff(read(CLI_LINES)) == 0.9
     assert gemini.sniff(b'[{"role": "user", "content": "hi"}]') == 0.0
 
 
@@ -115,7 +116,7 @@ def test_user_turn_with_responses_and_text_splits_and_joins_again():
 
 
 def test_streamed_response_text_is_glued_back_together():
-    parsed = gemini.parse(STREAMED.read_bytes())
+    parsed = gemini.parse(read(STREAMED))
     last = parsed.messages[-1]
     assert last["role"] == "assistant"
     assert last["content"][0]["text"].startswith("The capital of Mexico")
@@ -219,7 +220,7 @@ def test_cli_repair_nests_the_result_in_its_call_and_keeps_other_records():
 
 
 def test_cli_json_lines_round_trip_byte_for_byte():
-    data = CLI_LINES.read_bytes()
+    data = read(CLI_LINES)
     parsed = gemini.parse(data)
     assert parsed.meta["container"] == "cli-lines"
     assert parsed.sources[0] == [2]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -10,8 +9,10 @@ import pytest
 
 from inspector.engine import repair_history
 from inspector.formats import FormatError, openai_chat
+from tests import testdata
+from tests.testdata import read
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "openai-chat"
+CORPUS = testdata.CORPUS / "openai-chat"
 KIMI = (
     CORPUS / "MoonshotAI-kimi-cli__pr127__531d195b-6436-426e-b010-4bf723a992de.kimi-context.jsonl"
 )
@@ -192,7 +193,7 @@ def test_exchange_sent_to_another_provider_is_refused():
 
 
 def test_conversation_list_reads_one_conversation_and_writes_only_that_one():
-    data = TAU.read_bytes()
+    data = read(TAU)
     parsed = openai_chat.parse(data)
     assert parsed.meta["conversations"] == 200 and parsed.meta["conversation"] == 0
     second = openai_chat.parse(data, conversation=1)
@@ -207,7 +208,7 @@ def test_conversation_list_reads_one_conversation_and_writes_only_that_one():
 
 
 def test_kimi_context_bookkeeping_rows_are_kept_but_not_messages():
-    data = KIMI.read_bytes()
+    data = read(KIMI)
     parsed = openai_chat.parse(data)
     assert parsed.meta["special_records"] == 85
     assert all(not m["role"].startswith("_") for m in parsed.messages)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -11,8 +10,10 @@ import pytest
 from inspector.engine import repair_history
 from inspector.formats import FormatError, responses
 from inspector.formats.canonical import strip_private
+from tests import testdata
+from tests.testdata import read
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "openai-responses"
+CORPUS = testdata.CORPUS / "openai-responses"
 INTERLEAVED = (
     CORPUS / "pydantic-ai__test_deepseek_responses__test_deepseek_responses_rejects_"
     "interleaved_function_calls.extracted.json"
@@ -90,7 +91,7 @@ def test_second_assistant_message_after_a_call_starts_a_new_turn():
 
 
 def test_interleaved_recording_shows_the_defect_the_provider_rejected():
-    parsed = responses.parse(INTERLEAVED.read_bytes())
+    parsed = responses.parse(read(INTERLEAVED))
     assert parsed.meta["response_error"] == "No tool output found for tool call call-a."
     actions = repair_history(parsed.messages).actions
     assert ("PAIR-1", "call-a") in [(a.rule, a.call_id) for a in actions]
@@ -130,7 +131,7 @@ def test_custom_tool_call_keeps_free_text_input_and_gets_a_custom_output():
 
 
 def test_unchanged_recording_round_trips_byte_for_byte():
-    data = INTERLEAVED.read_bytes()
+    data = read(INTERLEAVED)
     parsed = responses.parse(data)
     assert responses.serialise(parsed.messages, parsed) == data
 

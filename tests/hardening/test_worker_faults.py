@@ -26,14 +26,13 @@ from django.urls import reverse
 from inspector.scan.models import ScanFile, ScanJob
 from inspector.scan.workers import worker_command, worker_env
 from inspector.web.models import Transcript
-from tests.conftest import CORPUS
 from tests.hardening.conftest import assert_rows_whole, orphans
+from tests.testdata import CORPUS, files, read
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 SESSIONS = (
-    sorted((CORPUS / "claude-code" / "broken").glob("*.jsonl"))[:4]
-    + sorted((CORPUS / "codex").glob("*.jsonl"))[:1]
+    files(CORPUS / "claude-code" / "broken", "*.jsonl")[:4] + files(CORPUS / "codex", "*.jsonl")[:1]
 )
 UNREADABLE = {"garbage.json": b"{this is not json"}
 WAIT_SECONDS = 60
@@ -91,7 +90,7 @@ def database_tasks(settings) -> None:
 
 
 def start_scan(client: Client) -> ScanJob:
-    files = [SimpleUploadedFile(path.name, path.read_bytes()) for path in SESSIONS]
+    files = [SimpleUploadedFile(path.name, read(path)) for path in SESSIONS]
     files += [SimpleUploadedFile(name, data) for name, data in UNREADABLE.items()]
     response = client.post(reverse("scan:new"), {"project": "killed", "files": files})
     assert response.status_code == 302

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import shutil
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -14,9 +13,10 @@ from django.core.management import call_command
 from inspector import formats
 from inspector.diagnosis import diagnose
 from inspector.scan.models import ScanJob
-from tests.conftest import CORPUS
+from tests.testdata import CORPUS, expanded, read
 
-PROJECTS = CORPUS / "claude-code" / "projects"
+# Scans need a real folder: the stored corpus compresses its large files.
+PROJECTS = expanded(CORPUS / "claude-code" / "projects")
 EMPTY_SESSION = (
     "-Users-dain-workspace-claude-code-log-sample/62b71fe7-2de1-4d37-83e3-fddac2e2c43a.jsonl"
 )
@@ -64,7 +64,7 @@ def expected_verdicts(root: Path) -> tuple[dict[str, bool], set[str]]:
             continue
         relative = path.relative_to(root).as_posix()
         try:
-            parsed = formats.load(path.read_bytes())
+            parsed = formats.load(read(path))
         except formats.FormatError:
             unreadable.add(relative)
             continue
@@ -79,7 +79,7 @@ def mixed_tree(tmp_path: Path) -> Path:
         target = root / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(source, Path):
-            shutil.copyfile(source, target)
+            target.write_bytes(read(source))
         else:
             target.write_bytes(source)
     return root

@@ -21,6 +21,7 @@ from tests.scan.conftest import (
     PROJECTS,
     expected_verdicts,
 )
+from tests.testdata import read
 
 pytestmark = pytest.mark.django_db
 
@@ -83,7 +84,7 @@ def test_a_changed_file_replaces_the_transcript_for_its_path(run_scan, mixed_tre
     run_scan(mixed_tree, project="mixed")
     old = Transcript.objects.get(relative_path="alpha/clean.jsonl")
     target = mixed_tree / "alpha" / "clean.jsonl"
-    shutil.copyfile(CODEX / "swiftdiaries-agent-transcripts__codex-session.jsonl", target)
+    target.write_bytes(read(CODEX / "swiftdiaries-agent-transcripts__codex-session.jsonl"))
     job, _ = run_scan(mixed_tree, project="mixed")
     assert (job.updated, job.unchanged, job.new) == (1, 4, 0)
     current = Transcript.objects.get(relative_path="alpha/clean.jsonl")

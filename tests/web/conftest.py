@@ -7,7 +7,7 @@ from collections.abc import Callable
 import orjson
 import pytest
 
-from tests.conftest import CORPUS
+from tests.testdata import CORPUS, read
 
 BROKEN_CLAUDE_CODE = (
     CORPUS
@@ -127,7 +127,7 @@ def transcript(store_for):
 
 @pytest.fixture
 def claude_transcript(store_for):
-    return store_for(BROKEN_CLAUDE_CODE.read_bytes(), BROKEN_CLAUDE_CODE.name)
+    return store_for(read(BROKEN_CLAUDE_CODE), BROKEN_CLAUDE_CODE.name)
 
 
 @pytest.fixture

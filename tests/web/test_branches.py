@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from inspector.formats import claude_code
-from tests.conftest import CORPUS
+from tests.testdata import CORPUS, read
 
 pytestmark = pytest.mark.django_db
 
@@ -15,11 +15,11 @@ FORK = CORPUS / "claude-code" / "files" / "daaain-claude-code-log__dag_fork.json
 
 @pytest.fixture
 def forked(store_for):
-    return store_for(FORK.read_bytes(), FORK.name)
+    return store_for(read(FORK), FORK.name)
 
 
 def _other_leaf() -> str:
-    branches = claude_code.parse(FORK.read_bytes()).meta["branches"]
+    branches = claude_code.parse(read(FORK)).meta["branches"]
     return next(b["leaf"] for b in branches if not b["active"])
 
 
@@ -39,7 +39,7 @@ def test_opening_another_branch_shows_its_own_messages(owner_client, forked):
     default = owner_client.get(url)
     other = owner_client.get(url, {"branch": _other_leaf()})
     assert other.status_code == 200
-    expected = len(claude_code.parse(FORK.read_bytes(), leaf=_other_leaf()).messages)
+    expected = len(claude_code.parse(read(FORK), leaf=_other_leaf()).messages)
     assert _row_count(other) == expected != _row_count(default)
     html = other.content.decode()
     assert "You are looking at another branch" in html

@@ -6,7 +6,7 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from inspector.web.models import Transcript
-from tests.conftest import CORPUS
+from tests.testdata import CORPUS, read
 from tests.web.conftest import BROKEN_CANONICAL, BROKEN_CLAUDE_CODE, HEALTHY_CANONICAL
 
 pytestmark = pytest.mark.django_db
@@ -49,7 +49,7 @@ def test_signed_in_home_is_the_upload_page(owner_client):
 
 @pytest.mark.parametrize(("path", "format"), CORPUS_FILES, ids=[f for _, f in CORPUS_FILES])
 def test_upload_of_every_corpus_shape_goes_to_its_timeline(owner_client, path, format):
-    response = post_file(owner_client, path.read_bytes(), path.name)
+    response = post_file(owner_client, read(path), path.name)
     assert response.status_code == 302, response.content.decode()[:2000]
     transcript = Transcript.objects.get()
     assert transcript.format == format

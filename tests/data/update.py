@@ -1,0 +1,68 @@
+"""Copy what the tests need from the team's shared folder into the repository.
+
+The repository must pass its tests with nothing beside it, so the spec, its
+worked cases, the seed documents, the real corpus and the provider oracle
+live here as copies. `../shared/` is where new material arrives; running
+this script is the deliberate step that brings it in:
+
+    .venv/bin/python tests/data/update.py [PATH-TO-SHARED]   # default ../shared
+
+Each destination folder is replaced as a whole, so a file removed upstream
+goes here too. Data files over 64 KiB are stored zstd-compressed as
+`NAME.zst` (a tenth of the size for JSON lines); `tests/testdata.py` reads
+both kinds, and `git diff --stat` after a run shows what changed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import zstandard
+
+REPO = Path(__file__).resolve().parents[2]
+COMPRESS_OVER = 64 * 1024
+LEVEL = 19
+
+# (source under shared/, destination in the repository, compress large files)
+COPIES = [
+    ("SPEC.md", "docs/SPEC.md", False),
+    ("spec/cases", "docs/spec/cases", False),
+    ("seeds", "docs/seeds", False),
+    ("corpus", "tests/data/corpus", True),
+    ("provider-oracle", "tests/data/oracle", True),
+]
+
+
+def copy_file(source: Path, target: Path, compress: bool) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    data = source.read_bytes()
+    if compress and len(data) > COMPRESS_OVER and source.name != "README.md":
+        packed = zstandard.ZstdCompressor(level=LEVEL).compress(data)
+        target.with_name(target.name + ".zst").write_bytes(packed)
+    else:
+        target.write_bytes(data)
+
+
+def main(argv: list[str]) -> int:
+    shared = Path(argv[1]) if len(argv) > 1 else REPO.parent / "shared"
+    if not (shared / "SPEC.md").is_file():
+        print(f"{shared} holds no SPEC.md: name the shared folder", file=sys.stderr)
+        return 2
+    for source_name, target_name, compress in COPIES:
+        source, target = shared / source_name, REPO / target_name
+        if source.is_file():
+            copy_file(source, target, compress)
+            continue
+        if target.exists():
+            shutil.rmtree(target)
+        for path in sorted(source.rglob("*")):
+            if path.is_file():
+                copy_file(path, target / path.relative_to(source), compress)
+        print(f"{source_name} -> {target_name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

@@ -1,0 +1,57 @@
+"""The spec and its seed documents are served from the repository, and rule pages link to them."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from inspector.engine import RULES
+from tests.testdata import SEEDS, SPEC
+
+
+def test_spec_page_renders_the_repositorys_spec_with_an_id_on_every_section(client):
+    response = client.get(reverse("spec"))
+    assert response.status_code == 200
+    html = response.content.decode()
+    sections = re.findall(r"^## (\d+)\. ", SPEC.read_text(), re.M)
+    assert len(sections) >= 7
+    for number in sections:
+        assert re.search(rf'<h2 id="{number}-[a-z0-9_-]+">{number}\. ', html), number
+    # Rendered, not shown as Markdown source; the spec's own words are there.
+    assert "<table>" in html and "| id | rule |" not in html
+    assert "repair_history" in html
+
+
+def test_spec_page_lists_and_serves_every_seed_document(client):
+    html = client.get(reverse("spec")).content.decode()
+    for seed in sorted(SEEDS.glob("*.txt")):
+        link = reverse("spec_seed", args=[seed.name])
+        assert f'href="{link}"' in html
+        response = client.get(link)
+        assert response.status_code == 200
+        assert response["Content-Type"] == "text/plain; charset=utf-8"
+        assert response.content == seed.read_bytes()
+
+
+@pytest.mark.parametrize("name", ["nope.txt", "..%2FSPEC.md", "SPEC.md", ".."])
+def test_only_listed_seed_documents_are_served(client, name):
+    assert client.get(f"/spec/seeds/{name}").status_code == 404
+
+
+@pytest.mark.parametrize("rule", RULES.values(), ids=lambda rule: rule.id)
+def test_rule_page_links_to_its_section_of_the_spec_and_to_its_sources(client, rule):
+    assert re.fullmatch(r"§\d+(, steps? .+)?", rule.spec), rule.spec
+    html = client.get(reverse("rule", args=[rule.id])).content.decode()
+    number = rule.spec[1:].split(",")[0]
+    spec_html = client.get(reverse("spec")).content.decode()
+    anchor = re.search(rf'<h2 id="({number}-[a-z0-9_-]+)">', spec_html).group(1)
+    assert f'href="/spec/#{anchor}"' in html
+    for source in (rule.source, *rule.other_sources):
+        if source.startswith("seeds/"):
+            link = reverse("spec_seed", args=[source.removeprefix("seeds/")])
+            assert f'href="{link}"' in html
+            assert client.get(link).status_code == 200
+        else:
+            assert f'href="{source}"' in html
