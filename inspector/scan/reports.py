@@ -62,6 +62,9 @@ class Summary:
     linked: int = 0
     messages: int = 0
     needs_repair: int = 0
+    # A file may hold many conversations (tau-bench results, captures): each counts here.
+    conversations: int = 0
+    conversations_needing_repair: int = 0
     findings: dict[str, int] = field(default_factory=dict)
     sessions_per_rule: dict[str, int] = field(default_factory=dict)
 
@@ -90,9 +93,20 @@ def summarize(transcripts: QuerySet[Transcript]) -> Summary:
     per_rule: Counter[str] = Counter()
     rows = transcripts.annotate(
         sidechain=ExpressionWrapper(Q(meta__sidechain=True), output_field=BooleanField())
-    ).values_list("message_count", "needs_repair", "counts", "parent_id", "sidechain")
-    for messages, needs_repair, counts, parent_id, sidechain in rows.iterator(chunk_size=500):
+    ).values_list(
+        "message_count", "needs_repair", "counts", "parent_id", "sidechain",
+        "meta__conversation_list",
+    )  # fmt: skip
+    for messages, needs_repair, counts, parent_id, sidechain, listed in rows.iterator(
+        chunk_size=500
+    ):
         summary.sessions += 1
+        if isinstance(listed, list) and listed:
+            summary.conversations += len(listed)
+            summary.conversations_needing_repair += sum(bool(c["needs_repair"]) for c in listed)
+        else:
+            summary.conversations += 1
+            summary.conversations_needing_repair += needs_repair
         summary.messages += messages
         summary.needs_repair += needs_repair
         summary.subagents += bool(sidechain)

@@ -27,7 +27,7 @@ from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from inspector.diagnosis import Diagnosis, repaired_bytes, report_from
+from inspector.diagnosis import Diagnosis, repaired_bytes_all, report_from
 from inspector.engine import RULES
 from inspector.redact import mask
 from inspector.share.content import (
@@ -266,7 +266,7 @@ def _full_download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
         report = mask_deep(report_from(store.get_diagnosis(transcript)))
         return orjson.dumps(report, option=orjson.OPT_INDENT_2), f"{stem}.report.json"
     shape = "source" if kind == "repaired" else "canonical"
-    data = mask_file(repaired_bytes(store.load_transcript(transcript), shape))
+    data = mask_file(repaired_bytes_all(store.load_every_of(transcript), shape))
     if shape == "source":
         return data, f"{stem}.repaired.{extension}"
     return data, f"{stem}.repaired.json"

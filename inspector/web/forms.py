@@ -131,6 +131,7 @@ class TimelineForm(forms.Form):
     )
     page = forms.IntegerField(required=False, min_value=1)
     branch = forms.CharField(required=False, max_length=200)
+    conversation = forms.IntegerField(required=False, min_value=0)
 
     def __init__(self, *args: Any, rule_ids: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -34,6 +34,8 @@ class Filters:
     role: str = ""
     around: int | None = None  # rows of context around each finding; None: every row
     branch: str = ""  # another branch of a forked session, by its leaf uuid; "": the active one
+    # Another conversation of a file of several, by its key; None: the one shown first.
+    conversation: int | None = None
 
     @property
     def active(self) -> bool:
@@ -47,6 +49,7 @@ class Filters:
             "role": self.role,
             "around": self.around,
             "branch": self.branch,
+            "conversation": self.conversation,
             **changes,
         }
         if values["view"] == "annotated":

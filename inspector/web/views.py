@@ -24,7 +24,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from inspector.diagnosis import repaired_bytes, report_from
+from inspector.diagnosis import diagnose_all, repaired_bytes_all, report_all, report_from
 from inspector.engine import RULES
 from inspector.local import agents
 from inspector.web import spec, store
@@ -144,12 +144,20 @@ def timeline(request: SignedInRequest, public_id: str) -> HttpResponse:
     if not form.is_valid():
         return _bad_request(request, form)
     data = form.cleaned_data
-    filters = Filters(data["view"], data["rule"], data["role"], data["around"], data["branch"])
+    filters = Filters(
+        data["view"], data["rule"], data["role"], data["around"], data["branch"],
+        data["conversation"],
+    )  # fmt: skip
     if filters.branch:
         branch = store.get_branch_diagnosis(transcript, filters.branch)
         if branch is None:
             raise Http404("This session has no branch ending there.")
         diagnosis = branch
+    if filters.conversation is not None:
+        conversation = store.get_conversation_diagnosis(transcript, filters.conversation)
+        if conversation is None:
+            raise Http404("This file has no such conversation.")
+        diagnosis = conversation
     positions = select_positions(diagnosis, filters)
     pages = page_count(positions)
     page = data["page"] or 1
@@ -176,8 +184,23 @@ def timeline(request: SignedInRequest, public_id: str) -> HttpResponse:
         ],
         "resume": _resume_hint(transcript),
         "branch_links": True,
+        "conversations": conversation_list(transcript, filters.conversation),
+        "conversations_broken": sum(
+            item["needs_repair"] for item in transcript.meta.get("conversation_list") or []
+        ),
     }
     return render(request, "inspector/timeline.html", context)
+
+
+def conversation_list(transcript: Transcript, current: int | None) -> list[dict[str, Any]]:
+    """The file's conversations as the timeline lists them, the one on screen marked."""
+    listed = transcript.meta.get("conversation_list") or []
+    shown = (
+        current
+        if current is not None
+        else transcript.meta.get("conversation", transcript.meta.get("exchange"))
+    )
+    return [{**item, "current": item["key"] == shown} for item in listed]
 
 
 def _resume_hint(transcript: Transcript) -> dict[str, str] | None:
@@ -199,12 +222,16 @@ def download(request: HttpRequest, public_id: str, kind: str) -> HttpResponse:
         stem, extension = transcript.file_name, _extension(transcript.format)
     if kind == "original":
         data, name = store.read_raw(transcript), transcript.file_name
+    elif kind == "report" and transcript.meta.get("conversation_list"):
+        every = store.load_every_of(transcript)
+        report = report_all(every, diagnose_all(every))
+        data, name = orjson.dumps(report, option=orjson.OPT_INDENT_2), f"{stem}.report.json"
     elif kind == "report":
         report = report_from(store.get_diagnosis(transcript))
         data, name = orjson.dumps(report, option=orjson.OPT_INDENT_2), f"{stem}.report.json"
     else:
         shape = "source" if kind == "repaired" else "canonical"
-        data = repaired_bytes(store.load_transcript(transcript), shape)
+        data = repaired_bytes_all(store.load_every_of(transcript), shape)
         name = f"{stem}.repaired.{extension}" if shape == "source" else f"{stem}.repaired.json"
     content_type = "application/json" if name.endswith(".json") else "application/octet-stream"
     response = HttpResponse(data, content_type=content_type)

@@ -342,3 +342,24 @@ def test_sigterm_to_make_reaches_serve_and_its_worker(
         serves = [pid for pid, _ in run.seen if "serve" in _cmdline(pid)]
         assert [_parent(pid) for pid in serves] == [run.proc.pid], "serve is not make's child"
         _stop_and_check(run, signal.SIGTERM, group=False)
+
+
+def test_with_inspector_watch_serve_also_runs_the_watcher_and_stops_it(
+    serve_env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    env = {**serve_env, "INSPECTOR_WATCH": str(folder)}
+    port = _free_port()
+    with started(serve_command(port), env, tmp_path, port) as run:
+        run.wait_ready()
+        deadline = time.monotonic() + READY_WITHIN
+        # The watcher says so once it has read what the folder holds.
+        while time.monotonic() < deadline and "sessions read" not in run.output():
+            run.seen |= _tree(run.proc.pid)
+            time.sleep(0.2)
+        run.seen |= _tree(run.proc.pid)
+        watchers = [p for p in run.seen if "watch" in _cmdline(p[0])]
+        assert watchers, run.output()
+        _stop_and_check(run, signal.SIGTERM, group=False)
+        assert run.proc.returncode == 0, run.output()

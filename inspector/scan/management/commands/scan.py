@@ -110,6 +110,18 @@ class Command(BaseCommand):
             ("sessions", summary.sessions, _subagents(summary)),
             ("messages", summary.messages, ""),
             ("need repair", summary.needs_repair, "sessions whose history the repair changes"),
+            *(
+                [
+                    (
+                        "conversations",
+                        summary.conversations,
+                        f"{summary.conversations_needing_repair:,} need repair "
+                        "(files of several conversations count each one)",
+                    )
+                ]
+                if summary.conversations != summary.sessions
+                else []
+            ),
             ("unreadable", job.unreadable, "files no reader accepts (listed below)"),
         ]
         out("")

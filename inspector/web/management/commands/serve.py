@@ -80,25 +80,34 @@ def _worker_preexec() -> Callable[[], None]:
     return preexec
 
 
-def start_worker() -> subprocess.Popen[bytes]:
-    """``manage.py worker`` on every queue, with this interpreter, from any cwd.
+def start_child(*arguments: str) -> subprocess.Popen[bytes]:
+    """``manage.py ARGUMENTS`` with this interpreter, from any cwd, tied to serve.
 
     It runs in a process group of its own, so a terminal's Ctrl-C (SIGINT to
     the foreground group: make and serve) does not reach it: it hears only
     serve's one SIGTERM. db_worker takes a second signal as "abandon the
     running task", and SIGINT during its start-up would print a traceback.
     """
-    # A fixed command line: nothing in it comes from input. No autoreloader:
-    # its extra child process would outlive a stopped parent.
-    command = [sys.executable, str(settings.BASE_DIR / "manage.py"), "worker"]
+    # A fixed command line: nothing in it comes from input.
+    command = [sys.executable, str(settings.BASE_DIR / "manage.py"), *arguments]
     return subprocess.Popen(  # noqa: S603
-        [*command, "--queue-name", "*", "--no-reload"],
+        command,
         stdin=subprocess.DEVNULL,
         process_group=0,
         # preexec_fn is unsafe in a process with threads; serve has only its
         # main thread until runserver starts.
         preexec_fn=_worker_preexec(),
     )
+
+
+def start_worker() -> subprocess.Popen[bytes]:
+    """``manage.py worker`` on every queue. No autoreloader: its extra child would outlive it."""
+    return start_child("worker", "--queue-name", "*", "--no-reload")
+
+
+def start_watcher() -> subprocess.Popen[bytes]:
+    """``manage.py watch`` on the folders ``INSPECTOR_WATCH`` names."""
+    return start_child("watch")
 
 
 def stop_worker(worker: subprocess.Popen[bytes], grace: float = WORKER_GRACE_SECONDS) -> None:
@@ -113,8 +122,12 @@ def stop_worker(worker: subprocess.Popen[bytes], grace: float = WORKER_GRACE_SEC
 
 
 class Command(BaseCommand):
-    help = "Serve the app on HOST:PORT with one task worker beside it."
+    help = (
+        "Serve the app on HOST:PORT with one task worker beside it (and a watcher of the "
+        "folders INSPECTOR_WATCH names, if any)."
+    )
     worker: subprocess.Popen[bytes] | None = None
+    watcher: subprocess.Popen[bytes] | None = None
     stopping = False
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -132,16 +145,18 @@ class Command(BaseCommand):
             self.stdout.write(f"\n{name}: stopping the server and the worker.")
         finally:
             self.stopping = True
-            if self.worker is not None:
-                stop_worker(self.worker)
+            for child in (self.watcher, self.worker):
+                if child is not None:
+                    stop_worker(child)
 
     def _on_stop_signal(self, signum: int, frame: FrameType | None) -> None:
         if not self.stopping:
             self.stopping = True
             raise _Stop(signum)
         # Asked again while the worker finishes its task: do not wait for it.
-        if self.worker is not None:
-            self.worker.kill()
+        for child in (self.watcher, self.worker):
+            if child is not None:
+                child.kill()
 
     def _serve(self, host: str, port: int, no_worker: bool) -> None:
         # A server killed mid-upload may have left stored bytes without a row.
@@ -161,4 +176,7 @@ class Command(BaseCommand):
         )
         if not no_worker:
             self.worker = start_worker()
+        if settings.INSPECTOR_WATCH:
+            self.stdout.write(f"Watching {', '.join(settings.INSPECTOR_WATCH)} for sessions.\n")
+            self.watcher = start_watcher()
         call_command("runserver", f"{host}:{port}", use_reloader=False, use_threading=True)
