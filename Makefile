@@ -59,6 +59,7 @@ chromium:
 lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 format: $(TEST_STAMP)
 	$(VENV)/bin/ruff format .
@@ -87,4 +88,4 @@ load: $(VENV)/.installed-load
 	$(PY) bench/load.py $(LOAD_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis

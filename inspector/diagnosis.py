@@ -12,15 +12,15 @@ No Django: this module sits beside the pure ``engine`` and ``formats``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import orjson
 
 from inspector import formats
-from inspector.engine import repair_history
-from inspector.engine.providers import PROVIDERS
+from inspector.engine import Action, Repair, repair_history
+from inspector.engine.providers import PROVIDERS, ProviderProblem
 from inspector.formats.base import Parsed
 from inspector.formats.canonical import same_start
 from inspector.formats.jsonl import collector_paused
@@ -50,6 +50,7 @@ _REPAIR_RULE_SET = frozenset(REPAIR_RULES)
 # Shared stand-ins for what most messages lack; read, never written.
 _EMPTY: dict[str, Any] = {}
 _NO_RULES: frozenset[Any] = frozenset()
+_NO_RENAMES: Mapping[int, str | None] = {}
 
 
 @dataclass(slots=True)
@@ -60,11 +61,12 @@ class Diagnosis:
     repaired_count: int
     needs_repair: bool
     counts: dict[str, int]
-    providers: dict[str, dict[str, list[dict[str, Any]]]]
-    problems: list[dict[str, Any]]
-    findings: list[dict[str, Any]]
-    rows: list[dict[str, Any]]
-    interrupted: list[dict[str, Any]]
+    # Sequences, not lists: a diagnosis read from the web's cache file has lazy ones.
+    providers: Mapping[str, Mapping[str, Sequence[dict[str, Any]]]]
+    problems: Sequence[dict[str, Any]]
+    findings: Sequence[dict[str, Any]]
+    rows: Sequence[dict[str, Any]]
+    interrupted: Sequence[dict[str, Any]]
     meta: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -87,7 +89,7 @@ def read_only_predicate(names: Iterable[str] | None) -> ReadOnly:
     return (lambda name: name in wanted) if wanted else None
 
 
-def repair_parsed(parsed: Parsed, is_read_only: ReadOnly = None):  # -> Repair
+def repair_parsed(parsed: Parsed, is_read_only: ReadOnly = None) -> Repair:
     kwargs: dict[str, Any] = {}
     if parsed.not_started:
         kwargs["not_started"] = parsed.not_started
@@ -156,7 +158,7 @@ def provider_verdicts(
     return verdicts
 
 
-def _issue(problem: Any) -> dict[str, Any]:
+def _issue(problem: ProviderProblem) -> dict[str, Any]:
     return {"path": problem.path, "index": problem.index, "text": problem.text}
 
 
@@ -286,7 +288,7 @@ def report_all(parsed: Sequence[Parsed], diagnoses: Sequence[Diagnosis]) -> dict
 class _Timeline:
     """Lays original and repaired messages out as annotated rows."""
 
-    def __init__(self, parsed: Parsed, repair: Any) -> None:
+    def __init__(self, parsed: Parsed, repair: Repair) -> None:
         self.parsed = parsed
         self.inputs = parsed.messages
         self.outputs = repair.messages
@@ -296,8 +298,8 @@ class _Timeline:
 
     def build(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         kept, out_to_in = self._map_outputs()
-        by_out: dict[int, list[Any]] = {}
-        by_in_dropped: dict[int, list[Any]] = {}
+        by_out: dict[int, list[Action]] = {}
+        by_in_dropped: dict[int, list[Action]] = {}
         for action in self.actions:
             if action.output_index is not None:
                 by_out.setdefault(action.output_index, []).append(action)
@@ -335,6 +337,7 @@ class _Timeline:
                 if span_last is span_first:
                     span_first["span_pos"] = "start"
                 else:
+                    assert span_last is not None  # set with span_first
                     span_last["span_pos"] = "inside"
                 row["span"], row["span_pos"] = span_first["span"], "end"
                 span_last = row
@@ -399,7 +402,7 @@ class _Timeline:
     def _dropped_row(
         self,
         in_index: int,
-        by_in: dict[int, list[Any]],
+        by_in: dict[int, list[Action]],
         rows: list[dict[str, Any]],
         findings: list[dict[str, Any]],
     ) -> None:
@@ -420,7 +423,7 @@ class _Timeline:
         message: dict[str, Any],
         in_index: int | None,
         out_index: int | None,
-        actions: Sequence[Any],
+        actions: Sequence[Action],
     ) -> dict[str, Any]:
         # Runs once per message: most are kept as they were with no actions, and
         # take the short branch; the rest work out what the repair did to them.
@@ -443,7 +446,7 @@ class _Timeline:
                 source_meta = original.get("metadata") or _EMPTY
                 source_role = original.get("role", "")
             if actions:
-                rules = {a.rule for a in actions}
+                rules: Set[str] = {a.rule for a in actions}
                 moved_from = next(
                     (
                         a.from_index
@@ -473,6 +476,7 @@ class _Timeline:
             calls = self._calls(source, message, actions) if source_meta.get("tool_calls") else []
             result = _result(source, source_meta, message) if source_role == "tool" else None
         content = message.get("content")
+        parts: list[dict[str, Any]]
         if content.__class__ is str and len(content) <= TEXT_LIMIT:
             text, parts = content, []  # ``_render_content``'s answer for most messages
         else:
@@ -509,7 +513,7 @@ class _Timeline:
         }
 
     def _calls(
-        self, original: dict[str, Any], repaired: dict[str, Any], actions: Sequence[Any]
+        self, original: dict[str, Any], repaired: dict[str, Any], actions: Sequence[Action]
     ) -> list[dict[str, Any]]:
         before = (original.get("metadata") or _EMPTY).get("tool_calls") or []
         if not before:
@@ -528,15 +532,15 @@ class _Timeline:
             else:
                 return calls
         if actions:
-            removed = {a.call_index for a in actions if a.rule == "INT-1"}
-            renames = {
+            removed: Set[int | None] = {a.call_index for a in actions if a.rule == "INT-1"}
+            renames: Mapping[int, str | None] = {
                 a.call_index: a.new_id
                 for a in actions
                 if a.rule in ("ID-1", "ID-2") and a.call_index is not None
             }
         else:
             removed = _NO_RULES
-            renames = _EMPTY
+            renames = _NO_RENAMES
         calls = []
         kept = iter(after if isinstance(after, list) else [])
         for index, call in enumerate(before):
@@ -556,7 +560,7 @@ class _Timeline:
             calls.append(_call_row(call, old_id, new_id, is_removed))
         return calls
 
-    def _findings(self, row: dict[str, Any], actions: Sequence[Any]) -> list[dict[str, Any]]:
+    def _findings(self, row: dict[str, Any], actions: Sequence[Action]) -> list[dict[str, Any]]:
         found = []
         line = row["lines"][0] if row["lines"] else None
         if line is None:
@@ -581,7 +585,7 @@ class _Timeline:
             )
         return found
 
-    def _line_of_call(self, actions: Sequence[Any]) -> int | None:
+    def _line_of_call(self, actions: Sequence[Action]) -> int | None:
         # An inserted row has no source line of its own; point at the turn
         # whose call it answers (or whose cut it records).
         for action in actions:
@@ -634,7 +638,7 @@ def _call_id(holder: dict[str, Any] | None) -> str:
     return "" if value is None else str(value)
 
 
-def _action_ids(action: Any) -> list[str]:
+def _action_ids(action: Action) -> list[str]:
     ids = []
     for name in ("call_id", "old_id", "new_id"):
         value = getattr(action, name, None)
@@ -643,7 +647,7 @@ def _action_ids(action: Any) -> list[str]:
     return ids
 
 
-def _finding_text(action: Any, row: dict[str, Any], causes: dict[int, str]) -> str:
+def _finding_text(action: Action, row: dict[str, Any], causes: dict[int, str]) -> str:
     name = getattr(action, "tool_name", None) or "a tool"
     call_id = getattr(action, "call_id", None) or ""
     old_id = getattr(action, "old_id", None) or ""

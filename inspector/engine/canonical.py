@@ -113,7 +113,7 @@ def is_partial(arguments: Any) -> bool:
     return isinstance(arguments, str) and not isinstance(arguments_object(arguments), dict)
 
 
-def metadata_of(message: Mapping[str, Any], index: int) -> Mapping[str, Any]:
+def metadata_of(message: Mapping[str, Any], index: int | None) -> Mapping[str, Any]:
     """The message's metadata, ``{}`` when missing; bad input when not an object."""
     metadata = message.get("metadata", EMPTY)
     if metadata.__class__ is not dict and not isinstance(metadata, dict):
@@ -121,7 +121,7 @@ def metadata_of(message: Mapping[str, Any], index: int) -> Mapping[str, Any]:
     return metadata
 
 
-def tool_calls_of(metadata: Mapping[str, Any], index: int) -> list[Any]:
+def tool_calls_of(metadata: Mapping[str, Any], index: int | None) -> list[Any]:
     """An assistant's calls, ``[]`` when there are none; bad input when not a list."""
     calls = metadata.get("tool_calls")
     if calls is None:

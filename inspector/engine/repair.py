@@ -498,8 +498,8 @@ class _Repairer:
             for p, (ci, call, orig) in enumerate(calls):
                 new_id = new_ids[p]
                 name = call.get("name")
-                pos = answer[p]
-                if pos is None:
+                at = answer[p]
+                if at is None:
                     index = len(out)
                     out.append(self.synthetic(orig, new_id, name))
                     self.interrupted.append(out_call_objs[p])
@@ -515,12 +515,12 @@ class _Repairer:
                         )
                     )
                     continue
-                j = entries[pos][1]
+                j = entries[at][1]
                 result = msgs[j]
                 index = len(out)
                 if self.id_of(metadata_of(result, j), j) != new_id:
                     result = self.renamed_result(j, orig, new_id, ci, name, h)
-                if kept_positions[rank_of_real] != pos:
+                if kept_positions[rank_of_real] != at:
                     actions.append(
                         Action(
                             "PAIR-2",

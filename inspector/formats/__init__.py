@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -40,7 +39,14 @@ from inspector.formats import (
     responses,
     skeleton,
 )
-from inspector.formats.base import FormatError, Parsed, Problem
+from inspector.formats.base import (
+    ConversationShape,
+    FormatError,
+    Parsed,
+    Problem,
+    Shape,
+    WireShape,
+)
 from inspector.formats.canonical import public, same_start, strip_private
 from inspector.formats.jsonl import collector_paused
 
@@ -67,7 +73,7 @@ HEAD_BYTES = 64 * 1024
 
 
 # Detection order breaks ties between equally confident sniffs.
-FORMATS: dict[str, ModuleType] = {
+FORMATS: dict[str, Shape] = {
     "canonical": canonical,
     "openai-chat": openai_chat,
     "anthropic": anthropic,
@@ -78,7 +84,7 @@ FORMATS: dict[str, ModuleType] = {
 }
 
 # The provider request shapes a canonical history can be exported to.
-WIRE_FORMATS: dict[str, ModuleType] = {
+WIRE_FORMATS: dict[str, WireShape] = {
     "openai-chat": openai_chat,
     "anthropic": anthropic,
     "responses": responses,
@@ -167,7 +173,8 @@ def load_all(data: bytes, format: str = "auto") -> list[Parsed]:
     keys = conversation_keys(first)
     if len(keys) <= 1:
         return [first]
-    module = FORMATS[first.format]
+    # A shape whose parse reported several conversations reads each one when asked.
+    module = cast(ConversationShape, FORMATS[first.format])
     with collector_paused():
         if hasattr(module, "parse_all"):  # decodes the file once for all of them
             every: list[Parsed] = module.parse_all(data)
@@ -325,7 +332,7 @@ class Wires:
                 shared = self.shared()
                 leading = not shared or original[shared - 1][0] == "system"
                 later = self._originals[shared:]
-                memo = dict(zip(map(id, later), original[shared:], strict=True))
+                memo: skeleton.Memo = dict(zip(map(id, later), original[shared:], strict=True))
                 rest = skeleton.digests(messages[shared:], memo, leading)
                 self._histories[which] = None if rest is None else original[:shared] + rest
         return self._histories[which]
@@ -343,10 +350,10 @@ class Wires:
             return None
         if which not in self._walks:
             resume = None
-            if which and self._histories.get(0) is not None:
+            if which and (first := self._walk(0)) is not None:
                 # The repaired history shares the original's messages up to the
                 # first repair, and so their digests: walk on from there.
-                resume = (self._walk(0), self.shared())
+                resume = (first, self.shared())
             self._walks[which] = skeleton.walk(history, resume)
         return self._walks[which]
 
@@ -362,7 +369,7 @@ def export(messages: list[dict[str, Any]], provider: str) -> bytes:
     return orjson.dumps(wire)
 
 
-def _parse(module: ModuleType, data: bytes) -> Parsed:
+def _parse(module: Shape, data: bytes) -> Parsed:
     """``module.parse``, with any failure that is not ``FormatError`` turned into one."""
     try:
         parsed = module.parse(data)
@@ -374,7 +381,7 @@ def _parse(module: ModuleType, data: bytes) -> Parsed:
     return parsed
 
 
-def _ranked(head: bytes) -> list[tuple[str, ModuleType]]:
+def _ranked(head: bytes) -> list[tuple[str, Shape]]:
     scores = []
     for order, (name, module) in enumerate(FORMATS.items()):
         try:
@@ -394,7 +401,7 @@ def _utf8_error(data: bytes) -> int | None:
     return None
 
 
-def _wire_module(provider: str) -> ModuleType:
+def _wire_module(provider: str) -> WireShape:
     try:
         return WIRE_FORMATS[provider]
     except KeyError:

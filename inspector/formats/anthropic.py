@@ -138,7 +138,7 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
     body: dict[str, Any] = {}
     response = None
     if isinstance(doc, list):
-        records = doc
+        records: Any = doc  # decoded JSON, until checked to be a list
         state["mode"] = "list"
     elif isinstance(doc, dict) and (found := exchanges(doc)) is not None:
         chosen = use_exchange(found, NAME, conversation, meta, state)
@@ -198,7 +198,8 @@ def _repaired_request(messages: list[Message], original: Parsed) -> dict[str, An
 def serialise(messages: list[Message], original: Parsed) -> bytes:
     state = original.state
     if messages == original.messages:
-        return state["data"]
+        data: bytes = state["data"]
+        return data
     system, wire = _wire(messages, state, native_only=False)
     mode = state["mode"]
     if mode == "list":
@@ -676,7 +677,7 @@ def _wire(
         groups.append((role, rec, [message]))
     wire = []
     for role, rec, members in groups:
-        if rec is not None and originals.get(rec) == members:
+        if state and rec is not None and originals.get(rec) == members:
             wire.append(state["response"] if rec == RESPONSE_REC else records[rec])
             continue
         template = None
@@ -832,7 +833,7 @@ def _wire_assistant(message: Message, source: list[Any], native_only: bool) -> l
 def _tool_use(
     call: dict[str, Any], old: dict[str, Any] | None, native_only: bool = False
 ) -> dict[str, Any]:
-    block = dict(old) if old else {"type": "tool_use"}
+    block: dict[str, Any] = dict(old) if old else {"type": "tool_use"}
     block["id"] = call_id(call)
     block["name"] = call.get("name")
     arguments = call.get("arguments")

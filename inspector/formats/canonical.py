@@ -119,7 +119,8 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
     changed file: a provider would reject them anyway.
     """
     if messages == original.messages:
-        return original.state["data"]
+        data: bytes = original.state["data"]
+        return data
     clean = strip_private(messages)
     wrapper = original.state["wrapper"]
     doc: Any = clean if wrapper is None else {**wrapper, "messages": clean}

@@ -309,7 +309,7 @@ def _parse(data: bytes, leaf: str | None = None) -> Parsed:
     )
 
 
-def _read(data: bytes) -> tuple[JsonlFile, dict | None, Iterator[Any]]:
+def _read(data: bytes) -> tuple[JsonlFile, dict[str, Any] | None, Iterator[Any]]:
     """Records from JSONL or from a ``{"loglines": [...]}`` export, and their values.
 
     The values come in file order, each as its record is read: the records
@@ -571,6 +571,7 @@ def _build_messages(
                 reply_lines.append(line)
             reply_pieces.append(_add_reply(reply, idx, content))
             # The first record to say why the reply ended has it.
+            assert last_reply is not None  # set when the reply was started
             if last_reply not in ended:
                 if value.get("isApiErrorMessage"):
                     ended[last_reply] = "api_error"
@@ -792,6 +793,7 @@ def _branches(
     if not branch:
         return [], []
     leaf = tree.leaf
+    assert leaf is not None  # active_branch found the branch, so its leaf too
 
     def describe(idx: int, length: int, active: bool) -> dict[str, Any]:
         value = values[idx]
@@ -1034,6 +1036,7 @@ class _Writer:
         rec, indices = pieces[0]
         content = self.values[rec]["message"]["content"]
         if role == "tool":
+            assert indices is not None  # a result is one block of its record
             (b,) = indices
             block = content[b]
             new_id = (m.get("metadata") or {}).get("tool_call_id")
@@ -1089,7 +1092,7 @@ class _Writer:
 
     def _new_unit(self, m: dict[str, Any]) -> _Unit:
         role = m.get("role")
-        metadata = m.get("metadata") if isinstance(m.get("metadata"), dict) else {}
+        metadata = md if isinstance(md := m.get("metadata"), dict) else {}
         content = m.get("content")
         if role == "tool":
             call = metadata.get("tool_call_id") or metadata.get("id") or ""

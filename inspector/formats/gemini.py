@@ -121,7 +121,7 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
     body: dict[str, Any] = {}
     response: dict[str, Any] | None = None
     if isinstance(doc, list):
-        contents = doc
+        contents: Any = doc  # decoded JSON, until checked to be a list
         state["mode"] = "list"
     elif isinstance(doc, dict) and (found := exchanges(doc)) is not None:
         chosen = use_exchange(found, NAME, conversation, meta, state)
@@ -179,7 +179,8 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
 def serialise(messages: list[Message], original: Parsed) -> bytes:
     state = original.state
     if messages == original.messages:
-        return state["data"]
+        data: bytes = state["data"]
+        return data
     mode = state["mode"]
     if mode in ("cli", "cli-lines"):
         return _serialise_cli(messages, state)
@@ -321,7 +322,8 @@ def _match(waiting: list[list[Any]], name: Any) -> str | None:
     for entry in waiting:
         if not entry[2] and entry[1] == name:
             entry[2] = True
-            return entry[0]
+            cid: str = entry[0]
+            return cid
     return None
 
 
@@ -596,11 +598,13 @@ def _serialise_cli(messages: list[Message], state: dict[str, Any]) -> bytes:
 
 def _cli_gemini_record(group: list[Message], template: dict[str, Any] | None) -> dict[str, Any]:
     assistant = group[0]
-    record = dict(template) if template and template.get("type") == "gemini" else {"type": "gemini"}
+    record: dict[str, Any] = (
+        dict(template) if template and template.get("type") == "gemini" else {"type": "gemini"}
+    )
     content = assistant["content"]
     if not (template and (record.get("content") or "") == (content or "")):
         record["content"] = text_of(content)
-    old_calls = record.get("toolCalls") if isinstance(record.get("toolCalls"), list) else []
+    old_calls = found if isinstance(found := record.get("toolCalls"), list) else []
     results = {metadata(m).get("tool_call_id"): m for m in group[1:]}
     calls = []
     for index, call in enumerate(calls_of(assistant)):

@@ -132,7 +132,8 @@ def serialise_all(repaired: list[tuple[list[Message], Parsed]]) -> bytes:
         return serialise(messages, original)
     changed = [(m, p) for m, p in repaired if m != p.messages]
     if not changed:
-        return first["data"]
+        data: bytes = first["data"]
+        return data
     if first["mode"] == "conversations":
         out = list(first["doc"])
         for messages, original in changed:
@@ -153,7 +154,8 @@ def serialise_all(repaired: list[tuple[list[Message], Parsed]]) -> bytes:
 def serialise(messages: list[Message], original: Parsed) -> bytes:
     state = original.state
     if messages == original.messages:
-        return state["data"]
+        data: bytes = state["data"]
+        return data
     if state["mode"] == "jsonl":
         return _serialise_jsonl(messages, original)
     wire = _wire_list(messages, state["records"], state.get("response"))
@@ -198,7 +200,8 @@ def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> d
                 if hit[1] is not None:
                     wire.append(hit[1])
                 continue
-        made: dict[str, Any] | None = _wire_message(public(message), None, native_only=True)
+        made: dict[str, Any] | None
+        made = _wire_message(public(message), None, native_only=True)
         if made.get("content") == []:
             if not made.get("tool_calls"):
                 made = None
@@ -218,6 +221,7 @@ def _parse_document(doc: Any, data: bytes, conversation: int | None) -> Parsed:
     state: dict[str, Any] = {"data": data, "doc": doc}
     meta: dict[str, Any] = {}
     response = None
+    records: Any  # decoded JSON, until checked to be a list
     if isinstance(doc, list) and doc and _is_conversation(doc[0]):
         key, index, records = _pick_conversation(doc, conversation)
         state |= {"mode": "conversations", "key": key, "index": index}
@@ -312,6 +316,8 @@ def _parse_jsonl(
             raise FormatError(f"the file has {len(rows)} conversations; there is no {index}")
         record = read.records[rows[index]]
         records = record.value if isinstance(record.value, list) else _messages_of(record.value)
+        if records is None:  # a later line need not be a conversation as the first is
+            raise FormatError(f"conversation {index} has no message list")
         key = (
             "traj"
             if isinstance(record.value, dict) and isinstance(record.value.get("traj"), list)
@@ -362,8 +368,8 @@ def _is_conversation(value: Any) -> bool:
 
 def _messages_of(value: dict[str, Any]) -> list[Any] | None:
     for key in ("traj", "messages"):
-        if isinstance(value.get(key), list):
-            return value[key]
+        if isinstance(found := value.get(key), list):
+            return found
     return None
 
 
@@ -436,7 +442,7 @@ def _canonical_calls(record: dict[str, Any]) -> list[dict[str, Any]] | str:
         if call.get("type") == "custom" and isinstance(call.get("custom"), dict):
             name, arguments = call["custom"].get("name"), {"input": call["custom"].get("input")}
         else:
-            function = call.get("function") if isinstance(call.get("function"), dict) else {}
+            function = fn if isinstance(fn := call.get("function"), dict) else {}
             name, arguments = function.get("name"), function.get("arguments", "")
         calls.append({"tool_call_id": str(cid), "name": name, "arguments": arguments})
     legacy = record.get("function_call")

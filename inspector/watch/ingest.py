@@ -24,7 +24,8 @@ def this_host() -> str:
 def register(owner: Any, root: Path) -> WatchedFolder:
     """The owner's watched folder for ``root`` on this machine; its project is named after it."""
     root = root.resolve()
-    project = project_for(owner, root.name or "watched")
+    project = project_for(owner, root.name.strip() or "watched")
+    assert project is not None  # its name is not blank
     folder, _ = WatchedFolder.objects.update_or_create(
         owner=owner, host=this_host(), path=str(root), defaults={"project": project}
     )
@@ -52,7 +53,9 @@ def ingest(folder: WatchedFolder, path: Path, data: bytes) -> WatchedFile:
         "size": len(data),
         "needs_repair": transcript.needs_repair,
         # Still broken: it broke when it first did. Clean again: it has not broken.
-        "broke_at": now if broke else (previous.broke_at if transcript.needs_repair else None),
+        "broke_at": now
+        if broke
+        else (previous.broke_at if previous is not None and transcript.needs_repair else None),
         "changed": now,
         "error": "",
     }

@@ -18,7 +18,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import timedelta
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import zstandard
 from django.core.files.base import ContentFile
@@ -31,7 +31,7 @@ from inspector import formats
 from inspector.diagnosis import ENGINE_VERSION, Diagnosis, conversation_summaries, diagnose
 from inspector.engine.errors import InvalidTranscript
 from inspector.formats import claude_code
-from inspector.formats.base import Parsed
+from inspector.formats.base import ConversationShape, Parsed
 from inspector.web import cachefile
 from inspector.web.cachefile import ListRows
 from inspector.web.models import Project, Transcript, new_public_id, storage_dir
@@ -177,7 +177,8 @@ def get_conversation_diagnosis(transcript: Transcript, key: int) -> Diagnosis | 
     listed = transcript.meta.get("conversation_list") or []
     if not any(item["key"] == key for item in listed):
         return None
-    module = formats.FORMATS[transcript.format]
+    # A format that listed several conversations reads each one when asked.
+    module = cast(ConversationShape, formats.FORMATS[transcript.format])
 
     def parse() -> Parsed:
         data = read_raw(transcript)
@@ -196,7 +197,7 @@ def _on_demand(key: tuple[str, ...], parse: Callable[[], Parsed]) -> Diagnosis:
             return cached
     diagnosis = _diagnose(parse())
     # Held whole in memory; its row index is built once, on the first page.
-    diagnosis.rows = ListRows(diagnosis.rows)  # type: ignore[assignment]
+    diagnosis.rows = ListRows(diagnosis.rows)
     with _memory_lock:
         _memory[key] = diagnosis
         while len(_memory) > MEMORY_CACHE_SIZE:

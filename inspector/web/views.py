@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from django.conf import settings
@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import UploadedFile
 from django.core.paginator import Paginator
 from django.db import connection
 from django.forms import Form
@@ -35,6 +36,7 @@ from inspector.web.forms import (
     UploadForm,
     check_size,
 )
+from inspector.web.http import SignedInRequest
 from inspector.web.models import ApiToken, Transcript, hash_token
 from inspector.web.signin import signin_tokens
 from inspector.web.timeline import (
@@ -45,6 +47,9 @@ from inspector.web.timeline import (
     page_rows,
     select_positions,
 )
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +117,7 @@ def upload(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 @vary_on_headers("HX-Request")
-def transcript_list(request: HttpRequest) -> HttpResponse:
+def transcript_list(request: SignedInRequest) -> HttpResponse:
     form = TranscriptFilterForm(request.GET)
     if not form.is_valid():
         return _bad_request(request, form)
@@ -130,7 +135,7 @@ def transcript_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 @vary_on_headers("HX-Request")
-def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
+def timeline(request: SignedInRequest, public_id: str) -> HttpResponse:
     transcript = _get_transcript_for_user(request, public_id)
     diagnosis = store.get_page_diagnosis(transcript)
     rules = RULES
@@ -144,13 +149,15 @@ def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
         data["conversation"],
     )  # fmt: skip
     if filters.branch:
-        diagnosis = store.get_branch_diagnosis(transcript, filters.branch)
-        if diagnosis is None:
+        branch = store.get_branch_diagnosis(transcript, filters.branch)
+        if branch is None:
             raise Http404("This session has no branch ending there.")
+        diagnosis = branch
     if filters.conversation is not None:
-        diagnosis = store.get_conversation_diagnosis(transcript, filters.conversation)
-        if diagnosis is None:
+        conversation = store.get_conversation_diagnosis(transcript, filters.conversation)
+        if conversation is None:
             raise Http404("This file has no such conversation.")
+        diagnosis = conversation
     positions = select_positions(diagnosis, filters)
     pages = page_count(positions)
     page = data["page"] or 1
@@ -298,7 +305,7 @@ def spec_seed(request: HttpRequest, name: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def account(request: HttpRequest) -> HttpResponse:
+def account(request: SignedInRequest) -> HttpResponse:
     tokens = ApiToken.objects.filter(user=request.user)
     return render(request, "inspector/account.html", {"tokens": tokens, "form": TokenForm()})
 
@@ -306,7 +313,7 @@ def account(request: HttpRequest) -> HttpResponse:
 @never_cache
 @login_required
 @require_POST
-def token_create(request: HttpRequest) -> HttpResponse:
+def token_create(request: SignedInRequest) -> HttpResponse:
     form = TokenForm(request.POST)
     new_token = None
     if form.is_valid():
@@ -339,8 +346,8 @@ def _api_user(request: HttpRequest) -> Any:
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return None
-    row = ApiToken.objects.select_related("user").filter(token_hash=hash_token(token.strip()))
-    row = row.first()
+    rows = ApiToken.objects.select_related("user").filter(token_hash=hash_token(token.strip()))
+    row = rows.first()
     if row is None or not row.user.is_active:
         return None
     ApiToken.objects.filter(pk=row.pk).update(last_used=timezone.now())
@@ -389,7 +396,7 @@ def api_upload(request: HttpRequest) -> HttpResponse:
 def _api_body(request: HttpRequest) -> tuple[bytes, str]:
     if request.content_type == "multipart/form-data":
         upload = next(iter(request.FILES.values()), None)
-        if upload is None:
+        if not isinstance(upload, UploadedFile):  # None: no file in the body
             return b"", "upload"
         return b"".join(upload.chunks()), upload.name or "upload"
     return request.body, "upload"
@@ -444,7 +451,7 @@ def healthz(request: HttpRequest) -> HttpResponse:
     return JsonResponse({"status": "ok", "database": connection.vendor})
 
 
-def _user_from_uid(uidb64: str):  # -> User | None
+def _user_from_uid(uidb64: str) -> User | None:
     User = get_user_model()
     try:
         pk = force_str(urlsafe_base64_decode(uidb64))
