@@ -311,21 +311,25 @@ def run_list(args: argparse.Namespace, out: IO[str]) -> int:
     found, warnings = sessions.find(_folders(args))
     for warning in warnings:
         sys.stderr.write(f"warning: {warning}\n")
+    cache = sessions.VerdictCache()
     shown = 0
     broken = 0
-    for session in found:
-        checked = sessions.check(session.path, session.agent)
-        if checked.needs_repair:
-            broken += 1
-        elif args.broken:
-            continue
-        if args.json:
-            out.write(orjson.dumps(_session_record(session, checked)).decode() + "\n")
-        else:
-            out.write(_session_line(session, checked) + "\n")
-        shown += 1
-        if args.limit and shown >= args.limit:
-            break
+    try:
+        for session in found:
+            verdict = cache.verdict(session)
+            if verdict.needs_repair:
+                broken += 1
+            elif args.broken:
+                continue
+            if args.json:
+                out.write(orjson.dumps(_session_record(session, verdict)).decode() + "\n")
+            else:
+                out.write(_session_line(session, verdict) + "\n")
+            shown += 1
+            if args.limit and shown >= args.limit:
+                break
+    finally:
+        cache.save()
     if not args.json:
         summary = (
             f"{shown} need repair" if args.broken else f"{shown} sessions, {broken} need repair"
@@ -334,26 +338,25 @@ def run_list(args: argparse.Namespace, out: IO[str]) -> int:
     return NEEDS_REPAIR if broken else CLEAN
 
 
-def _session_line(session: sessions.Session, checked: sessions.Checked) -> str:
+def _session_line(session: sessions.Session, verdict: sessions.Verdict) -> str:
     when = datetime.fromtimestamp(session.mtime).strftime("%Y-%m-%d %H:%M")
-    verdict = checked.error and f"unreadable: {checked.error}"
-    if not verdict:
-        assert checked.diagnosis is not None
-        verdict = _verdict_words(checked.diagnosis)
-    return f"{when}  {session.agent.label:<11} {checked.session_id}  {verdict}\n    {session.path}"
+    words = f"unreadable: {verdict.error}" if verdict.error else verdict.verdict
+    if verdict.counts:
+        words += " (" + ", ".join(f"{r} x{n}" for r, n in sorted(verdict.counts.items())) + ")"
+    return f"{when}  {session.agent.label:<11} {verdict.session_id}  {words}\n    {session.path}"
 
 
-def _session_record(session: sessions.Session, checked: sessions.Checked) -> dict[str, Any]:
+def _session_record(session: sessions.Session, verdict: sessions.Verdict) -> dict[str, Any]:
     return {
         "agent": session.agent.name,
-        "session": checked.session_id,
+        "session": verdict.session_id,
         "path": str(session.path),
         "modified": datetime.fromtimestamp(session.mtime).isoformat(timespec="seconds"),
         "bytes": session.size,
-        "verdict": checked.verdict,
-        "counts": checked.diagnosis.counts if checked.diagnosis else {},
-        "error": checked.error,
-        "resume": checked.resume_command(),
+        "verdict": verdict.verdict,
+        "counts": verdict.counts,
+        "error": verdict.error,
+        "resume": verdict.resume,
     }
 
 
@@ -424,7 +427,11 @@ def _target(
             raise _BadInput(f"{target!r} names {len(matches)} sessions; give a path:\n  {listed}")
         return matches[0].path, matches[0].agent
     found, _ = sessions.find(folders)
-    broken = [s for s in found if sessions.check(s.path, s.agent).needs_repair]
+    cache = sessions.VerdictCache()
+    try:
+        broken = [s for s in found if cache.verdict(s).needs_repair]
+    finally:
+        cache.save()
     if not broken:
         out.write(f"No session needs repair (looked in {_where(folders)}).\n")
         return None, None

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from inspector import formats
-from inspector.diagnosis import Diagnosis, diagnose
+from inspector.diagnosis import ENGINE_VERSION, Diagnosis, diagnose
 from inspector.engine import InvalidTranscript
 from inspector.local.agents import AGENTS, Agent
 
@@ -141,6 +144,81 @@ def check(path: Path, agent: Agent | None = None, data: bytes | None = None) -> 
     else:
         checked.unread = [p for p in checked.parsed.problems if p.kind == "unreadable"]
     return checked
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What ``list`` shows of a session, small enough to keep between runs."""
+
+    verdict: str  # "clean" | "needs repair" | "unreadable"
+    counts: dict[str, int]
+    session_id: str
+    resume: str | None
+    error: str = ""
+
+    @property
+    def needs_repair(self) -> bool:
+        return self.verdict == "needs repair"
+
+    @classmethod
+    def of(cls, checked: Checked) -> Verdict:
+        counts = dict(checked.diagnosis.counts) if checked.diagnosis else {}
+        return cls(checked.verdict, counts, checked.session_id, checked.resume_command(),
+                   checked.error)  # fmt: skip
+
+
+class VerdictCache:
+    """Verdicts of session files by path, kept while a file's size and time stay the same.
+
+    ``list`` reads every session on the machine; with this, a second run reads
+    only the files that changed. It lives in the user's cache folder
+    (``$XDG_CACHE_HOME`` or ``~/.cache``), never beside the sessions, and is
+    dropped whole when the engine version changes.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or default_cache_path()
+        self._entries: dict[str, dict[str, Any]] = {}
+        self._changed = False
+        try:
+            stored = orjson.loads(self.path.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return
+        if isinstance(stored, dict) and stored.get("engine") == ENGINE_VERSION:
+            entries = stored.get("sessions")
+            self._entries = entries if isinstance(entries, dict) else {}
+
+    def verdict(self, session: Session) -> Verdict:
+        """The session's verdict: from the cache if the file is unchanged, else diagnosed now."""
+        key = str(session.path)
+        stamp = [session.size, session.mtime]
+        entry = self._entries.get(key)
+        if entry is not None and entry.get("stamp") == stamp:
+            try:
+                return Verdict(**entry["verdict"])
+            except (TypeError, KeyError):
+                pass
+        verdict = Verdict.of(check(session.path, session.agent))
+        self._entries[key] = {"stamp": stamp, "verdict": asdict(verdict)}
+        self._changed = True
+        return verdict
+
+    def save(self) -> None:
+        if not self._changed:
+            return
+        data = orjson.dumps({"engine": ENGINE_VERSION, "sessions": self._entries})
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+            temporary.write_bytes(data)
+            os.replace(temporary, self.path)
+        except OSError:
+            pass  # a cache that cannot be written only costs time next run
+
+
+def default_cache_path() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "transcript-inspector" / "sessions.json"
 
 
 def first_line(text: str) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 import orjson
 
 from inspector import cli
+from inspector.local import fix as fix_module
 from tests.local.conftest import Home
 from tests.testdata import CASES, read
 
@@ -107,3 +108,23 @@ def test_repair_reads_a_real_session_the_same_way_manage_py_does(tmp_path: Path)
     )
     assert ours.returncode == theirs.returncode == 1
     assert ours.stdout == theirs.stdout and ours.stdout
+
+
+def test_a_second_list_reads_only_the_sessions_that_changed(agent_home: Home, monkeypatch):
+    from inspector.local import sessions
+
+    first = run("list", "--json")
+    assert (agent_home.root / ".cache" / "transcript-inspector" / "sessions.json").is_file()
+    diagnosed: list[Path] = []
+    real_check = sessions.check
+    monkeypatch.setattr(
+        sessions, "check", lambda path, *a: diagnosed.append(path) or real_check(path, *a)
+    )
+    assert run("list", "--json") == first
+    assert diagnosed == []
+    changed = next(iter(agent_home.broken))
+    assert fix_module.fix(changed).status == "fixed"
+    _, out = run("list", "--json")
+    assert diagnosed == [changed]
+    record = next(r for r in map(orjson.loads, out.splitlines()) if r["path"] == str(changed))
+    assert record["verdict"] == "clean"
