@@ -305,6 +305,67 @@ def test_parallel_results_hanging_off_their_calls_belong_to_the_branch() -> None
     assert [b["active"] for b in parsed.meta["branches"]] == [True]
 
 
+def test_steer_in_a_parallel_result_record_answers_its_call_and_follows_the_results() -> None:
+    # Newer Claude Code writes what the user typed while the tools ran into
+    # the record of the next result to arrive, which hangs off its own
+    # tool_use record beside the chain (real: entireio-cli 82-060566ec4b, line 117).
+    data = jsonl(
+        rec("user", "u1", None, "go"),
+        rec("assistant", "a1", "u1", [use("c1")], mid="m1"),
+        rec("assistant", "a2", "a1", [use("c2")], mid="m1"),
+        rec("assistant", "a3", "a2", [use("c3")], mid="m1"),
+        rec("user", "r1", "a1", [result("c1")]),
+        rec("user", "r2", "a2", [result("c2"), text("and make sure this is tested")]),
+        rec("user", "r3", "a3", [result("c3")]),
+        rec("assistant", "a4", "r3", [text("Tested too.")], mid="m2"),
+    )
+    parsed = cc.parse(data)
+    assert roles(parsed) == ["user", "assistant", "tool", "tool", "tool", "user", "assistant"]
+    assert [m["metadata"].get("tool_call_id") for m in parsed.messages[2:5]] == ["c1", "c2", "c3"]
+    assert parsed.messages[5]["content"] == [text("and make sure this is tested")]
+    assert parsed.sources == [[1], [2, 3, 4], [5], [6], [7], [6], [8]]
+    assert findings(parsed) == []  # no PAIR-1 for c2, no PAIR-2 for c3
+    assert [b["active"] for b in parsed.meta["branches"]] == [True]
+    assert cc.serialise(parsed.messages, parsed) == data
+
+
+def test_steer_waits_for_the_whole_run_of_results_across_records() -> None:
+    data = jsonl(
+        rec("user", "u1", None, "go"),
+        rec("assistant", "a1", "u1", [use("c1"), use("c2")]),
+        rec("user", "r1", "a1", [result("c1"), text("first")]),
+        rec("user", "r2", "r1", [result("c2"), text("second")]),
+        rec("user", "u2", "r2", "and then this"),
+    )
+    parsed = cc.parse(data)
+    assert roles(parsed) == ["user", "assistant", "tool", "tool", "user", "user", "user"]
+    assert [m["content"] for m in parsed.messages[4:]] == [
+        [text("first")],
+        [text("second")],
+        "and then this",
+    ]
+    assert findings(parsed) == []
+
+
+def test_steer_beside_the_chain_is_kept_when_a_parallel_result_is_missing() -> None:
+    data = jsonl(
+        rec("user", "u1", None, "go"),
+        rec("assistant", "a1", "u1", [use("c1")], mid="m1"),
+        rec("assistant", "a2", "a1", [use("c2")], mid="m1"),
+        rec("assistant", "a3", "a2", [use("c3")], mid="m1"),
+        rec("user", "r1", "a1", [result("c1"), text("also check the docs")]),
+        rec("user", "r3", "a3", [result("c3")]),
+        rec("assistant", "a4", "r3", [text("Two of three.")], mid="m2"),
+    )
+    parsed, out, again = repair_and_write(data)
+    assert [(rule, call) for rule, _, call in findings(parsed)] == [("PAIR-1", "c2")]
+    assert roles(again) == ["user", "assistant", "tool", "tool", "tool", "user", "assistant"]
+    assert [m["metadata"].get("tool_call_id") for m in again.messages[2:5]] == ["c1", "c2", "c3"]
+    assert again.messages[5]["content"] == [text("also check the docs")]
+    records = lines_of(out)
+    assert {"a1", "a2", "a3", "a4"} <= set(chain_from_last(records))
+
+
 def test_results_are_put_in_call_order() -> None:
     data = jsonl(
         rec("user", "u1", None, "go"),
@@ -740,7 +801,8 @@ def sessions(draw: st.DrawFn) -> bytes:
     each layout Claude Code uses: a linear chain; results hanging off their
     tool_use records with the next record after the last result; or results
     written while the reply was still streaming, between its records. A
-    message typed while the tools ran may sit before the results.
+    message typed while the tools ran may sit before the results, or in a
+    result's own record after its tool_result.
     """
     records: list[dict] = []
     last = None
@@ -768,12 +830,15 @@ def sessions(draw: st.DrawFn) -> bytes:
             last = uses[c] = add("assistant", last, [use(c)], mid=mid)
             if layout == "streamed" and c in answered:
                 # Claude Code ran the call while the reply was still streaming.
-                last = add("user", last, [result(c)])
+                steer = [text("and test it")] if draw(st.booleans()) else []
+                last = add("user", last, [result(c), *steer])
                 answered.remove(c)
         if calls and draw(st.booleans()):
             last = add("user", last, "hurry up")  # typed while the tools ran
         for c in answered:
-            last = add("user", uses[c] if layout == "hanging" else last, [result(c)])
+            # Newer Claude Code puts what was typed meanwhile in a result's record.
+            steer = [text("and test it")] if draw(st.booleans()) else []
+            last = add("user", uses[c] if layout == "hanging" else last, [result(c), *steer])
         if draw(st.booleans()):
             last = add("user", last, [result(f"ghost{turn}", "stray")])
     return jsonl(*records)
