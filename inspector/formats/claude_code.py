@@ -64,8 +64,10 @@ metadata key starting with ``_``.
 
 Writing (``serialise``)
 -----------------------
-An unchanged transcript comes back byte for byte. After repair, records
-that were not touched keep their exact bytes; changed records are written
+An unchanged transcript comes back byte for byte, except that a line
+holding two records (a lost newline, LINE-1) is written as one line a
+record, each record's bytes as they were. After repair, records that were
+not touched keep their exact bytes; changed records are written
 again with orjson. Synthetic results become ``user`` records holding one
 ``tool_result`` block (``is_error: true``), notes become ``user`` text
 records; both get uuid5 ids from the session id (and the call id for a
@@ -90,10 +92,12 @@ from inspector.formats.jsonl import (
     JsonlFile,
     Record,
     collector_paused,
+    has_glued,
     head_records,
     iter_jsonl,
     join_lines,
     release,
+    unglue,
 )
 
 NAME = "claude-code"
@@ -879,6 +883,8 @@ def serialise(messages: list[dict[str, Any]], original: Parsed) -> bytes:
     if not isinstance(state, _State):
         raise FormatError("serialise needs the Parsed that parse() returned for this file")
     if _unchanged(messages, original.messages):
+        if has_glued(original.problems):  # a lost newline: each record on its own line
+            return unglue(state.data, state.records, state.crlf)
         return state.data
     return _Writer(state, original.messages).write(messages)
 
@@ -1365,7 +1371,13 @@ class _Writer:
             doc["loglines"] = [self.values[x] if isinstance(x, int) else x for x in out]
             return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
         cr = b"\r" if state.crlf else b""
-        lines = [state.records[x].raw if isinstance(x, int) else orjson.dumps(x) + cr for x in out]
+        records = state.records
+        lines = [
+            (records[x].raw + cr if records[x].glued else records[x].raw)
+            if isinstance(x, int)
+            else orjson.dumps(x) + cr
+            for x in out
+        ]
         return join_lines(lines, state.final_newline)
 
 

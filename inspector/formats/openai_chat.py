@@ -112,6 +112,9 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
 def serialise(messages: list[Message], original: Parsed) -> bytes:
     state = original.state
     if messages == original.messages:
+        if "lines" in state and jsonl.has_glued(original.problems):
+            # A lost newline: each record on its own line, as a repaired file has it.
+            return jsonl.unglue(state["data"], state["lines"], state["crlf"])
         return state["data"]
     if state["mode"] == "jsonl":
         return _serialise_jsonl(messages, original)
