@@ -392,7 +392,10 @@ def _result_content(block: dict[str, Any]) -> Any:
     content = block.get("content")
     if content is None:
         return ""
-    return _canonical_content(content)
+    if isinstance(content, str | list):
+        return _canonical_content(content)
+    # A number, a boolean or an object, as some tools return it: its JSON as text.
+    return orjson.dumps(content).decode()
 
 
 def _paused_server_tools(messages: list[Message]) -> list[dict[str, Any]]:

@@ -383,7 +383,7 @@ def _canonical_calls(record: dict[str, Any]) -> list[dict[str, Any]] | str:
     for call in raw or []:
         if not isinstance(call, dict):
             return "a tool call must be an object"
-        cid = call.get("id") or ""
+        cid = _wire_id(call)
         if call.get("type") == "custom" and isinstance(call.get("custom"), dict):
             name, arguments = call["custom"].get("name"), {"input": call["custom"].get("input")}
         else:
@@ -397,6 +397,20 @@ def _canonical_calls(record: dict[str, Any]) -> list[dict[str, Any]] | str:
             {"tool_call_id": "", "name": legacy.get("name"), "arguments": legacy.get("arguments")}
         )
     return calls
+
+
+def _wire_id(call: dict[str, Any]) -> Any:
+    """The id a call's result answers it under.
+
+    That is ``id``, except in a call that also carries a ``call_id`` (as
+    hermes-agent writes them, beside a ``response_item_id``): there, as in
+    the Responses API it comes from, ``call_id`` pairs the call with its
+    result and ``id`` may be the item's own id.
+    """
+    paired = call.get("call_id")
+    if isinstance(paired, str) and paired:
+        return paired
+    return call.get("id") or ""
 
 
 def _canonical_content(content: Any) -> Any:
@@ -505,7 +519,14 @@ def _wire_call(call: dict[str, Any], template: Any) -> dict[str, Any]:
     function = dict(out.get("function") or {}) if isinstance(out.get("function"), dict) else {}
     function["name"] = call.get("name")
     function["arguments"] = arguments_string(arguments)
-    out["id"] = cid
+    paired = out.get("call_id")
+    if isinstance(paired, str) and paired:
+        # Its result answers the call_id (see _wire_id); an id of its own stays.
+        if out.get("id") in (None, paired):
+            out["id"] = cid
+        out["call_id"] = cid
+    else:
+        out["id"] = cid
     out.setdefault("type", "function")
     out["function"] = function
     return out

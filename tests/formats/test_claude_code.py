@@ -897,3 +897,25 @@ def test_any_repair_written_back_reads_back_with_nothing_to_repair(data: bytes) 
     again = cc.parse(out)
     assert repair_history(again.messages, causes=again.causes).actions == []
     assert repaired_file(cc.parse(data)) == out
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(3, "3"), (True, "true"), (False, "false"), (None, ""), (2.5, "2.5")],
+    ids=["int", "true", "false", "null", "float"],
+)
+def test_tool_result_content_that_is_a_number_a_boolean_or_null_is_read_as_text(
+    value: Any, text: str
+) -> None:
+    data = jsonl(
+        rec("user", "u1", None, "count"),
+        rec("assistant", "a1", "u1", [use("c1", "Count"), use("c2", "Count")]),
+        rec("user", "r1", "a1", [result("c1", value)]),
+    )
+    parsed = cc.parse(data)
+    assert parsed.messages[2]["content"] == text
+    assert parsed.messages[2]["metadata"]["tool_call_id"] == "c1"
+    assert cc.serialise(parsed.messages, parsed) == data
+    _, out, again = repair_and_write(data)
+    assert lines_of(out)[2] == lines_of(data)[2]  # the odd value is kept as it was
+    assert [m["metadata"].get("tool_call_id") for m in again.messages[2:]] == ["c1", "c2"]
