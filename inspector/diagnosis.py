@@ -234,13 +234,13 @@ def _line_findings(
     if not glued:
         return False
     where: dict[int, int] = {}  # source line -> the first row read from it
-    for position, row in enumerate(rows):
-        if row["in_original"]:
-            for line in row["lines"]:
-                where.setdefault(line, position)
+    for number, each in enumerate(rows):
+        if each["in_original"]:
+            for line in each["lines"]:
+                where.setdefault(line, number)
     added: list[tuple[int, dict[str, Any]]] = []
     for problem in glued:
-        position = where.get(problem.line)
+        position: int | None = where.get(problem.line)
         if position is None and rows:
             later = [(line, p) for line, p in where.items() if line > problem.line]
             position = min(later)[1] if later else len(rows) - 1
@@ -251,7 +251,7 @@ def _line_findings(
             f"Line {problem.line}: {problem.reason}. A newline was lost there; the repaired"
             " file writes each record on a line of its own, byte for byte as it was."
         )
-        finding = {
+        finding: dict[str, Any] = {
             "rule": "LINE-1",
             "row": row["key"] if row is not None else None,
             "text": text,
