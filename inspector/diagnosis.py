@@ -141,6 +141,65 @@ def _diagnose(parsed: Parsed, is_read_only: ReadOnly) -> Diagnosis:
     )
 
 
+def _line_findings(
+    parsed: Parsed, rows: list[dict[str, Any]], findings: list[dict[str, Any]]
+) -> bool:
+    """Add a LINE-1 finding for each line that held two or more records.
+
+    It is marked on the row of the message read from that line (the first
+    one, when both were messages), or, when neither record was a message,
+    on the row of the next message in the file (the last row when none
+    follows). The repaired file writes each record on a line of its own.
+    Returns whether there was any.
+    """
+    glued = [p for p in parsed.problems if p.kind == "glued"]
+    if not glued:
+        return False
+    where: dict[int, int] = {}  # source line -> the first row read from it
+    for number, each in enumerate(rows):
+        if each["in_original"]:
+            for line in each["lines"]:
+                where.setdefault(line, number)
+    added: list[tuple[int, dict[str, Any]]] = []
+    for problem in glued:
+        position: int | None = where.get(problem.line)
+        if position is None and rows:
+            later = [(line, p) for line, p in where.items() if line > problem.line]
+            position = min(later)[1] if later else len(rows) - 1
+        row = rows[position] if position is not None else None
+        if row is not None and "LINE-1" not in row["findings"]:
+            row["findings"] = [*row["findings"], "LINE-1"]
+        text = (
+            f"Line {problem.line}: {problem.reason}. A newline was lost there; the repaired"
+            " file writes each record on a line of its own, byte for byte as it was."
+        )
+        finding: dict[str, Any] = {
+            "rule": "LINE-1",
+            "row": row["key"] if row is not None else None,
+            "text": text,
+            "ids": [],
+            "message": row["input_index"] if row is not None else None,
+            "line": problem.line,
+        }
+        added.append((len(rows) if position is None else position, finding))
+    # Findings are in row order: each goes after the findings of rows up to its own.
+    merged: list[dict[str, Any]] = []
+    rank = {row["key"]: position for position, row in enumerate(rows)}
+    pending = iter(sorted(added, key=lambda item: item[0]))
+    upcoming = next(pending, None)
+    for finding in findings:
+        at = rank.get(finding["row"], len(rows))
+        while upcoming is not None and upcoming[0] < at:
+            merged.append(upcoming[1])
+            upcoming = next(pending, None)
+        merged.append(finding)
+    while upcoming is not None:
+        merged.append(upcoming[1])
+        upcoming = next(pending, None)
+    findings[:] = merged
+    return True
+
+
 def provider_verdicts(
     before: list[dict[str, Any]], after: list[dict[str, Any]]
 ) -> dict[str, dict[str, list[dict[str, Any]]]]:
@@ -217,65 +276,6 @@ def repaired_bytes(parsed: Parsed, fmt: str = "source", is_read_only: ReadOnly =
         if fmt != "source":
             raise ValueError(f"unknown output format {fmt!r}; use 'source' or 'canonical'")
         return formats.FORMATS[parsed.format].serialise(repair.messages, parsed)
-
-
-def _line_findings(
-    parsed: Parsed, rows: list[dict[str, Any]], findings: list[dict[str, Any]]
-) -> bool:
-    """Add a LINE-1 finding for each line that held two or more records.
-
-    It is marked on the row of the message read from that line (the first
-    one, when both were messages), or, when neither record was a message,
-    on the row of the next message in the file (the last row when none
-    follows). The repaired file writes each record on a line of its own.
-    Returns whether there was any.
-    """
-    glued = [p for p in parsed.problems if p.kind == "glued"]
-    if not glued:
-        return False
-    where: dict[int, int] = {}  # source line -> the first row read from it
-    for number, each in enumerate(rows):
-        if each["in_original"]:
-            for line in each["lines"]:
-                where.setdefault(line, number)
-    added: list[tuple[int, dict[str, Any]]] = []
-    for problem in glued:
-        position: int | None = where.get(problem.line)
-        if position is None and rows:
-            later = [(line, p) for line, p in where.items() if line > problem.line]
-            position = min(later)[1] if later else len(rows) - 1
-        row = rows[position] if position is not None else None
-        if row is not None and "LINE-1" not in row["findings"]:
-            row["findings"] = [*row["findings"], "LINE-1"]
-        text = (
-            f"Line {problem.line}: {problem.reason}. A newline was lost there; the repaired"
-            " file writes each record on a line of its own, byte for byte as it was."
-        )
-        finding: dict[str, Any] = {
-            "rule": "LINE-1",
-            "row": row["key"] if row is not None else None,
-            "text": text,
-            "ids": [],
-            "message": row["input_index"] if row is not None else None,
-            "line": problem.line,
-        }
-        added.append((len(rows) if position is None else position, finding))
-    # Findings are in row order: each goes after the findings of rows up to its own.
-    merged: list[dict[str, Any]] = []
-    rank = {row["key"]: position for position, row in enumerate(rows)}
-    pending = iter(sorted(added, key=lambda item: item[0]))
-    upcoming = next(pending, None)
-    for finding in findings:
-        at = rank.get(finding["row"], len(rows))
-        while upcoming is not None and upcoming[0] < at:
-            merged.append(upcoming[1])
-            upcoming = next(pending, None)
-        merged.append(finding)
-    while upcoming is not None:
-        merged.append(upcoming[1])
-        upcoming = next(pending, None)
-    findings[:] = merged
-    return True
 
 
 # --- the timeline ----------------------------------------------------------
