@@ -40,9 +40,13 @@ $(TEST_STAMP): pyproject.toml $(STAMP)
 venv install: $(STAMP)
 install-test: $(TEST_STAMP)
 
+# Holds the terminal; Ctrl-C or SIGTERM stops the server and its worker. `exec`
+# makes serve make's own child: GNU make passes SIGTERM on to that child (not
+# SIGINT or SIGHUP, which a terminal sends the whole group anyway), and a shell
+# in between would die of it and leave serve running.
 run: $(STAMP)
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py serve --host $(HOST) --port $(PORT)
+	exec $(PY) manage.py serve --host $(HOST) --port $(PORT)
 
 chromium:
 	@if [ -x /usr/bin/chromium ]; then :; \
@@ -55,6 +59,7 @@ chromium:
 lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 format: $(TEST_STAMP)
 	$(VENV)/bin/ruff format .
@@ -83,4 +88,4 @@ load: $(VENV)/.installed-load
 	$(PY) bench/load.py $(LOAD_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis

@@ -12,15 +12,15 @@ No Django: this module sits beside the pure ``engine`` and ``formats``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import orjson
 
 from inspector import formats
-from inspector.engine import repair_history
-from inspector.engine.providers import PROVIDERS
+from inspector.engine import Action, Repair, repair_history
+from inspector.engine.providers import PROVIDERS, ProviderProblem
 from inspector.formats.base import Parsed
 from inspector.formats.canonical import same_start
 from inspector.formats.jsonl import collector_paused
@@ -62,6 +62,7 @@ _REPAIR_RULE_SET = frozenset(REPAIR_RULES)
 # Shared stand-ins for what most messages lack; read, never written.
 _EMPTY: dict[str, Any] = {}
 _NO_RULES: frozenset[Any] = frozenset()
+_NO_RENAMES: Mapping[int, str | None] = {}
 
 
 @dataclass(slots=True)
@@ -72,11 +73,12 @@ class Diagnosis:
     repaired_count: int
     needs_repair: bool
     counts: dict[str, int]
-    providers: dict[str, dict[str, list[dict[str, Any]]]]
-    problems: list[dict[str, Any]]
-    findings: list[dict[str, Any]]
-    rows: list[dict[str, Any]]
-    interrupted: list[dict[str, Any]]
+    # Sequences, not lists: a diagnosis read from the web's cache file has lazy ones.
+    providers: Mapping[str, Mapping[str, Sequence[dict[str, Any]]]]
+    problems: Sequence[dict[str, Any]]
+    findings: Sequence[dict[str, Any]]
+    rows: Sequence[dict[str, Any]]
+    interrupted: Sequence[dict[str, Any]]
     meta: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -99,7 +101,7 @@ def read_only_predicate(names: Iterable[str] | None) -> ReadOnly:
     return (lambda name: name in wanted) if wanted else None
 
 
-def repair_parsed(parsed: Parsed, is_read_only: ReadOnly = None):  # -> Repair
+def repair_parsed(parsed: Parsed, is_read_only: ReadOnly = None) -> Repair:
     kwargs: dict[str, Any] = {}
     if parsed.not_started:
         kwargs["not_started"] = parsed.not_started
@@ -228,7 +230,7 @@ def provider_verdicts(
     return verdicts
 
 
-def _issue(problem: Any) -> dict[str, Any]:
+def _issue(problem: ProviderProblem) -> dict[str, Any]:
     return {"path": problem.path, "index": problem.index, "text": problem.text}
 
 
@@ -278,13 +280,87 @@ def repaired_bytes(parsed: Parsed, fmt: str = "source", is_read_only: ReadOnly =
         return formats.FORMATS[parsed.format].serialise(repair.messages, parsed)
 
 
+# --- files of several conversations -------------------------------------------
+
+
+def diagnose_all(parsed: Sequence[Parsed], is_read_only: ReadOnly = None) -> list[Diagnosis]:
+    """One diagnosis per conversation of a file (``formats.load_all``'s list, in order)."""
+    return [diagnose(one, is_read_only) for one in parsed]
+
+
+def conversation_summaries(
+    parsed: Sequence[Parsed], diagnoses: Sequence[Diagnosis]
+) -> list[dict[str, Any]]:
+    """What a timeline lists of each conversation: which one, its size and its verdict.
+
+    ``key`` is what ``parse(data, conversation=key)`` takes to read it again.
+    """
+    keys = formats.conversation_keys(parsed[0]) if len(parsed) > 1 else [0]
+    return [
+        {
+            "key": key,
+            "number": n,
+            "messages": diagnosis.message_count,
+            "needs_repair": diagnosis.needs_repair,
+            "counts": dict(diagnosis.counts),
+            "rejected_by": [name for name, v in diagnosis.providers.items() if v["before"]],
+        }
+        for n, (key, diagnosis) in enumerate(zip(keys, diagnoses, strict=True), 1)
+    ]
+
+
+def repaired_bytes_all(
+    parsed: Sequence[Parsed], fmt: str = "source", is_read_only: ReadOnly = None
+) -> bytes:
+    """The whole file repaired: every conversation in it, in its own shape or canonical JSON.
+
+    Canonical JSON of a file of several conversations is a list of them, each
+    a list of messages.
+    """
+    if len(parsed) == 1:
+        return repaired_bytes(parsed[0], fmt, is_read_only)
+    with collector_paused():
+        repairs = [repair_parsed(one, is_read_only) for one in parsed]
+        if fmt == "canonical":
+            every = [formats.strip_private(repair.messages) for repair in repairs]
+            return orjson.dumps(every, option=orjson.OPT_INDENT_2)
+        if fmt != "source":
+            raise ValueError(f"unknown output format {fmt!r}; use 'source' or 'canonical'")
+        return formats.serialise_all(
+            [(repair.messages, one) for repair, one in zip(repairs, parsed, strict=True)]
+        )
+
+
+def report_all(parsed: Sequence[Parsed], diagnoses: Sequence[Diagnosis]) -> dict[str, Any]:
+    """``report_from`` for a file: for several conversations, each one's report and the totals."""
+    if len(diagnoses) == 1:
+        return report_from(diagnoses[0])
+    counts: dict[str, int] = {}
+    for diagnosis in diagnoses:
+        for rule, n in diagnosis.counts.items():
+            counts[rule] = counts.get(rule, 0) + n
+    summaries = conversation_summaries(parsed, diagnoses)
+    return {
+        "format": diagnoses[0].format,
+        "engine_version": ENGINE_VERSION,
+        "conversations": len(diagnoses),
+        "conversations_needing_repair": sum(d.needs_repair for d in diagnoses),
+        "needs_repair": any(d.needs_repair for d in diagnoses),
+        "counts": counts,
+        "each": [
+            {"conversation": summary["number"], "key": summary["key"], **report_from(diagnosis)}
+            for summary, diagnosis in zip(summaries, diagnoses, strict=True)
+        ],
+    }
+
+
 # --- the timeline ----------------------------------------------------------
 
 
 class _Timeline:
     """Lays original and repaired messages out as annotated rows."""
 
-    def __init__(self, parsed: Parsed, repair: Any) -> None:
+    def __init__(self, parsed: Parsed, repair: Repair) -> None:
         self.parsed = parsed
         self.inputs = parsed.messages
         self.outputs = repair.messages
@@ -294,8 +370,8 @@ class _Timeline:
 
     def build(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         kept, out_to_in = self._map_outputs()
-        by_out: dict[int, list[Any]] = {}
-        by_in_dropped: dict[int, list[Any]] = {}
+        by_out: dict[int, list[Action]] = {}
+        by_in_dropped: dict[int, list[Action]] = {}
         for action in self.actions:
             if action.output_index is not None:
                 by_out.setdefault(action.output_index, []).append(action)
@@ -333,6 +409,7 @@ class _Timeline:
                 if span_last is span_first:
                     span_first["span_pos"] = "start"
                 else:
+                    assert span_last is not None  # set with span_first
                     span_last["span_pos"] = "inside"
                 row["span"], row["span_pos"] = span_first["span"], "end"
                 span_last = row
@@ -397,7 +474,7 @@ class _Timeline:
     def _dropped_row(
         self,
         in_index: int,
-        by_in: dict[int, list[Any]],
+        by_in: dict[int, list[Action]],
         rows: list[dict[str, Any]],
         findings: list[dict[str, Any]],
     ) -> None:
@@ -418,7 +495,7 @@ class _Timeline:
         message: dict[str, Any],
         in_index: int | None,
         out_index: int | None,
-        actions: Sequence[Any],
+        actions: Sequence[Action],
     ) -> dict[str, Any]:
         # Runs once per message: most are kept as they were with no actions, and
         # take the short branch; the rest work out what the repair did to them.
@@ -441,7 +518,7 @@ class _Timeline:
                 source_meta = original.get("metadata") or _EMPTY
                 source_role = original.get("role", "")
             if actions:
-                rules = {a.rule for a in actions}
+                rules: Set[str] = {a.rule for a in actions}
                 moved_from = next(
                     (
                         a.from_index
@@ -471,6 +548,7 @@ class _Timeline:
             calls = self._calls(source, message, actions) if source_meta.get("tool_calls") else []
             result = _result(source, source_meta, message) if source_role == "tool" else None
         content = message.get("content")
+        parts: list[dict[str, Any]]
         if content.__class__ is str and len(content) <= TEXT_LIMIT:
             text, parts = content, []  # ``_render_content``'s answer for most messages
         else:
@@ -507,7 +585,7 @@ class _Timeline:
         }
 
     def _calls(
-        self, original: dict[str, Any], repaired: dict[str, Any], actions: Sequence[Any]
+        self, original: dict[str, Any], repaired: dict[str, Any], actions: Sequence[Action]
     ) -> list[dict[str, Any]]:
         before = (original.get("metadata") or _EMPTY).get("tool_calls") or []
         if not before:
@@ -526,15 +604,15 @@ class _Timeline:
             else:
                 return calls
         if actions:
-            removed = {a.call_index for a in actions if a.rule == "INT-1"}
-            renames = {
+            removed: Set[int | None] = {a.call_index for a in actions if a.rule == "INT-1"}
+            renames: Mapping[int, str | None] = {
                 a.call_index: a.new_id
                 for a in actions
                 if a.rule in ("ID-1", "ID-2") and a.call_index is not None
             }
         else:
             removed = _NO_RULES
-            renames = _EMPTY
+            renames = _NO_RENAMES
         calls = []
         kept = iter(after if isinstance(after, list) else [])
         for index, call in enumerate(before):
@@ -554,7 +632,7 @@ class _Timeline:
             calls.append(_call_row(call, old_id, new_id, is_removed))
         return calls
 
-    def _findings(self, row: dict[str, Any], actions: Sequence[Any]) -> list[dict[str, Any]]:
+    def _findings(self, row: dict[str, Any], actions: Sequence[Action]) -> list[dict[str, Any]]:
         found = []
         line = row["lines"][0] if row["lines"] else None
         if line is None:
@@ -579,7 +657,7 @@ class _Timeline:
             )
         return found
 
-    def _line_of_call(self, actions: Sequence[Any]) -> int | None:
+    def _line_of_call(self, actions: Sequence[Action]) -> int | None:
         # An inserted row has no source line of its own; point at the turn
         # whose call it answers (or whose cut it records).
         for action in actions:
@@ -632,7 +710,7 @@ def _call_id(holder: dict[str, Any] | None) -> str:
     return "" if value is None else str(value)
 
 
-def _action_ids(action: Any) -> list[str]:
+def _action_ids(action: Action) -> list[str]:
     ids = []
     for name in ("call_id", "old_id", "new_id"):
         value = getattr(action, name, None)
@@ -641,7 +719,7 @@ def _action_ids(action: Any) -> list[str]:
     return ids
 
 
-def _finding_text(action: Any, row: dict[str, Any], causes: dict[int, str]) -> str:
+def _finding_text(action: Action, row: dict[str, Any], causes: dict[int, str]) -> str:
     name = getattr(action, "tool_name", None) or "a tool"
     call_id = getattr(action, "call_id", None) or ""
     old_id = getattr(action, "old_id", None) or ""

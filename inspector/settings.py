@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "inspector.web",
     "inspector.scan",
     "inspector.share",
+    "inspector.watch",
 ]
 
 MIDDLEWARE = [
@@ -167,6 +168,8 @@ INSPECTOR_ZIP_MAX_RATIO = env_int("INSPECTOR_ZIP_MAX_RATIO", 100, minimum=1)
 # Stored bytes with no transcript row (left by a process killed mid-upload) are
 # removed when a scan is retried and when `make run` starts, once this old.
 INSPECTOR_ORPHAN_GRACE_SECONDS = env_int("INSPECTOR_ORPHAN_GRACE_SECONDS", 600, minimum=0)
+# Folders of agent sessions `manage.py watch` (and `make run`) follows; none by default.
+INSPECTOR_WATCH = env_list("INSPECTOR_WATCH")
 # A task RUNNING for longer than this when a worker starts is taken for one whose
 # worker was killed, and queued again (manage.py worker; every task is idempotent).
 INSPECTOR_TASK_STALE_SECONDS = env_int("INSPECTOR_TASK_STALE_SECONDS", 600, minimum=0)

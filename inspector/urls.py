@@ -6,4 +6,5 @@ urlpatterns = [
     path("", include("inspector.web.urls")),
     path("", include("inspector.scan.urls")),
     path("", include("inspector.share.urls")),
+    path("", include("inspector.watch.urls")),
 ]

@@ -1,4 +1,7 @@
 import os
+from collections.abc import Iterable
+from typing import IO
+from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from django.core.exceptions import BadRequest
 from django.core.wsgi import get_wsgi_application
@@ -15,7 +18,7 @@ class WholeBody:
     valid, shorter transcript: stored, with the wrong sha256. A 400 instead.
     """
 
-    def __init__(self, stream, length: int) -> None:
+    def __init__(self, stream: IO[bytes], length: int) -> None:
         self.stream, self.left = stream, length
 
     def read(self, size: int = -1) -> bytes:
@@ -36,8 +39,8 @@ class WholeBody:
         return line
 
 
-def _whole_bodies(app):
-    def wrapped(environ, start_response):
+def _whole_bodies(app: WSGIApplication) -> WSGIApplication:
+    def wrapped(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         try:
             length = int(environ.get("CONTENT_LENGTH") or 0)
         except ValueError:

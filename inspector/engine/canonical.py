@@ -7,14 +7,20 @@ expression must mean exactly what the function here means.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
+
+import orjson
 
 from inspector.engine.errors import InvalidTranscript
 
 ROLES = ("system", "user", "assistant", "tool")
 
 INTERRUPTED = "Tool call was interrupted; no result."
+
+# Where JSON text that is an object starts: after JSON's own whitespace, a "{".
+_OBJECT_START = re.compile(r"[ \t\n\r]*\{")
 
 # Shared read-only stand-in for missing metadata; never handed out for writing.
 EMPTY: Mapping[str, Any] = {}
@@ -64,7 +70,50 @@ def is_blank(content: Any) -> bool:
     return False
 
 
-def metadata_of(message: Mapping[str, Any], index: int) -> Mapping[str, Any]:
+def json_object(text: str) -> dict[str, Any] | None:
+    """The object ``text`` holds as JSON, or ``None`` when it holds no object."""
+    if not _OBJECT_START.match(text):
+        # JSON text that is an object starts with "{": skip the parse (and the
+        # exception) for the plain text that most other strings are.
+        return None
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def arguments_object(arguments: Any) -> Any:
+    """A call's arguments as the object they stand for, where they stand for one.
+
+    The one reading of a call's ``arguments`` (SPEC §2, §4 step 1) that the
+    repair, the format readers and writers and the diagnosis share:
+
+    - an object is itself;
+    - an empty or all-whitespace string means no arguments: ``{}``;
+    - a string that parses as a JSON object is that object;
+    - anything else (a string cut mid-stream, JSON that is no object,
+      ``None``) is returned as it is, for the caller to judge.
+    """
+    if not isinstance(arguments, str):
+        return arguments
+    if not arguments or arguments.isspace():
+        return {}
+    value = json_object(arguments)
+    return arguments if value is None else value
+
+
+def is_partial(arguments: Any) -> bool:
+    """True for arguments cut mid-stream (INT-1).
+
+    That is a non-empty string, not only whitespace, that does not parse as
+    a JSON object. An empty string is a complete call with no arguments;
+    an object, ``None`` or any other non-string is never partial.
+    """
+    return isinstance(arguments, str) and not isinstance(arguments_object(arguments), dict)
+
+
+def metadata_of(message: Mapping[str, Any], index: int | None) -> Mapping[str, Any]:
     """The message's metadata, ``{}`` when missing; bad input when not an object."""
     metadata = message.get("metadata", EMPTY)
     if metadata.__class__ is not dict and not isinstance(metadata, dict):
@@ -72,7 +121,7 @@ def metadata_of(message: Mapping[str, Any], index: int) -> Mapping[str, Any]:
     return metadata
 
 
-def tool_calls_of(metadata: Mapping[str, Any], index: int) -> list[Any]:
+def tool_calls_of(metadata: Mapping[str, Any], index: int | None) -> list[Any]:
     """An assistant's calls, ``[]`` when there are none; bad input when not a list."""
     calls = metadata.get("tool_calls")
     if calls is None:

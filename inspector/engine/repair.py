@@ -41,6 +41,7 @@ from inspector.engine.canonical import (
     call_id_key,
     explain,
     is_blank,
+    is_partial,
     metadata_of,
     tool_calls_of,
 )
@@ -407,7 +408,7 @@ class _Repairer:
                     f"tool call {ci} must be an object, not {type(call).__name__}", h
                 )
             entries.append((ci, call, self.id_of(call, h)))
-        if not any(_is_partial(call) for call in calls):
+        if not any(is_partial(call.get("arguments")) for call in calls):
             # Nothing can be removed, so the region need not be read.
             return _Head(h, entries, [], True, h + 1)
         region_end = self.next_candidate(h)
@@ -422,7 +423,8 @@ class _Repairer:
         kept: list[tuple[int, Message, str]] = []
         removed: list[tuple[int, Message, str]] = []
         for entry, done in zip(entries, answered, strict=True):
-            (removed if not done and _is_partial(entry[1]) else kept).append(entry)
+            partial = not done and is_partial(entry[1].get("arguments"))
+            (removed if partial else kept).append(entry)
         alive = bool(kept) or not is_blank(msgs[h].get("content"))
         return _Head(h, kept, removed, alive, region_end)
 
@@ -496,8 +498,8 @@ class _Repairer:
             for p, (ci, call, orig) in enumerate(calls):
                 new_id = new_ids[p]
                 name = call.get("name")
-                pos = answer[p]
-                if pos is None:
+                at = answer[p]
+                if at is None:
                     index = len(out)
                     out.append(self.synthetic(orig, new_id, name))
                     self.interrupted.append(out_call_objs[p])
@@ -513,12 +515,12 @@ class _Repairer:
                         )
                     )
                     continue
-                j = entries[pos][1]
+                j = entries[at][1]
                 result = msgs[j]
                 index = len(out)
                 if self.id_of(metadata_of(result, j), j) != new_id:
                     result = self.renamed_result(j, orig, new_id, ci, name, h)
-                if kept_positions[rank_of_real] != pos:
+                if kept_positions[rank_of_real] != at:
                     actions.append(
                         Action(
                             "PAIR-2",
@@ -719,17 +721,6 @@ class _Matcher:
                 del self.empty[n]
                 return p
         return None
-
-
-def _is_partial(call: Mapping[str, Any]) -> bool:
-    """Arguments cut mid-stream: a string that does not parse as a JSON object (INT-1)."""
-    arguments = call.get("arguments")
-    if not isinstance(arguments, str):
-        return False
-    try:
-        return not isinstance(orjson.loads(arguments), dict)
-    except orjson.JSONDecodeError:
-        return True
 
 
 def _with_metadata(m: Message, md: Mapping[str, Any], key: str, value: Any) -> Message:

@@ -480,9 +480,10 @@ RULES: dict[str, Rule] = {
             " missing, belongs to an earlier turn, or already has its result) is"
             " rejected by every provider. Dropping it would lose what the tool"
             " returned. The repair turns it into a user message that starts with a"
-            " bracketed note naming the call id and saying no matching call was"
-            " found, followed by the original content, images included. The model"
-            " still sees the output; the request is valid."
+            " bracketed note naming the call id (`(no id)` for a result without"
+            " one) and saying no matching call was found, followed by the original"
+            " content, images included. The model still sees the output; the"
+            " request is valid."
         ),
         example_before=[
             {"role": "user", "content": "hi", "metadata": {}},
@@ -612,9 +613,11 @@ RULES: dict[str, Rule] = {
             " a provider that pairs by id cannot pair those calls with their results."
             " The repair gives each such call the id `call_{m}_{c}`, where m is the"
             " message's index in the input and c the call's index in that message,"
-            " both from 0: the same input always gives the same id, never a random"
-            " one. A result without an id takes the id of the first unanswered call"
-            " that had none, with the same tool name where both record one."
+            " both from 0, counting calls removed as partial (INT-1) too: the same"
+            " input always gives the same id, never a random one, and an id never"
+            " depends on what follows. A result without an id takes the id of the"
+            " first unanswered call that had none, with the same tool name where"
+            " both record one."
         ),
         example_before=[
             {"role": "user", "content": "go", "metadata": {}},
@@ -742,7 +745,9 @@ RULES: dict[str, Rule] = {
             " an object), and making it sendable would mean inventing the missing"
             " half and then a result for a call that never ran. The repair removes"
             " such a call when no result for it follows, keeps the prose the user"
-            " already saw, and records that the turn was cut (INT-2)."
+            " already saw, and records that the turn was cut (INT-2). Empty"
+            " arguments are not a fragment: an empty or all-whitespace string means"
+            " no arguments, as `{}`, so that call is complete and is never removed."
         ),
         example_before=[
             {

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -40,7 +39,14 @@ from inspector.formats import (
     responses,
     skeleton,
 )
-from inspector.formats.base import FormatError, Parsed, Problem
+from inspector.formats.base import (
+    ConversationShape,
+    FormatError,
+    Parsed,
+    Problem,
+    Shape,
+    WireShape,
+)
 from inspector.formats.canonical import public, same_start, strip_private
 from inspector.formats.jsonl import collector_paused
 
@@ -52,9 +58,13 @@ __all__ = [
     "Parsed",
     "Problem",
     "Wires",
+    "chosen_key",
+    "conversation_keys",
     "export",
     "export_wire",
     "load",
+    "load_all",
+    "serialise_all",
     "strip_private",
     "to_wire",
 ]
@@ -63,7 +73,7 @@ HEAD_BYTES = 64 * 1024
 
 
 # Detection order breaks ties between equally confident sniffs.
-FORMATS: dict[str, ModuleType] = {
+FORMATS: dict[str, Shape] = {
     "canonical": canonical,
     "openai-chat": openai_chat,
     "anthropic": anthropic,
@@ -74,7 +84,7 @@ FORMATS: dict[str, ModuleType] = {
 }
 
 # The provider request shapes a canonical history can be exported to.
-WIRE_FORMATS: dict[str, ModuleType] = {
+WIRE_FORMATS: dict[str, WireShape] = {
     "openai-chat": openai_chat,
     "anthropic": anthropic,
     "responses": responses,
@@ -130,6 +140,59 @@ def _load(data: bytes, format: str) -> Parsed:
         lead = f"this is not UTF-8 text (invalid byte at offset {bad}), so not a transcript"
     tried = "; ".join(f"{name}: {reason}" for name, reason in attempts)
     raise FormatError(f"{lead}. Tried {tried}", attempts)
+
+
+def conversation_keys(parsed: Parsed) -> list[int]:
+    """What ``parse(data, conversation=...)`` takes for each conversation the file holds.
+
+    A file of several separate conversations (tau-bench trajectories, one
+    conversation per JSON line, a claude-trace capture of a main loop and its
+    side conversations) names them in ``meta``: ``conversation_keys``, or a
+    count in ``conversations`` (then the keys are 0, 1, ...). A file of one
+    conversation gives ``[]``.
+    """
+    keys = parsed.meta.get("conversation_keys")
+    if isinstance(keys, list):
+        return [int(key) for key in keys]
+    count = parsed.meta.get("conversations")
+    return list(range(count)) if isinstance(count, int) and count > 1 else []
+
+
+def chosen_key(parsed: Parsed) -> int | None:
+    """The key of the conversation ``parsed`` holds, when the file holds several."""
+    for name in ("conversation", "exchange"):
+        value = parsed.meta.get(name)
+        if isinstance(value, int) and value in conversation_keys(parsed):
+            return value
+    return None
+
+
+def load_all(data: bytes, format: str = "auto") -> list[Parsed]:
+    """Every conversation of the file, in its order: one ``Parsed`` each (usually one)."""
+    first = load(data, format)
+    keys = conversation_keys(first)
+    if len(keys) <= 1:
+        return [first]
+    # A shape whose parse reported several conversations reads each one when asked.
+    module = cast(ConversationShape, FORMATS[first.format])
+    with collector_paused():
+        if hasattr(module, "parse_all"):  # decodes the file once for all of them
+            every: list[Parsed] = module.parse_all(data)
+            return every
+        chosen = chosen_key(first)
+        return [first if key == chosen else module.parse(data, conversation=key) for key in keys]
+
+
+def serialise_all(repaired: list[tuple[list[dict[str, Any]], Parsed]]) -> bytes:
+    """The file with each of its conversations (``load_all``'s) written as repaired."""
+    original = repaired[0][1]
+    module = FORMATS[original.format]
+    if len(repaired) > 1 and hasattr(module, "serialise_all"):
+        data: bytes = module.serialise_all(repaired)
+        return data
+    if len(repaired) > 1:
+        raise ValueError(f"{original.format} cannot write several conversations back")
+    return bytes(module.serialise(*repaired[0]))
 
 
 def to_wire(messages: list[dict[str, Any]], provider: str) -> Any:
@@ -269,7 +332,7 @@ class Wires:
                 shared = self.shared()
                 leading = not shared or original[shared - 1][0] == "system"
                 later = self._originals[shared:]
-                memo = dict(zip(map(id, later), original[shared:], strict=True))
+                memo: skeleton.Memo = dict(zip(map(id, later), original[shared:], strict=True))
                 rest = skeleton.digests(messages[shared:], memo, leading)
                 self._histories[which] = None if rest is None else original[:shared] + rest
         return self._histories[which]
@@ -287,10 +350,10 @@ class Wires:
             return None
         if which not in self._walks:
             resume = None
-            if which and self._histories.get(0) is not None:
+            if which and (first := self._walk(0)) is not None:
                 # The repaired history shares the original's messages up to the
                 # first repair, and so their digests: walk on from there.
-                resume = (self._walk(0), self.shared())
+                resume = (first, self.shared())
             self._walks[which] = skeleton.walk(history, resume)
         return self._walks[which]
 
@@ -306,7 +369,7 @@ def export(messages: list[dict[str, Any]], provider: str) -> bytes:
     return orjson.dumps(wire)
 
 
-def _parse(module: ModuleType, data: bytes) -> Parsed:
+def _parse(module: Shape, data: bytes) -> Parsed:
     """``module.parse``, with any failure that is not ``FormatError`` turned into one."""
     try:
         parsed = module.parse(data)
@@ -318,7 +381,7 @@ def _parse(module: ModuleType, data: bytes) -> Parsed:
     return parsed
 
 
-def _ranked(head: bytes) -> list[tuple[str, ModuleType]]:
+def _ranked(head: bytes) -> list[tuple[str, Shape]]:
     scores = []
     for order, (name, module) in enumerate(FORMATS.items()):
         try:
@@ -338,7 +401,7 @@ def _utf8_error(data: bytes) -> int | None:
     return None
 
 
-def _wire_module(provider: str) -> ModuleType:
+def _wire_module(provider: str) -> WireShape:
     try:
         return WIRE_FORMATS[provider]
     except KeyError:

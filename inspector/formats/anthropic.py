@@ -55,6 +55,7 @@ from typing import Any
 
 import orjson
 
+from inspector.engine.canonical import arguments_object
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.canonical import (
@@ -66,7 +67,6 @@ from inspector.formats.canonical import (
     Message,
     append_exchange,
     arguments_dict,
-    arguments_object,
     by_origin,
     call_id,
     calls_of,
@@ -138,7 +138,7 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
     body: dict[str, Any] = {}
     response = None
     if isinstance(doc, list):
-        records = doc
+        records: Any = doc  # decoded JSON, until checked to be a list
         state["mode"] = "list"
     elif isinstance(doc, dict) and (found := exchanges(doc)) is not None:
         chosen = use_exchange(found, NAME, conversation, meta, state)
@@ -157,13 +157,52 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
     return _read(records, body.get("system"), response, state, meta)
 
 
+def parse_all(data: bytes) -> list[Parsed]:
+    """Every conversation of a claude-trace capture, reading it once (``formats.load_all``)."""
+    first = parse(data)
+    keys = first.meta.get("conversation_keys")
+    if first.state["mode"] != "trace" or not isinstance(keys, list) or len(keys) < 2:
+        return [first]
+    read = jsonl.read_jsonl(data)
+    chosen = first.meta["exchange"]
+    return [first if key == chosen else _parse_trace(data, key, read) for key in keys]
+
+
+def serialise_all(repaired: list[tuple[list[Message], Parsed]]) -> bytes:
+    """The capture with one more line for each conversation whose history changed."""
+    if len(repaired) == 1 or repaired[0][1].state["mode"] != "trace":
+        messages, original = repaired[0]
+        return serialise(messages, original)
+    first = repaired[0][1].state
+    lines = [record.raw for record in first["lines"]]
+    added = 0
+    for messages, original in repaired:
+        if messages == original.messages:
+            continue
+        lines.append(dump_line({"request": _repaired_request(messages, original)}, first["crlf"]))
+        added += 1
+    return jsonl.join_lines(lines, True) if added else first["data"]
+
+
+def _repaired_request(messages: list[Message], original: Parsed) -> dict[str, Any]:
+    state = original.state
+    system, wire = _wire(messages, state, native_only=False)
+    body = {**state["body"], "messages": wire}
+    if system is None:
+        body.pop("system", None)
+    else:
+        body["system"] = system
+    return {**state["line"].value["request"], "body": body}
+
+
 def serialise(messages: list[Message], original: Parsed) -> bytes:
     state = original.state
     if messages == original.messages:
+        data: bytes = state["data"]
         if "lines" in state and jsonl.has_glued(original.problems):
             # A lost newline: each record on its own line, as a repaired file has it.
-            return jsonl.unglue(state["data"], state["lines"], state["crlf"])
-        return state["data"]
+            return jsonl.unglue(data, state["lines"], state["crlf"])
+        return data
     system, wire = _wire(messages, state, native_only=False)
     mode = state["mode"]
     if mode == "list":
@@ -478,7 +517,7 @@ def _assemble_stream(text: str, meta: dict[str, Any]) -> dict[str, Any] | None:
         elif kind == "content_block_stop":
             index = event.get("index", len(message["content"]) - 1)
             if index in partial and 0 <= index < len(message["content"]):
-                message["content"][index]["input"] = arguments_object(partial.pop(index) or "{}")
+                message["content"][index]["input"] = arguments_object(partial.pop(index))
         elif kind == "message_delta":
             message.update({k: v for k, v in (event.get("delta") or {}).items()})
         elif kind == "message_stop":
@@ -514,12 +553,15 @@ def _apply_delta(
         block.setdefault("citations", []).append(delta.get("citation"))
 
 
-def _parse_trace(data: bytes, conversation: int | None) -> Parsed:
-    head = jsonl.head_records(data[:65536], 5)
-    if head and not any(isinstance(value, dict) and "request" in value for value in head):
-        # Decide from the first lines before decoding a possibly huge file.
-        raise FormatError("not a claude-trace capture (no 'request' in the first lines)")
-    read = jsonl.read_jsonl(data)
+def _parse_trace(
+    data: bytes, conversation: int | None, read: jsonl.JsonlFile | None = None
+) -> Parsed:
+    if read is None:
+        head = jsonl.head_records(data[:65536], 5)
+        if head and not any(isinstance(value, dict) and "request" in value for value in head):
+            # Decide from the first lines before decoding a possibly huge file.
+            raise FormatError("not a claude-trace capture (no 'request' in the first lines)")
+        read = jsonl.read_jsonl(data)
     pairs = [
         r
         for r in read.records
@@ -543,6 +585,12 @@ def _parse_trace(data: bytes, conversation: int | None) -> Parsed:
         "exchange": index,
         "line": chosen.line,
     }
+    lasts = _conversation_ends(pool)
+    if len(lasts) > 1:
+        # Several conversations in one capture (the main loop, each subagent's):
+        # each is read at its last exchange, ``conversation=`` taking that index.
+        meta["conversations"] = len(lasts)
+        meta["conversation_keys"] = lasts
     response = chosen.value.get("response")
     message = None
     if isinstance(response, dict):
@@ -568,6 +616,34 @@ def _parse_trace(data: bytes, conversation: int | None) -> Parsed:
     ]
     parsed.problems[:0] = sorted([*read.problems, *others], key=lambda p: p.line)
     return parsed
+
+
+def _conversation_ends(pool: list[Any]) -> list[int]:
+    """The index of each conversation's last exchange, in the order the conversations began.
+
+    Every request of one conversation repeats its beginning: the same system
+    prompt and the same first message. Requests that begin differently are
+    another conversation (a subagent's, or one started after compaction).
+    Claude Code moves its ``cache_control`` marks from request to request, so
+    they do not count.
+    """
+    last: dict[bytes, int] = {}
+    for index, record in enumerate(pool):
+        body = record.value["request"]["body"]
+        messages = body["messages"]
+        first = messages[0] if messages else None
+        beginning = _without_cache_marks([body.get("system"), first])
+        key = orjson.dumps(beginning, option=orjson.OPT_SORT_KEYS)
+        last[key] = index  # dicts keep the order keys were first added
+    return list(last.values())
+
+
+def _without_cache_marks(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_cache_marks(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_without_cache_marks(v) for v in value]
+    return value
 
 
 # --- writing ------------------------------------------------------------------------------
@@ -607,7 +683,7 @@ def _wire(
         groups.append((role, rec, [message]))
     wire = []
     for role, rec, members in groups:
-        if rec is not None and originals.get(rec) == members:
+        if state and rec is not None and originals.get(rec) == members:
             wire.append(state["response"] if rec == RESPONSE_REC else records[rec])
             continue
         template = None
@@ -763,7 +839,7 @@ def _wire_assistant(message: Message, source: list[Any], native_only: bool) -> l
 def _tool_use(
     call: dict[str, Any], old: dict[str, Any] | None, native_only: bool = False
 ) -> dict[str, Any]:
-    block = dict(old) if old else {"type": "tool_use"}
+    block: dict[str, Any] = dict(old) if old else {"type": "tool_use"}
     block["id"] = call_id(call)
     block["name"] = call.get("name")
     arguments = call.get("arguments")

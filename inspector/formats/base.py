@@ -19,7 +19,7 @@ the same names:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 
 class FormatError(ValueError):
@@ -75,3 +75,30 @@ class Parsed:
     not_started: set[str] = field(default_factory=set)
     meta: dict[str, Any] = field(default_factory=dict)
     state: Any = None
+
+
+class Shape(Protocol):
+    """A shape module, as the module docstring lists its names (``FORMATS`` holds them)."""
+
+    NAME: str
+    PROVIDER: str
+
+    def sniff(self, head: bytes) -> float: ...
+
+    def parse(self, data: bytes) -> Parsed: ...
+
+    def serialise(self, messages: list[dict[str, Any]], original: Parsed) -> bytes: ...
+
+
+class ConversationShape(Shape, Protocol):
+    """A shape whose files may hold several conversations: ``parse`` reads the one asked for."""
+
+    def parse(self, data: bytes, *, conversation: int | None = None) -> Parsed: ...
+
+
+class WireShape(Shape, Protocol):
+    """A shape module that also writes a provider's request body (``WIRE_FORMATS``)."""
+
+    def to_wire(
+        self, messages: list[dict[str, Any]], *, memo: dict[Any, Any] | None = None
+    ) -> dict[str, Any]: ...

@@ -40,6 +40,7 @@ from typing import Any
 
 import orjson
 
+from inspector.engine.canonical import arguments_object
 from inspector.formats.base import FormatError, Parsed, Problem
 
 NAME = "canonical"
@@ -118,7 +119,8 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
     changed file: a provider would reject them anyway.
     """
     if messages == original.messages:
-        return original.state["data"]
+        data: bytes = original.state["data"]
+        return data
     clean = strip_private(messages)
     wrapper = original.state["wrapper"]
     doc: Any = clean if wrapper is None else {**wrapper, "messages": clean}
@@ -285,24 +287,10 @@ def system_as_user(message: Message) -> Message:
     }
 
 
-def arguments_object(arguments: Any) -> Any:
-    """Call arguments as an object where they parse as one, else as they are."""
-    if isinstance(arguments, str):
-        if not _OBJECT_START.match(arguments):
-            # Only an object is taken, and JSON text that is one starts with "{": skip
-            # the parse (and the exception) for the plain text that most tool output is.
-            return arguments
-        try:
-            value = orjson.loads(arguments)
-        except orjson.JSONDecodeError:
-            return arguments
-        return value if isinstance(value, dict) else arguments
-    return arguments
-
-
 def arguments_dict(arguments: Any) -> dict[str, Any]:
     """Call arguments for an API that takes an object (Anthropic ``input``, Gemini ``args``).
 
+    Read by the engine's ``arguments_object`` (an empty string is ``{}``).
     Arguments that are not an object (a string cut mid-stream that a result
     still answered, a JSON list) are kept whole under ``raw_arguments``
     rather than guessed at.
@@ -531,7 +519,5 @@ def _leading_text(pattern: bytes) -> bytes:
     return text
 
 
-# What JSON text holding an object starts with (JSON's own whitespace, then "{").
-_OBJECT_START = re.compile(r"[ \t\n\r]*\{")
 _ROLE = re.compile(rb'"role"\s*:')
 _METADATA = re.compile(rb'"metadata"\s*:\s*\{')

@@ -87,6 +87,7 @@ from typing import Any
 
 import orjson
 
+from inspector.engine.canonical import arguments_object
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.jsonl import (
     JsonlFile,
@@ -317,7 +318,7 @@ def _parse(data: bytes, leaf: str | None = None) -> Parsed:
     )
 
 
-def _read(data: bytes) -> tuple[JsonlFile, dict | None, Iterator[Any]]:
+def _read(data: bytes) -> tuple[JsonlFile, dict[str, Any] | None, Iterator[Any]]:
     """Records from JSONL or from a ``{"loglines": [...]}`` export, and their values.
 
     The values come in file order, each as its record is read: the records
@@ -583,6 +584,7 @@ def _build_messages(
                 reply_lines.append(line)
             reply_pieces.append(_add_reply(reply, idx, content))
             # The first record to say why the reply ended has it.
+            assert last_reply is not None  # set when the reply was started
             if last_reply not in ended:
                 if value.get("isApiErrorMessage"):
                     ended[last_reply] = "api_error"
@@ -833,6 +835,7 @@ def _branches(
     if not branch:
         return [], []
     leaf = tree.leaf
+    assert leaf is not None  # active_branch found the branch, so its leaf too
 
     def describe(idx: int, length: int, active: bool) -> dict[str, Any]:
         value = values[idx]
@@ -1077,6 +1080,7 @@ class _Writer:
         rec, indices = pieces[0]
         content = self.values[rec]["message"]["content"]
         if role == "tool":
+            assert indices is not None  # a result is one block of its record
             (b,) = indices
             block = content[b]
             new_id = (m.get("metadata") or {}).get("tool_call_id")
@@ -1132,7 +1136,7 @@ class _Writer:
 
     def _new_unit(self, m: dict[str, Any]) -> _Unit:
         role = m.get("role")
-        metadata = m.get("metadata") if isinstance(m.get("metadata"), dict) else {}
+        metadata = md if isinstance(md := m.get("metadata"), dict) else {}
         content = m.get("content")
         if role == "tool":
             call = metadata.get("tool_call_id") or metadata.get("id") or ""
@@ -1147,12 +1151,7 @@ class _Writer:
         if role == "assistant":
             blocks = _blocks(content, for_reply=True)
             for call in metadata.get("tool_calls") or []:
-                arguments = call.get("arguments")
-                if isinstance(arguments, str):
-                    try:
-                        arguments = orjson.loads(arguments)
-                    except orjson.JSONDecodeError:
-                        arguments = {}
+                arguments = arguments_object(call.get("arguments"))
                 blocks.append(
                     {
                         "type": "tool_use",

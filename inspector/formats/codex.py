@@ -87,7 +87,13 @@ _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
 # Model output items that are neither prose nor calls, and where they are kept.
 _REPLY_PARTS = {"reasoning": "reasoning", "web_search_call": "web_search"}
 _ITEM_TYPES = _CALLS | _OUTPUTS | set(_REPLY_PARTS) | {"message"}
-_ROLES = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}
+# Looked up with a record's role as decoded, whatever JSON value it is.
+_ROLES: dict[object, str] = {
+    "user": "user",
+    "assistant": "assistant",
+    "developer": "system",
+    "system": "system",
+}
 
 
 # --------------------------------------------------------------------------- sniff
@@ -589,12 +595,15 @@ class _Writer:
 
     def _item(self, piece: _Piece) -> dict[str, Any]:
         value = self.state.values[piece.rec]
-        payload = value["payload"] if self.state.envelope and "payload" in value else value
+        payload: dict[str, Any] = (
+            value["payload"] if self.state.envelope and "payload" in value else value
+        )
         if piece.item is None:
             return payload
         if piece.item == -1:
             return {"type": "message", "role": "user", "content": payload.get("message", "")}
-        return payload["replacement_history"][piece.item]
+        item: dict[str, Any] = payload["replacement_history"][piece.item]
+        return item
 
     def _move(self, piece: _Piece, new: Any) -> None:
         """Write an item the repair moved where it now stands, not where it was."""
@@ -675,7 +684,7 @@ class _Writer:
 
     def _new_item(self, m: dict[str, Any]) -> dict[str, Any]:
         role = m.get("role")
-        metadata = m.get("metadata") if isinstance(m.get("metadata"), dict) else {}
+        metadata = md if isinstance(md := m.get("metadata"), dict) else {}
         content = m.get("content")
         if role == "tool":
             call = metadata.get("tool_call_id") or metadata.get("id") or ""
@@ -686,7 +695,7 @@ class _Writer:
                 "call_id": call,
                 "output": _output_value(content),
             }
-        wire_role = {"system": "developer"}.get(role, role)
+        wire_role = "developer" if role == "system" else role
         kind = "output_text" if role == "assistant" else "input_text"
         return {"type": "message", "role": wire_role, "content": _response_content(content, kind)}
 
@@ -729,6 +738,7 @@ class _Writer:
         """The record with the unit's changes; None if unchanged, _DROP if emptied."""
         if not unit.items or all(v is None for v in unit.items.values()):
             return None
+        assert unit.rec is not None  # only an original record is rebuilt
         value = self.state.values[unit.rec]
         inner = self.state.envelope and "payload" in value
         payload = value["payload"] if inner else value

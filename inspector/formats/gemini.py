@@ -53,6 +53,7 @@ from typing import Any
 
 import orjson
 
+from inspector.engine.canonical import arguments_object, json_object
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.canonical import (
@@ -64,7 +65,6 @@ from inspector.formats.canonical import (
     Message,
     append_exchange,
     arguments_dict,
-    arguments_object,
     by_origin,
     call_id,
     calls_of,
@@ -121,7 +121,7 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
     body: dict[str, Any] = {}
     response: dict[str, Any] | None = None
     if isinstance(doc, list):
-        contents = doc
+        contents: Any = doc  # decoded JSON, until checked to be a list
         state["mode"] = "list"
     elif isinstance(doc, dict) and (found := exchanges(doc)) is not None:
         chosen = use_exchange(found, NAME, conversation, meta, state)
@@ -179,10 +179,11 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
 def serialise(messages: list[Message], original: Parsed) -> bytes:
     state = original.state
     if messages == original.messages:
+        data: bytes = state["data"]
         if "lines" in state and jsonl.has_glued(original.problems):
             # A lost newline: each record on its own line, as a repaired file has it.
-            return jsonl.unglue(state["data"], state["lines"], state["crlf"])
-        return state["data"]
+            return jsonl.unglue(data, state["lines"], state["crlf"])
+        return data
     mode = state["mode"]
     if mode in ("cli", "cli-lines"):
         return _serialise_cli(messages, state)
@@ -324,7 +325,8 @@ def _match(waiting: list[list[Any]], name: Any) -> str | None:
     for entry in waiting:
         if not entry[2] and entry[1] == name:
             entry[2] = True
-            return entry[0]
+            cid: str = entry[0]
+            return cid
     return None
 
 
@@ -599,11 +601,13 @@ def _serialise_cli(messages: list[Message], state: dict[str, Any]) -> bytes:
 
 def _cli_gemini_record(group: list[Message], template: dict[str, Any] | None) -> dict[str, Any]:
     assistant = group[0]
-    record = dict(template) if template and template.get("type") == "gemini" else {"type": "gemini"}
+    record: dict[str, Any] = (
+        dict(template) if template and template.get("type") == "gemini" else {"type": "gemini"}
+    )
     content = assistant["content"]
     if not (template and (record.get("content") or "") == (content or "")):
         record["content"] = text_of(content)
-    old_calls = record.get("toolCalls") if isinstance(record.get("toolCalls"), list) else []
+    old_calls = found if isinstance(found := record.get("toolCalls"), list) else []
     results = {metadata(m).get("tool_call_id"): m for m in group[1:]}
     calls = []
     for index, call in enumerate(calls_of(assistant)):
@@ -655,8 +659,8 @@ def _response_of(message: Message) -> dict[str, Any]:
     text = content if isinstance(content, str) else text_of(content)
     if metadata(message).get("healed"):
         return {"response": {"error": text}}
-    value = arguments_object(text)
-    return {"response": value if isinstance(value, dict) else {"output": text}}
+    value = json_object(text)
+    return {"response": {"output": text} if value is None else value}
 
 
 def _wire(

@@ -109,17 +109,60 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
     return _parse_document(doc, data, conversation)
 
 
+def parse_all(data: bytes) -> list[Parsed]:
+    """Every conversation of a file of several, decoding it once (see ``formats.load_all``)."""
+    first = parse(data)
+    count = first.meta.get("conversations")
+    if not isinstance(count, int) or count < 2:
+        return [first]
+    state = first.state
+    if state["mode"] == "conversations":
+        rest = [_parse_document(state["doc"], data, k) for k in range(1, count)]
+    else:
+        read = jsonl.read_jsonl(data)
+        rest = [_parse_jsonl(data, k, None, read) for k in range(1, count)]
+    return [first, *rest]
+
+
+def serialise_all(repaired: list[tuple[list[Message], Parsed]]) -> bytes:
+    """The file with every conversation written as repaired (``parse_all``'s, in order)."""
+    first = repaired[0][1].state
+    if len(repaired) == 1 or first["mode"] not in ("conversations", "jsonl-conversations"):
+        messages, original = repaired[0]
+        return serialise(messages, original)
+    changed = [(m, p) for m, p in repaired if m != p.messages]
+    if not changed:
+        data: bytes = first["data"]
+        return data
+    if first["mode"] == "conversations":
+        out = list(first["doc"])
+        for messages, original in changed:
+            state = original.state
+            wire = _wire_list(messages, state["records"], state.get("response"))
+            out[state["index"]] = {**out[state["index"]], state["key"]: wire}
+        return dump_like(out, first["data"])
+    lines = [r.raw for r in first["lines"]]
+    for messages, original in changed:
+        state = original.state
+        wire = _wire_list(messages, state["records"], state.get("response"))
+        old = state["lines"][state["line"]].value
+        new = wire if isinstance(old, list) else {**old, state["key"]: wire}
+        lines[state["line"]] = dump_line(new, state["crlf"])
+    return jsonl.join_lines(lines, first["final_newline"])
+
+
 def serialise(messages: list[Message], original: Parsed) -> bytes:
     state = original.state
     if messages == original.messages:
+        data: bytes = state["data"]
         if "lines" in state and jsonl.has_glued(original.problems):
             # A lost newline: each record on its own line, as a repaired file has it.
-            return jsonl.unglue(state["data"], state["lines"], state["crlf"])
-        return state["data"]
+            return jsonl.unglue(data, state["lines"], state["crlf"])
+        return data
     if state["mode"] == "jsonl":
         return _serialise_jsonl(messages, original)
     wire = _wire_list(messages, state["records"], state.get("response"))
-    doc = state["doc"]
+    doc = state.get("doc")  # JSON Lines of conversations have no document
     mode = state["mode"]
     if mode == "list":
         out: Any = wire
@@ -135,7 +178,7 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
         lines = [r.raw for r in state["lines"]]
         line = state["line"]
         old = state["lines"][line].value
-        new = wire if isinstance(old, list) else {**old, "messages": wire}
+        new = wire if isinstance(old, list) else {**old, state["key"]: wire}
         lines[line] = dump_line(new, state["crlf"])
         return jsonl.join_lines(lines, state["final_newline"])
     return dump_like(out, state["data"])
@@ -160,7 +203,8 @@ def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> d
                 if hit[1] is not None:
                     wire.append(hit[1])
                 continue
-        made: dict[str, Any] | None = _wire_message(public(message), None, native_only=True)
+        made: dict[str, Any] | None
+        made = _wire_message(public(message), None, native_only=True)
         if made.get("content") == []:
             if not made.get("tool_calls"):
                 made = None
@@ -180,6 +224,7 @@ def _parse_document(doc: Any, data: bytes, conversation: int | None) -> Parsed:
     state: dict[str, Any] = {"data": data, "doc": doc}
     meta: dict[str, Any] = {}
     response = None
+    records: Any  # decoded JSON, until checked to be a list
     if isinstance(doc, list) and doc and _is_conversation(doc[0]):
         key, index, records = _pick_conversation(doc, conversation)
         state |= {"mode": "conversations", "key": key, "index": index}
@@ -243,13 +288,19 @@ def _read_records(
     return Parsed(NAME, messages, sources, problems, meta=meta, state=state)
 
 
-def _parse_jsonl(data: bytes, conversation: int | None, json_error: FormatError | None) -> Parsed:
-    head = jsonl.head_records(data[:65536], 5)
-    if head and not (isinstance(head[0], list) or _is_conversation(head[0])):
-        if not (isinstance(head[0], dict) and isinstance(head[0].get("role"), str)):
-            # Decide from the first line before decoding a possibly huge file.
-            raise FormatError("the first JSON line is not a chat message (no 'role')")
-    read = jsonl.read_jsonl(data)
+def _parse_jsonl(
+    data: bytes,
+    conversation: int | None,
+    json_error: FormatError | None,
+    read: jsonl.JsonlFile | None = None,
+) -> Parsed:
+    if read is None:
+        head = jsonl.head_records(data[:65536], 5)
+        if head and not (isinstance(head[0], list) or _is_conversation(head[0])):
+            if not (isinstance(head[0], dict) and isinstance(head[0].get("role"), str)):
+                # Decide from the first line before decoding a possibly huge file.
+                raise FormatError("the first JSON line is not a chat message (no 'role')")
+        read = jsonl.read_jsonl(data)
     values = [r for r in read.records if r.ok]
     if not values:
         raise json_error or FormatError("no readable JSON line")
@@ -268,7 +319,14 @@ def _parse_jsonl(data: bytes, conversation: int | None, json_error: FormatError 
             raise FormatError(f"the file has {len(rows)} conversations; there is no {index}")
         record = read.records[rows[index]]
         records = record.value if isinstance(record.value, list) else _messages_of(record.value)
-        state |= {"mode": "jsonl-conversations", "line": rows[index]}
+        if records is None:  # a later line need not be a conversation as the first is
+            raise FormatError(f"conversation {index} has no message list")
+        key = (
+            "traj"
+            if isinstance(record.value, dict) and isinstance(record.value.get("traj"), list)
+            else "messages"
+        )
+        state |= {"mode": "jsonl-conversations", "line": rows[index], "key": key}
         meta = {"container": "jsonl-conversations", "conversations": len(rows)}
         meta["conversation"] = index
         parsed = _read_records(records, list(range(1, len(records) + 1)), state, meta)
@@ -313,8 +371,8 @@ def _is_conversation(value: Any) -> bool:
 
 def _messages_of(value: dict[str, Any]) -> list[Any] | None:
     for key in ("traj", "messages"):
-        if isinstance(value.get(key), list):
-            return value[key]
+        if isinstance(found := value.get(key), list):
+            return found
     return None
 
 
@@ -387,7 +445,7 @@ def _canonical_calls(record: dict[str, Any]) -> list[dict[str, Any]] | str:
         if call.get("type") == "custom" and isinstance(call.get("custom"), dict):
             name, arguments = call["custom"].get("name"), {"input": call["custom"].get("input")}
         else:
-            function = call.get("function") if isinstance(call.get("function"), dict) else {}
+            function = fn if isinstance(fn := call.get("function"), dict) else {}
             name, arguments = function.get("name"), function.get("arguments", "")
         calls.append({"tool_call_id": str(cid), "name": name, "arguments": arguments})
     legacy = record.get("function_call")

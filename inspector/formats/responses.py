@@ -109,7 +109,7 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
     body: dict[str, Any] = {}
     output: list[Any] = []
     if isinstance(doc, list):
-        items = doc
+        items: Any = doc  # decoded JSON, until checked to be a list
         state["mode"] = "list"
     elif isinstance(doc, dict) and (found := exchanges(doc)) is not None:
         chosen = use_exchange(found, NAME, conversation, meta, state)
@@ -159,7 +159,8 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
 def serialise(messages: list[Message], original: Parsed) -> bytes:
     state = original.state
     if messages == original.messages:
-        return state["data"]
+        data: bytes = state["data"]
+        return data
     instructions, items = _wire(messages, state)
     if state["mode"] == "list":
         return dump_like(items, state["data"])
@@ -283,7 +284,7 @@ def _read(records: list[Any]) -> tuple[list[Message], list[list[int]], list[Prob
             close(index)
             content = _canonical_content(item.get("content"))
             wire_role = "user" if role == "user" else "system"
-            md = {REC: index, END: index + 1}
+            md: dict[str, Any] = {REC: index, END: index + 1}
             messages.append({"role": wire_role, "content": content, "metadata": md})
             sources.append([index + 1])
         elif kind in (None, "message") and role == "assistant":

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import re
 from itertools import islice
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from inspector.engine.providers import ANTHROPIC_ID_PATTERN
 
@@ -52,6 +52,8 @@ from inspector.engine.providers import ANTHROPIC_ID_PATTERN
 # the others get, the runs of text parts (Responses writes a message item for each),
 # its call ids, its result id).
 Digest = tuple[str, int, int, int, tuple[str, ...], str]
+# Digests kept by message id; ``False``: the message is not regular.
+Memo = dict[int, Digest | Literal[False]]
 
 # Assistant parts that Anthropic keeps as blocks and the other providers leave
 # out (Responses ends a message item at one).
@@ -61,8 +63,8 @@ _THINKING = frozenset({"thinking", "redacted_thinking"})
 _TEXT = {"type": "text", "text": "text"}
 _NO_INPUT: dict[str, Any] = {}
 _GEMINI_TEXT = {"text": "text"}
-_GEMINI_RESPONSE = {"functionResponse": {}}
-_GEMINI_CALL = {"functionCall": {}}
+_GEMINI_RESPONSE: dict[str, dict[str, Any]] = {"functionResponse": {}}
+_GEMINI_CALL: dict[str, dict[str, Any]] = {"functionCall": {}}
 _NO_METADATA: dict[str, Any] = {}
 
 
@@ -139,7 +141,7 @@ def _parts(content: Any) -> bool:
 
 
 def digests(
-    messages: list[dict[str, Any]], memo: dict[int, Any] | None = None, leading: bool = True
+    messages: list[dict[str, Any]], memo: Memo | None = None, leading: bool = True
 ) -> list[Digest] | None:
     """The digest of every message, or ``None`` when the history is not regular.
 
@@ -166,17 +168,17 @@ def digests(
         return out
     for message in messages:
         key = id(message)
-        found = memo.get(key)
-        if found is None:
-            found = memo[key] = digest(message) or False
-        if found is False:
+        known = memo.get(key)
+        if known is None:
+            known = memo[key] = digest(message) or False
+        if known is False:
             return None
-        if found[0] == "system":
+        if known[0] == "system":
             if not leading:
                 return None  # a later system message is written as user text: not regular
         else:
             leading = False
-        append(found)
+        append(known)
     return out
 
 

@@ -11,11 +11,14 @@ import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.diagnosis import REPAIR_RULES, repaired_bytes
 from inspector.web import store
 from inspector.web.models import Transcript
+
+if TYPE_CHECKING:
+    from inspector.scan.reports import Session
 
 NOTES_NAME = "inspector-notes.txt"
 
@@ -37,6 +40,9 @@ class _Sink:
 
     def flush(self) -> None:
         pass
+
+    def close(self) -> None:
+        pass  # zipfile never closes a file it was handed; typeshed's protocol still asks
 
     def take(self) -> bytes:
         data = b"".join(self._chunks)
@@ -124,7 +130,7 @@ CSV_HEADER = [
 ]
 
 
-def sessions_csv(sessions: Iterable[Transcript], url: Callable[[str], str]) -> Iterator[str]:
+def sessions_csv(sessions: Iterable[Session], url: Callable[[str], str]) -> Iterator[str]:
     """The sessions table as CSV rows; ``url`` turns a path into an absolute link."""
     writer = csv.writer(_Echo())
     yield writer.writerow(CSV_HEADER)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import zipfile
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django import forms
 from django.conf import settings
@@ -14,7 +14,9 @@ from inspector.diagnosis import REPAIR_RULES
 from inspector.scan.sources import ZipRefused, is_session_name, plan_zip
 from inspector.scan.tasks import zip_limits
 from inspector.web.forms import check_size, describe_size, format_choices
-from inspector.web.models import Transcript
+
+if TYPE_CHECKING:
+    from inspector.scan.reports import Session
 
 
 class MultipleFileInput(forms.FileInput):
@@ -34,7 +36,9 @@ class MultipleFileField(forms.FileField):
 class ScanForm(forms.Form):
     project = forms.CharField(max_length=200, label="Project")
     # An empty session file is scanned and reported unreadable, as on the command line.
-    files = MultipleFileField(label="Session files, or one .zip", allow_empty_file=True)
+    # The form's metaclass moves declared fields into base_fields, so self.files stays the
+    # uploaded files; django-stubs sees a class attribute overriding BaseForm.files.
+    files = MultipleFileField(label="Session files, or one .zip", allow_empty_file=True)  # type: ignore[assignment]
 
     def clean_files(self) -> list[UploadedFile]:
         uploads = self.cleaned_data["files"]
@@ -124,9 +128,9 @@ class SessionFilterForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["format"].choices = [("", "Any"), *format_choices()]
+        cast(forms.ChoiceField, self.fields["format"]).choices = [("", "Any"), *format_choices()]
 
-    def apply(self, sessions: QuerySet[Transcript]) -> QuerySet[Transcript]:
+    def apply(self, sessions: QuerySet[Session]) -> QuerySet[Session]:
         """``sessions`` filtered and ordered as asked (after ``is_valid``)."""
         data = self.cleaned_data
         if data["needs_repair"]:

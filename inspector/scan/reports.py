@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import date, timedelta
-from typing import Any
+from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import (
     BooleanField,
@@ -29,6 +29,17 @@ from inspector.diagnosis import REPAIR_RULES
 from inspector.engine import RULES
 from inspector.scan.models import ScanFile, ScanJob
 from inspector.web.models import Project, Transcript
+
+if TYPE_CHECKING:
+    from typing import TypedDict
+
+    from django_stubs_ext import WithAnnotations
+
+    class SessionDate(TypedDict):
+        date: datetime
+
+    # A project's transcript as ``sessions_of`` gives it: with ``date`` annotated.
+    Session = WithAnnotations[Transcript, SessionDate]
 
 STORED = (
     ScanFile.Status.NEW,
@@ -51,6 +62,9 @@ class Summary:
     linked: int = 0
     messages: int = 0
     needs_repair: int = 0
+    # A file may hold many conversations (tau-bench results, captures): each counts here.
+    conversations: int = 0
+    conversations_needing_repair: int = 0
     findings: dict[str, int] = field(default_factory=dict)
     sessions_per_rule: dict[str, int] = field(default_factory=dict)
 
@@ -79,9 +93,20 @@ def summarize(transcripts: QuerySet[Transcript]) -> Summary:
     per_rule: Counter[str] = Counter()
     rows = transcripts.annotate(
         sidechain=ExpressionWrapper(Q(meta__sidechain=True), output_field=BooleanField())
-    ).values_list("message_count", "needs_repair", "counts", "parent_id", "sidechain")
-    for messages, needs_repair, counts, parent_id, sidechain in rows.iterator(chunk_size=500):
+    ).values_list(
+        "message_count", "needs_repair", "counts", "parent_id", "sidechain",
+        "meta__conversation_list",
+    )  # fmt: skip
+    for messages, needs_repair, counts, parent_id, sidechain, listed in rows.iterator(
+        chunk_size=500
+    ):
         summary.sessions += 1
+        if isinstance(listed, list) and listed:
+            summary.conversations += len(listed)
+            summary.conversations_needing_repair += sum(bool(c["needs_repair"]) for c in listed)
+        else:
+            summary.conversations += 1
+            summary.conversations_needing_repair += needs_repair
         summary.messages += messages
         summary.needs_repair += needs_repair
         summary.subagents += bool(sidechain)
@@ -98,7 +123,7 @@ def job_transcripts(job: ScanJob) -> QuerySet[Transcript]:
     return Transcript.objects.filter(pk__in=files.values("transcript"))
 
 
-def sessions_of(project: Project) -> QuerySet[Transcript]:
+def sessions_of(project: Project) -> QuerySet[Session]:
     """The project's transcripts, each with ``date``: when its session began, else its upload."""
     started = (
         ScanFile.objects.filter(transcript=OuterRef("pk"), started__isnull=False)
@@ -170,9 +195,9 @@ def day_chart(project: Project) -> dict[str, Any] | None:
         key = "repair" if needs_repair else "clean"
         days.setdefault(timezone.localdate(when), Counter())[key] += 1
     for started, finished in unreadable_files(project).values_list("started", "finished"):
-        when = started or finished
-        if when is not None:
-            days.setdefault(timezone.localdate(when), Counter())["unreadable"] += 1
+        at = started or finished
+        if at is not None:
+            days.setdefault(timezone.localdate(at), Counter())["unreadable"] += 1
     if not days:
         return None
     first, last = min(days), max(days)

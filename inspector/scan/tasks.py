@@ -46,7 +46,7 @@ COUNTERS = {
 
 @dataclass(slots=True)
 class Outcome:
-    status: str
+    status: Status
     reason: str = ""
     sha256: str = ""
     transcript: Transcript | None = None
@@ -220,7 +220,7 @@ def _reason(error: UnreadableTranscript) -> str:
     return reason
 
 
-def _place(transcript: Transcript, created: bool, row: ScanFile) -> tuple[str, str]:
+def _place(transcript: Transcript, created: bool, row: ScanFile) -> tuple[Status, str]:
     """Make ``transcript`` the project's file at ``row.path``; say what that changed."""
     here = transcript.project_id == row.project_id
     if not created and here and transcript.relative_path == row.path:
@@ -321,9 +321,9 @@ def link_subagents(project: Project) -> int:
         elif session:
             sessions.setdefault(session, pk)
     changed = 0
-    for pk, parent_session, parent_id in subagents:
+    for pk, parent_session, linked in subagents:
         target = sessions.get(parent_session)
-        if target is not None and target != parent_id:
+        if target is not None and target != linked:
             changed += Transcript.objects.filter(pk=pk).update(parent=target)
     return changed
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -13,6 +15,8 @@ from django.views.decorators.vary import vary_on_headers
 from inspector.scan import downloads, jobs, reports, tasks
 from inspector.scan.forms import ScanForm, SessionFilterForm
 from inspector.scan.models import ScanFile, ScanJob
+from inspector.watch.views import watched_rows
+from inspector.web.http import SignedInRequest
 from inspector.web.models import Project
 from inspector.web.store import project_for
 
@@ -47,7 +51,7 @@ def project_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 @vary_on_headers("HX-Request")
-def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
+def project_detail(request: SignedInRequest, slug: str) -> HttpResponse:
     project = _get_project_for_user(request, slug)
     form = SessionFilterForm(request.GET)
     if not form.is_valid():
@@ -65,13 +69,14 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "unreadable": reports.unreadable_files(project),
         "jobs": project.scan_jobs.all()[:5],
         "scan_form": ScanForm(initial={"project": project.name}),
+        "watched": watched_rows(project),
     }
     return render(request, "scan/project.html", context)
 
 
 @login_required
 @require_GET
-def project_csv(request: HttpRequest, slug: str) -> HttpResponse:
+def project_csv(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttpResponse:
     project = _get_project_for_user(request, slug)
     form = SessionFilterForm(request.GET)
     if not form.is_valid():
@@ -85,7 +90,7 @@ def project_csv(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def project_zip(request: HttpRequest, slug: str) -> HttpResponse:
+def project_zip(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttpResponse:
     project = _get_project_for_user(request, slug)
     form = SessionFilterForm(request.GET)
     if not form.is_valid():
@@ -108,6 +113,7 @@ def scan_new(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return render(request, "scan/new.html", {"form": form}, status=400)
     project = project_for(request.user, form.cleaned_data["project"])
+    assert project is not None  # the form requires a name, and strips it
     if form.zip_upload is not None:
         job = jobs.zip_job(request.user, project, form.zip_upload)
     else:
@@ -118,10 +124,10 @@ def scan_new(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 @vary_on_headers("HX-Request")
-def job_detail(request: HttpRequest, public_id: str) -> HttpResponse:
+def job_detail(request: SignedInRequest, public_id: str) -> HttpResponse:
     job = _get_job_for_user(request, public_id)
     errors = job.files.filter(status=ScanFile.Status.UNREADABLE)[:JOB_ERRORS_SHOWN]
-    context = {"job": job, "errors": errors, "summary": None}
+    context: dict[str, Any] = {"job": job, "errors": errors, "summary": None}
     if job.is_finished:
         context["summary"] = reports.summarize(reports.job_transcripts(job))
     template = "scan/job.html#progress" if request.htmx else "scan/job.html"

@@ -14,12 +14,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote, urlencode
 
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import connection
+
+if TYPE_CHECKING:
+    from django.db.backends.sqlite3.base import DatabaseWrapper as SQLiteWrapper
 
 POLL_SECONDS = 0.25
 
@@ -43,7 +46,8 @@ def database_url(database: dict[str, Any]) -> str:
 
 
 def worker_env() -> dict[str, str]:
-    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+    # The vendor check makes it SQLite's wrapper, which the stubs' connection type is not.
+    if connection.vendor == "sqlite" and cast("SQLiteWrapper", connection).is_in_memory_db():
         raise ValueError("worker processes cannot share an in-memory SQLite database")
     env = dict(os.environ)
     env["TASKS_BACKEND"] = "database"

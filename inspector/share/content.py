@@ -261,7 +261,7 @@ def shared_summary(diagnosis: Diagnosis, redacted: bool) -> dict[str, Any]:
     page shows is masked and kept, with the list's length.
     """
     meta = diagnosis.meta or {}
-    branches = meta.get("branches") if isinstance(meta.get("branches"), list) else []
+    branches = found if isinstance(found := meta.get("branches"), list) else []
     providers = {
         name: {when: checks.get(when, []) for when in ("before", "after")}
         for name, checks in diagnosis.providers.items()

@@ -39,5 +39,5 @@ class RedactShareTokens(logging.Filter):
         request = getattr(record, "request", None)
         path = getattr(request, "path", None) or getattr(request, "path_info", None)
         if isinstance(path, str) and redact_share_paths(path) != path:
-            del record.request
+            delattr(record, "request")  # set by Django's loggers, unknown to LogRecord
         return True

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from django.contrib import messages
@@ -27,7 +27,7 @@ from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from inspector.diagnosis import Diagnosis, repaired_bytes, report_from
+from inspector.diagnosis import Diagnosis, repaired_bytes_all, report_from
 from inspector.engine import RULES
 from inspector.redact import mask
 from inspector.share.content import (
@@ -44,6 +44,7 @@ from inspector.share.forms import RevokeForm, ShareForm
 from inspector.share.models import ShareLink, hash_token
 from inspector.web import store
 from inspector.web.forms import TimelineForm
+from inspector.web.http import HtmxRequest, SignedInRequest
 from inspector.web.models import Transcript
 from inspector.web.timeline import (
     Filters,
@@ -80,7 +81,7 @@ SECRET_COUNT_SECONDS = 24 * 60 * 60
 @login_required
 @require_http_methods(["GET", "POST"])
 @vary_on_headers("HX-Request")
-def share_panel(request: HttpRequest, public_id: str) -> HttpResponse:
+def share_panel(request: SignedInRequest, public_id: str) -> HttpResponse:
     """The transcript's share panel: possible secrets, a form for a new link, its links."""
     transcript = _get_transcript_for_user(request, public_id)
     if request.method != "POST":
@@ -101,7 +102,7 @@ def share_panel(request: HttpRequest, public_id: str) -> HttpResponse:
 @login_required
 @require_POST
 @vary_on_headers("HX-Request")
-def share_revoke(request: HttpRequest, public_id: str, link_id: str) -> HttpResponse:
+def share_revoke(request: SignedInRequest, public_id: str, link_id: str) -> HttpResponse:
     transcript = _get_transcript_for_user(request, public_id)
     link = get_object_or_404(ShareLink, public_id=link_id, transcript=transcript)
     form = RevokeForm(request.POST)
@@ -117,7 +118,7 @@ def share_revoke(request: HttpRequest, public_id: str, link_id: str) -> HttpResp
 
 
 def _panel(
-    request: HttpRequest, transcript: Transcript, form: ShareForm, status: int = 200, **extra: Any
+    request: HtmxRequest, transcript: Transcript, form: ShareForm, status: int = 200, **extra: Any
 ) -> HttpResponse:
     context = {
         "transcript": transcript,
@@ -133,9 +134,11 @@ def _panel(
 def secrets_in(transcript: Transcript) -> SecretCount:
     """``count_secrets`` of the transcript's diagnosis, kept a day per engine version."""
     key = f"share:secrets:{transcript.public_id}:{transcript.sha256}:{transcript.engine_version}"
-    return cache.get_or_set(
+    found = cache.get_or_set(
         key, lambda: count_secrets(store.get_diagnosis(transcript)), SECRET_COUNT_SECONDS
     )
+    # get_or_set is typed Any | None; under this key the cache only ever holds a SecretCount.
+    return cast(SecretCount, found)
 
 
 # --- the shared pages ------------------------------------------------------
@@ -180,7 +183,7 @@ def _live_link(token: str) -> ShareLink:
 @shared
 @require_GET
 @vary_on_headers("HX-Request")
-def shared_timeline(request: HttpRequest, token: str) -> HttpResponse:
+def shared_timeline(request: HtmxRequest, token: str) -> HttpResponse:
     link = _live_link(token)
     diagnosis = store.get_page_diagnosis(link.transcript)
     form = TimelineForm(request.GET, rule_ids=_rule_ids(diagnosis))
@@ -263,7 +266,7 @@ def _full_download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
         report = mask_deep(report_from(store.get_diagnosis(transcript)))
         return orjson.dumps(report, option=orjson.OPT_INDENT_2), f"{stem}.report.json"
     shape = "source" if kind == "repaired" else "canonical"
-    data = mask_file(repaired_bytes(store.load_transcript(transcript), shape))
+    data = mask_file(repaired_bytes_all(store.load_every_of(transcript), shape))
     if shape == "source":
         return data, f"{stem}.repaired.{extension}"
     return data, f"{stem}.repaired.json"

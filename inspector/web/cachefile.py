@@ -43,7 +43,7 @@ import hashlib
 import os
 import struct
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from typing import IO, Any
 
 import orjson
@@ -171,7 +171,12 @@ class RowIndex:
             findings=dict(zip(data["finding_rows"], data["finding_rules"], strict=True)),
             keys=data["key"],
         )
-        columns = [index.original_roles, index.input_indexes, index.in_original, index.in_repaired]
+        columns: list[Sized] = [
+            index.original_roles,
+            index.input_indexes,
+            index.in_original,
+            index.in_repaired,
+        ]
         if index.keys is not None:
             columns.append(index.keys)
         if any(len(column) != len(index) for column in columns):
@@ -210,7 +215,7 @@ class IndexedRows(Sequence[Row]):
 class ListRows(IndexedRows):
     """Rows held in memory (a diagnosis just made, another branch of a session)."""
 
-    def __init__(self, rows: list[Row]) -> None:
+    def __init__(self, rows: Sequence[Row]) -> None:
         self._rows = rows
         self._index: RowIndex | None = None
 
@@ -451,7 +456,7 @@ class Encoded:
         return _diagnosis(self.prefix, self.header, self.index, opener)
 
 
-def _at_hand(items: list[Any]) -> dict[str, Any]:
+def _at_hand(items: Sequence[Any]) -> dict[str, Any]:
     return {"count": len(items), "head": items[:AT_HAND]}
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.conf import settings
@@ -65,7 +65,10 @@ class UploadForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["format"].choices = [("", "Detect it"), *format_choices()]
+        cast(forms.ChoiceField, self.fields["format"]).choices = [
+            ("", "Detect it"),
+            *format_choices(),
+        ]
 
     def clean_file(self) -> UploadedFile | None:
         upload = self.cleaned_data.get("file")
@@ -80,6 +83,7 @@ class UploadForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data; the stubs allow None
         has_file = data.get("file") is not None
         has_text = bool(data.get("text", "").strip())
         if self.errors:
@@ -111,7 +115,7 @@ class TranscriptFilterForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["format"].choices = [("", "Any"), *format_choices()]
+        cast(forms.ChoiceField, self.fields["format"]).choices = [("", "Any"), *format_choices()]
 
 
 class TimelineForm(forms.Form):
@@ -127,10 +131,13 @@ class TimelineForm(forms.Form):
     )
     page = forms.IntegerField(required=False, min_value=1)
     branch = forms.CharField(required=False, max_length=200)
+    conversation = forms.IntegerField(required=False, min_value=0)
 
     def __init__(self, *args: Any, rule_ids: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["rule"].choices = [("", "Any rule")] + [(rule, rule) for rule in rule_ids]
+        cast(forms.ChoiceField, self.fields["rule"]).choices = [("", "Any rule")] + [
+            (rule, rule) for rule in rule_ids
+        ]
 
     def clean_view(self) -> str:
         return self.cleaned_data.get("view") or "annotated"
@@ -145,7 +152,7 @@ class ApiUploadForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["format"].choices = [("", "auto"), *format_choices()]
+        cast(forms.ChoiceField, self.fields["format"]).choices = [("", "auto"), *format_choices()]
 
 
 class TokenForm(forms.Form):

@@ -8,6 +8,8 @@ hashes the user's ``last_login``, so signing in once (which updates
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -16,6 +18,9 @@ from django.urls import reverse
 from django.utils.crypto import constant_time_compare
 from django.utils.encoding import force_bytes
 from django.utils.http import base36_to_int, urlsafe_base64_encode
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class SignInTokenGenerator(PasswordResetTokenGenerator):
@@ -31,7 +36,7 @@ class SignInTokenGenerator(PasswordResetTokenGenerator):
         )
         return f"{user.pk}{user.password}{login}{timestamp}{user.is_active}"
 
-    def check_token(self, user: AbstractBaseUser | None, token: str | None) -> bool:
+    def check_token(self, user: User | None, token: str | None) -> bool:
         # The parent reads PASSWORD_RESET_TIMEOUT; a sign-in link has its own,
         # shorter life, so the check is written out here.
         if not (user and token) or token.count("-") != 1:
@@ -50,12 +55,12 @@ class SignInTokenGenerator(PasswordResetTokenGenerator):
 signin_tokens = SignInTokenGenerator()
 
 
-def signin_path(user: AbstractBaseUser) -> str:
+def signin_path(user: User) -> str:
     uid = urlsafe_base64_encode(force_bytes(user.pk))
     return reverse("signin_link", args=[uid, signin_tokens.make_token(user)])
 
 
-def ensure_owner(username: str = "owner") -> tuple[AbstractBaseUser, bool]:
+def ensure_owner(username: str = "owner") -> tuple[User, bool]:
     """The first superuser, created with an unusable password if none exists."""
     User = get_user_model()
     existing = User.objects.filter(is_superuser=True).order_by("pk").first()

@@ -18,7 +18,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import timedelta
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import zstandard
 from django.core.files.base import ContentFile
@@ -28,10 +28,10 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from inspector import formats
-from inspector.diagnosis import ENGINE_VERSION, Diagnosis, diagnose
+from inspector.diagnosis import ENGINE_VERSION, Diagnosis, conversation_summaries, diagnose
 from inspector.engine.errors import InvalidTranscript
 from inspector.formats import claude_code
-from inspector.formats.base import Parsed
+from inspector.formats.base import ConversationShape, Parsed
 from inspector.web import cachefile
 from inspector.web.cachefile import ListRows
 from inspector.web.models import Project, Transcript, new_public_id, storage_dir
@@ -77,18 +77,18 @@ def store_upload(
     existing = Transcript.objects.filter(owner=owner, sha256=sha).first()
     if existing is not None:
         return existing, False
-    parsed = load_bytes(data, format)
-    diagnosis = _diagnose(parsed)
+    every = load_every(data, format)
+    diagnosis, conversations = _diagnose_every(every)
     transcript = Transcript(
         public_id=new_public_id(),
         owner=owner,
         project=project,
         file_name=(file_name or "transcript")[:255],
-        format=parsed.format,
+        format=every[0].format,
         size=len(data),
         sha256=sha,
     )
-    _apply_summary(transcript, diagnosis)
+    _apply_summary(transcript, diagnosis, conversations)
     directory = transcript.storage_dir
     path = _diagnosis_path(transcript.public_id, transcript.engine_version)
     encoded = cachefile.encode(diagnosis, GROUP_LIMIT)
@@ -112,8 +112,17 @@ def store_upload(
 
 
 def load_bytes(data: bytes, format: str = "auto") -> Parsed:
+    return _loaded(lambda: formats.load(data, format=format), len(data))
+
+
+def load_every(data: bytes, format: str = "auto") -> list[Parsed]:
+    """Every conversation of the file (usually one), with ``load_bytes``' errors."""
+    return _loaded(lambda: formats.load_all(data, format=format), len(data))
+
+
+def _loaded[T](load: Callable[[], T], size: int) -> T:
     try:
-        return formats.load(data, format=format)
+        return load()
     except formats.FormatError as error:
         message, attempts = str(error), []
         if ". Tried " in message and len(error.attempts) > 1:
@@ -127,7 +136,7 @@ def load_bytes(data: bytes, format: str = "auto") -> Parsed:
         raise UnreadableTranscript("The file nests too deeply to be a transcript.") from error
     except Exception as error:
         # A reader bug must not turn an upload into a 500: say so, log it.
-        log.exception("the loader failed on %d bytes", len(data))
+        log.exception("the loader failed on %d bytes", size)
         raise UnreadableTranscript(
             f"The reader failed on this file ({type(error).__name__}); this is a bug in "
             "Transcript Inspector and has been logged. Try another file or pick the shape."
@@ -145,6 +154,55 @@ def _diagnose(parsed: Parsed) -> Diagnosis:
         raise UnreadableTranscript(str(error)) from error
     except RecursionError as error:
         raise UnreadableTranscript("The transcript nests too deeply to be repaired.") from error
+
+
+def _diagnose_every(every: list[Parsed]) -> tuple[Diagnosis, list[dict[str, Any]]]:
+    """The diagnosis the timeline opens on, and a summary of each conversation of the file.
+
+    A file of one conversation gives its diagnosis and ``[]``. For several,
+    the one shown first is the one its reader picks (a capture's main loop,
+    else the first); each of the others is diagnosed for its summary.
+    """
+    if len(every) == 1:
+        return _diagnose(every[0]), []
+    keys = formats.conversation_keys(every[0])
+    chosen = formats.chosen_key(every[0])
+    shown = keys.index(chosen) if chosen in keys else 0
+    diagnoses = [_diagnose(parsed) for parsed in every]
+    return diagnoses[shown], conversation_summaries(every, diagnoses)
+
+
+def get_conversation_diagnosis(transcript: Transcript, key: int) -> Diagnosis | None:
+    """One conversation of a file of several, read on demand; ``None`` if it has no such one."""
+    listed = transcript.meta.get("conversation_list") or []
+    if not any(item["key"] == key for item in listed):
+        return None
+    # A format that listed several conversations reads each one when asked.
+    module = cast(ConversationShape, formats.FORMATS[transcript.format])
+
+    def parse() -> Parsed:
+        data = read_raw(transcript)
+        return _loaded(lambda: module.parse(data, conversation=key), len(data))
+
+    return _on_demand((transcript.public_id, ENGINE_VERSION, f"conversation:{key}"), parse)
+
+
+def _on_demand(key: tuple[str, ...], parse: Callable[[], Parsed]) -> Diagnosis:
+    """A diagnosis not stored with the transcript (another branch or conversation), kept in
+    memory like the stored ones once made."""
+    with _memory_lock:
+        cached = _memory.get(key)
+        if cached is not None:
+            _memory.move_to_end(key)
+            return cached
+    diagnosis = _diagnose(parse())
+    # Held whole in memory; its row index is built once, on the first page.
+    diagnosis.rows = ListRows(diagnosis.rows)
+    with _memory_lock:
+        _memory[key] = diagnosis
+        while len(_memory) > MEMORY_CACHE_SIZE:
+            _memory.popitem(last=False)
+    return diagnosis
 
 
 def get_diagnosis(transcript: Transcript) -> Diagnosis:
@@ -193,29 +251,16 @@ def get_branch_diagnosis(transcript: Transcript, leaf: str) -> Diagnosis | None:
     if transcript.format != claude_code.NAME:
         return None
     key = (transcript.public_id, ENGINE_VERSION, leaf)
-    with _memory_lock:
-        cached = _memory.get(key)
-        if cached is not None:
-            _memory.move_to_end(key)
-            return cached
     try:
-        parsed = claude_code.parse(read_raw(transcript), leaf=leaf)
+        return _on_demand(key, lambda: claude_code.parse(read_raw(transcript), leaf=leaf))
     except formats.FormatError:
         return None
-    diagnosis = _diagnose(parsed)
-    # Held whole in memory; its row index is built once, on the first page.
-    diagnosis.rows = ListRows(diagnosis.rows)  # type: ignore[assignment]
-    with _memory_lock:
-        _memory[key] = diagnosis
-        while len(_memory) > MEMORY_CACHE_SIZE:
-            _memory.popitem(last=False)
-    return diagnosis
 
 
 def rebuild_diagnosis(transcript: Transcript) -> Diagnosis:
     """Diagnose the raw bytes again, store the cache, and remove caches of other versions."""
-    diagnosis = _diagnose(load_bytes(read_raw(transcript), transcript.format))
-    _apply_summary(transcript, diagnosis)
+    diagnosis, conversations = _diagnose_every(load_every(read_raw(transcript), transcript.format))
+    _apply_summary(transcript, diagnosis, conversations)
     path = _diagnosis_path(transcript.public_id, transcript.engine_version)
     encoded = cachefile.encode(diagnosis, GROUP_LIMIT)
     default_storage.delete(path)
@@ -241,6 +286,11 @@ def read_raw(transcript: Transcript) -> bytes:
 
 def load_transcript(transcript: Transcript) -> Parsed:
     return load_bytes(read_raw(transcript), transcript.format)
+
+
+def load_every_of(transcript: Transcript) -> list[Parsed]:
+    """Every conversation of a stored transcript (usually one)."""
+    return load_every(read_raw(transcript), transcript.format)
 
 
 def project_for(owner: Any, name: str) -> Project | None:
@@ -314,7 +364,10 @@ SUMMARY_FIELDS = (
 )
 
 
-def _apply_summary(transcript: Transcript, diagnosis: Diagnosis) -> None:
+def _apply_summary(
+    transcript: Transcript, diagnosis: Diagnosis, conversations: list[dict[str, Any]]
+) -> None:
+    """The row's summary: of its one conversation, or the totals of all of them."""
     transcript.message_count = diagnosis.message_count
     transcript.counts = dict(diagnosis.counts)
     transcript.verdicts = verdicts_of(diagnosis)
@@ -322,6 +375,15 @@ def _apply_summary(transcript: Transcript, diagnosis: Diagnosis) -> None:
     transcript.problems = len(diagnosis.problems)
     transcript.meta = diagnosis.meta  # already plain data
     transcript.engine_version = diagnosis.engine_version
+    if conversations:
+        counts: dict[str, int] = {}
+        for item in conversations:
+            for rule, n in item["counts"].items():
+                counts[rule] = counts.get(rule, 0) + n
+        transcript.counts = counts
+        transcript.message_count = sum(item["messages"] for item in conversations)
+        transcript.needs_repair = any(item["needs_repair"] for item in conversations)
+        transcript.meta = {**diagnosis.meta, "conversation_list": conversations}
 
 
 def verdicts_of(diagnosis: Diagnosis) -> dict[str, dict[str, Any]]:

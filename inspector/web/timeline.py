@@ -8,9 +8,9 @@ the in-process diagnosis cache: nothing here changes them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlencode
 
 import orjson
@@ -34,6 +34,8 @@ class Filters:
     role: str = ""
     around: int | None = None  # rows of context around each finding; None: every row
     branch: str = ""  # another branch of a forked session, by its leaf uuid; "": the active one
+    # Another conversation of a file of several, by its key; None: the one shown first.
+    conversation: int | None = None
 
     @property
     def active(self) -> bool:
@@ -47,6 +49,7 @@ class Filters:
             "role": self.role,
             "around": self.around,
             "branch": self.branch,
+            "conversation": self.conversation,
             **changes,
         }
         if values["view"] == "annotated":
@@ -66,9 +69,9 @@ def select_positions(diagnosis: Diagnosis, filters: Filters) -> list[int]:
     everything = range(len(index))
     if filters.view == "original":
         in_original = index.in_original
-        positions = sorted(
-            (p for p in everything if in_original[p]), key=index.input_indexes.__getitem__
-        )
+        # A row in the original has an input index: the key is never None.
+        by_input = cast(Callable[[int], int], index.input_indexes.__getitem__)
+        positions = sorted((p for p in everything if in_original[p]), key=by_input)
     elif filters.view == "repaired":
         in_repaired = index.in_repaired
         positions = [p for p in everything if in_repaired[p]]
@@ -162,7 +165,7 @@ def example_rows(messages: Any) -> list[dict[str, Any]]:
         if not isinstance(message, dict):
             continue
         metadata = message.get("metadata") or {}
-        calls = metadata.get("tool_calls") if isinstance(metadata.get("tool_calls"), list) else []
+        calls = found if isinstance(found := metadata.get("tool_calls"), list) else []
         is_tool = message.get("role") == "tool"
         rows.append(
             {

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from django.conf import settings
@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import UploadedFile
 from django.core.paginator import Paginator
 from django.db import connection
 from django.forms import Form
@@ -23,8 +24,9 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from inspector.diagnosis import repaired_bytes, report_from
+from inspector.diagnosis import diagnose_all, repaired_bytes_all, report_all, report_from
 from inspector.engine import RULES
+from inspector.local import agents
 from inspector.web import spec, store
 from inspector.web.forms import (
     ApiUploadForm,
@@ -34,6 +36,7 @@ from inspector.web.forms import (
     UploadForm,
     check_size,
 )
+from inspector.web.http import SignedInRequest
 from inspector.web.models import ApiToken, Transcript, hash_token
 from inspector.web.signin import signin_tokens
 from inspector.web.timeline import (
@@ -45,14 +48,15 @@ from inspector.web.timeline import (
     select_positions,
 )
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 log = logging.getLogger(__name__)
 
 LIST_PAGE_SIZE = 50
 DOWNLOADS = ("repaired", "canonical", "report", "original")
-RESUME = {
-    "claude-code": ("Claude Code", "claude --resume {session}"),
-    "codex": ("Codex", "codex resume {session}"),
-}
+# Shapes that are one agent's own session files, so the repaired file resumes in it.
+RESUMABLE = ("claude-code", "codex")
 
 
 def _get_transcript_for_user(request: HttpRequest, public_id: str) -> Transcript:
@@ -113,7 +117,7 @@ def upload(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 @vary_on_headers("HX-Request")
-def transcript_list(request: HttpRequest) -> HttpResponse:
+def transcript_list(request: SignedInRequest) -> HttpResponse:
     form = TranscriptFilterForm(request.GET)
     if not form.is_valid():
         return _bad_request(request, form)
@@ -131,7 +135,7 @@ def transcript_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 @vary_on_headers("HX-Request")
-def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
+def timeline(request: SignedInRequest, public_id: str) -> HttpResponse:
     transcript = _get_transcript_for_user(request, public_id)
     diagnosis = store.get_page_diagnosis(transcript)
     rules = RULES
@@ -140,11 +144,20 @@ def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
     if not form.is_valid():
         return _bad_request(request, form)
     data = form.cleaned_data
-    filters = Filters(data["view"], data["rule"], data["role"], data["around"], data["branch"])
+    filters = Filters(
+        data["view"], data["rule"], data["role"], data["around"], data["branch"],
+        data["conversation"],
+    )  # fmt: skip
     if filters.branch:
-        diagnosis = store.get_branch_diagnosis(transcript, filters.branch)
-        if diagnosis is None:
+        branch = store.get_branch_diagnosis(transcript, filters.branch)
+        if branch is None:
             raise Http404("This session has no branch ending there.")
+        diagnosis = branch
+    if filters.conversation is not None:
+        conversation = store.get_conversation_diagnosis(transcript, filters.conversation)
+        if conversation is None:
+            raise Http404("This file has no such conversation.")
+        diagnosis = conversation
     positions = select_positions(diagnosis, filters)
     pages = page_count(positions)
     page = data["page"] or 1
@@ -171,16 +184,31 @@ def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
         ],
         "resume": _resume_hint(transcript),
         "branch_links": True,
+        "conversations": conversation_list(transcript, filters.conversation),
+        "conversations_broken": sum(
+            item["needs_repair"] for item in transcript.meta.get("conversation_list") or []
+        ),
     }
     return render(request, "inspector/timeline.html", context)
 
 
+def conversation_list(transcript: Transcript, current: int | None) -> list[dict[str, Any]]:
+    """The file's conversations as the timeline lists them, the one on screen marked."""
+    listed = transcript.meta.get("conversation_list") or []
+    shown = (
+        current
+        if current is not None
+        else transcript.meta.get("conversation", transcript.meta.get("exchange"))
+    )
+    return [{**item, "current": item["key"] == shown} for item in listed]
+
+
 def _resume_hint(transcript: Transcript) -> dict[str, str] | None:
-    if transcript.format not in RESUME:
+    if transcript.format not in RESUMABLE:
         return None
-    tool, command = RESUME[transcript.format]
+    agent = agents.BY_FORMAT[transcript.format]
     session = transcript.session_id or "<session id>"
-    return {"tool": tool, "command": command.format(session=session), "session": session}
+    return {"tool": agent.label, "command": agent.resume_command(session), "session": session}
 
 
 @login_required
@@ -194,12 +222,16 @@ def download(request: HttpRequest, public_id: str, kind: str) -> HttpResponse:
         stem, extension = transcript.file_name, _extension(transcript.format)
     if kind == "original":
         data, name = store.read_raw(transcript), transcript.file_name
+    elif kind == "report" and transcript.meta.get("conversation_list"):
+        every = store.load_every_of(transcript)
+        report = report_all(every, diagnose_all(every))
+        data, name = orjson.dumps(report, option=orjson.OPT_INDENT_2), f"{stem}.report.json"
     elif kind == "report":
         report = report_from(store.get_diagnosis(transcript))
         data, name = orjson.dumps(report, option=orjson.OPT_INDENT_2), f"{stem}.report.json"
     else:
         shape = "source" if kind == "repaired" else "canonical"
-        data = repaired_bytes(store.load_transcript(transcript), shape)
+        data = repaired_bytes_all(store.load_every_of(transcript), shape)
         name = f"{stem}.repaired.{extension}" if shape == "source" else f"{stem}.repaired.json"
     content_type = "application/json" if name.endswith(".json") else "application/octet-stream"
     response = HttpResponse(data, content_type=content_type)
@@ -273,7 +305,7 @@ def spec_seed(request: HttpRequest, name: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def account(request: HttpRequest) -> HttpResponse:
+def account(request: SignedInRequest) -> HttpResponse:
     tokens = ApiToken.objects.filter(user=request.user)
     return render(request, "inspector/account.html", {"tokens": tokens, "form": TokenForm()})
 
@@ -281,7 +313,7 @@ def account(request: HttpRequest) -> HttpResponse:
 @never_cache
 @login_required
 @require_POST
-def token_create(request: HttpRequest) -> HttpResponse:
+def token_create(request: SignedInRequest) -> HttpResponse:
     form = TokenForm(request.POST)
     new_token = None
     if form.is_valid():
@@ -314,8 +346,8 @@ def _api_user(request: HttpRequest) -> Any:
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return None
-    row = ApiToken.objects.select_related("user").filter(token_hash=hash_token(token.strip()))
-    row = row.first()
+    rows = ApiToken.objects.select_related("user").filter(token_hash=hash_token(token.strip()))
+    row = rows.first()
     if row is None or not row.user.is_active:
         return None
     ApiToken.objects.filter(pk=row.pk).update(last_used=timezone.now())
@@ -364,7 +396,7 @@ def api_upload(request: HttpRequest) -> HttpResponse:
 def _api_body(request: HttpRequest) -> tuple[bytes, str]:
     if request.content_type == "multipart/form-data":
         upload = next(iter(request.FILES.values()), None)
-        if upload is None:
+        if not isinstance(upload, UploadedFile):  # None: no file in the body
             return b"", "upload"
         return b"".join(upload.chunks()), upload.name or "upload"
     return request.body, "upload"
@@ -419,7 +451,7 @@ def healthz(request: HttpRequest) -> HttpResponse:
     return JsonResponse({"status": "ok", "database": connection.vendor})
 
 
-def _user_from_uid(uidb64: str):  # -> User | None
+def _user_from_uid(uidb64: str) -> User | None:
     User = get_user_model()
     try:
         pk = force_str(urlsafe_base64_decode(uidb64))

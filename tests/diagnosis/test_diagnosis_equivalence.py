@@ -33,7 +33,7 @@ EXAMPLES = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 # Few ids, so they collide and pair: ones Anthropic refuses (Kimi's, a space,
 # an accent), an empty one, and what renaming them would produce.
 IDS = ["c1", "c2", "functions.search:0", "x y", "é", "", "functions_search_0", "call"]
-ARGUMENTS = [{"q": 1}, {}, '{"a": 2}', '{"a": ', "plain", ' {"x": 1}', "[1]", None]
+ARGUMENTS = [{"q": 1}, {}, '{"a": 2}', '{"a": ', "plain", ' {"x": 1}', "[1]", None, "", " \t"]
 TEXTS = ["hi", "", "  ", "found 3", '{"r": 1}']
 PARTS = [
     {"type": "text", "text": "hi"},
@@ -182,7 +182,9 @@ NOT_ALL_JSON = [
 
 @pytest.mark.parametrize("text", NOT_ALL_JSON)
 def test_arguments_object_takes_only_json_objects(text):
-    assert arguments_object(text) == parse_or_keep(text, only_objects=True)
+    # An empty or all-whitespace string is no arguments (SPEC §4 step 1).
+    expected = {} if not text.strip() else parse_or_keep(text, only_objects=True)
+    assert arguments_object(text) == expected
 
 
 @pytest.mark.parametrize("text", NOT_ALL_JSON)

@@ -5,7 +5,8 @@ turns (so the fast path is exercised), whole turns whose ids collide (the
 fast path's renaming), results missing, repeated, swapped
 or late, steers typed while tools ran, blank placeholders, calls with
 repeated, empty and Kimi-style ids, partial arguments, string arguments
-that parse, images, system messages and interruption notes already there.
+that parse, empty and whitespace-only arguments (complete calls), images,
+system messages and interruption notes already there.
 Every text is unique, so "this text is in the output" means what it says.
 
 The number of examples comes from the profile in ``conftest.py``
@@ -23,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inspector.engine import repair_history
-from inspector.engine.canonical import INTERRUPTED, call_id, is_blank
+from inspector.engine.canonical import INTERRUPTED, call_id, is_blank, is_partial
 from inspector.engine.repair import _Repairer
 
 from .helpers import assert_valid
@@ -36,8 +37,9 @@ Message = dict[str, Any]
 # name that ID-2 would also produce, and a suffix that ID-1 would produce.
 IDS = ["c1", "c2", "functions.search:0", "functions.read_file:1", "call_0", "call_2_0", "c1_1", ""]
 NAMES = ["search", "read_file", "create_ticket", None]
-PARTIAL_ARGUMENTS = ['{"q": "mar', "", "[1]", '{"title": "March invoice run fai']
-WHOLE_ARGUMENTS = [{"q": "x"}, '{"q": "x"}', {}]
+PARTIAL_ARGUMENTS = ['{"q": "mar', "[1]", '{"title": "March invoice run fai', " \n{"]
+# An empty or all-whitespace string is no arguments, a complete call (SPEC §4 step 1).
+WHOLE_ARGUMENTS = [{"q": "x"}, '{"q": "x"}', {}, "", " \n\t"]
 IMAGE = {"type": "image", "media_type": "image/png", "data": "iVBORw0KGgo="}
 
 
@@ -172,16 +174,9 @@ def surely_ends_a_span(message: Message) -> bool:
         return False
     if not is_blank(message.get("content")):
         return True
-    for call in message["metadata"].get("tool_calls", ()):
-        arguments = call.get("arguments")
-        if not isinstance(arguments, str):
-            return True
-        try:
-            if isinstance(orjson.loads(arguments), dict):
-                return True
-        except orjson.JSONDecodeError:
-            pass
-    return False
+    return any(
+        not is_partial(call.get("arguments")) for call in message["metadata"].get("tool_calls", ())
+    )
 
 
 def repair_slowly(history: list[Message]) -> list[Message]:
@@ -331,16 +326,6 @@ def test_fast_loop_agrees_with_the_plain_path(history: list[Message]) -> None:
     assert dumps(fast) == dumps(slow)
 
 
-def _is_partial(call: Message) -> bool:
-    arguments = call.get("arguments")
-    if not isinstance(arguments, str):
-        return False
-    try:
-        return not isinstance(orjson.loads(arguments), dict)
-    except orjson.JSONDecodeError:
-        return True
-
-
 @PROFILE
 @given(histories())
 def test_partial_calls_stay_only_where_a_real_result_answers_them(history: list[Message]) -> None:
@@ -348,7 +333,7 @@ def test_partial_calls_stay_only_where_a_real_result_answers_them(history: list[
     made = {a.output_index for a in repaired.actions if a.rule == "PAIR-1"}
     for index, message in enumerate(repaired.messages):
         for k, call in enumerate(message["metadata"].get("tool_calls", ())):
-            if _is_partial(call):
+            if is_partial(call.get("arguments")):
                 assert index + 1 + k not in made, f"partial call at {index} got a made-up result"
 
 

@@ -339,7 +339,8 @@ def test_string_arguments_that_parse_are_not_partial() -> None:
     assert rules_of(repair_history(history)) == ["PAIR-1"]
 
 
-@pytest.mark.parametrize("arguments", ["", "[1, 2]", "42", '{"a": 1'])
+# "" is not among them: an empty string is no arguments, a complete call (SPEC §4 step 1).
+@pytest.mark.parametrize("arguments", ["[1, 2]", "42", '{"a": 1'])
 def test_string_arguments_that_are_not_an_object_are_partial(arguments: str) -> None:
     history = [assistant("Sure.", [call("c1", "search", arguments)]), user("and?")]
     assert rules_of(repair_history(history)) == ["INT-1", "INT-2"]

@@ -282,7 +282,7 @@ CONTENT = st.one_of(
     st.sampled_from(["", " ", "\n", "hello", "trailing \n"]),
     st.lists(st.sampled_from(PARTS), max_size=4),
 )
-ARGUMENTS = st.sampled_from([{}, {"q": 1}, '{"q": 1}', '{"q": ', "[1]", None, '"s"'])
+ARGUMENTS = st.sampled_from([{}, {"q": 1}, '{"q": 1}', '{"q": ', "[1]", None, '"s"', "", " \n"])
 
 
 @st.composite

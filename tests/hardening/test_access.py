@@ -155,6 +155,11 @@ TABLE: dict[str, list[Case]] = {
         Case(lambda world: {"rule_id": "PAIR-1"}, everyone(200), everyone(405)),
         Case(lambda world: {"rule_id": "NO-SUCH-9"}, everyone(404), everyone(405)),
     ],
+    "spec": [Case(none, everyone(200), everyone(405))],
+    "spec_seed": [
+        Case(lambda world: {"name": "000_2ae73882a5c611dc.txt"}, everyone(200), everyone(405)),
+        Case(lambda world: {"name": "SPEC.md"}, everyone(404), everyone(405)),
+    ],
     "account": [Case(none, users(200), users(405))],
     "token_create": [Case(none, users(405), users(200), {"name": "ci"})],
     "token_revoke": [
@@ -214,6 +219,12 @@ TABLE: dict[str, list[Case]] = {
     "scan:new": [Case(none, users(200), users(400))],
     "scan:job": [Case(job_id, owners(200), users(405))],
     "scan:retry": [Case(job_id, users(405), owners(302))],
+    # --- inspector.watch ---
+    "watch:panel": [Case(slug, owners(200), users(405))],
+    # No watched file here: the row is looked up in the owner's project only.
+    "watch:repair": [
+        Case(lambda world: {"slug": world.project.slug, "row_id": 999999}, users(405), owners(404))
+    ],
 }
 
 

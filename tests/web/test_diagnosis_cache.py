@@ -219,8 +219,8 @@ def test_a_cache_of_the_old_single_document_layout_is_rebuilt_and_removed(
     old = f"{transcript.storage_dir}/diagnosis-{ENGINE_VERSION}.zst"
     default_storage.save(old, ContentFile(_old_layout_blob(fresh)))
     reads = []
-    real_load = store.load_bytes
-    monkeypatch.setattr(store, "load_bytes", lambda *a: reads.append(1) or real_load(*a))
+    real_load = store.load_every
+    monkeypatch.setattr(store, "load_every", lambda *a: reads.append(1) or real_load(*a))
 
     diagnosis = store.get_diagnosis(transcript)
 

@@ -176,11 +176,13 @@ def test_database_follows_database_url(settings):
         assert configured["OPTIONS"]["timeout"] >= 5
 
 
-def test_engine_and_formats_import_no_django():
+def test_the_pure_core_and_the_console_command_import_no_django():
     code = (
-        "import sys, inspector.engine, inspector.formats;"
+        "import sys, inspector.engine, inspector.formats, inspector.local;"
+        "import inspector.diagnosis, inspector.cli;"
         "import pkgutil, importlib;"
-        "[importlib.import_module(m.name) for p in (inspector.engine, inspector.formats)"
+        "[importlib.import_module(m.name)"
+        " for p in (inspector.engine, inspector.formats, inspector.local)"
         " for m in pkgutil.walk_packages(p.__path__, p.__name__ + '.')];"
         "bad = sorted(m for m in sys.modules if m == 'django' or m.startswith('django.'));"
         "print(bad); sys.exit(1 if bad else 0)"

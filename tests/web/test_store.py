@@ -100,6 +100,7 @@ def test_diagnosis_is_read_from_the_storage_cache_without_reparsing(
         raise AssertionError("the cache should have been used")
 
     monkeypatch.setattr(store, "load_bytes", no_parsing)
+    monkeypatch.setattr(store, "load_every", no_parsing)
     diagnosis = store.get_diagnosis(transcript)
     assert diagnosis.counts == transcript.counts
 

@@ -53,6 +53,8 @@ class Command(BaseCommand):
             raise CommandError("--workers takes 0 or more.")
         user = self._owner(owner)
         target = project_for(user, project or root.stem or "scan")
+        if target is None:  # a blank name (--project " "): no project to scan into
+            raise CommandError("The project name is blank: give one with --project.")
         job, found = folder_job(user, target, root)
         size = sum(item.size for item in found)
         self.stdout.write(
@@ -108,6 +110,18 @@ class Command(BaseCommand):
             ("sessions", summary.sessions, _subagents(summary)),
             ("messages", summary.messages, ""),
             ("need repair", summary.needs_repair, "sessions whose history the repair changes"),
+            *(
+                [
+                    (
+                        "conversations",
+                        summary.conversations,
+                        f"{summary.conversations_needing_repair:,} need repair "
+                        "(files of several conversations count each one)",
+                    )
+                ]
+                if summary.conversations != summary.sessions
+                else []
+            ),
             ("unreadable", job.unreadable, "files no reader accepts (listed below)"),
         ]
         out("")

@@ -1,23 +1,20 @@
 """Repair one transcript from the command line, for scripts and CI.
 
-Exit status: 0 nothing needed repair, 1 something was repaired, 2 bad input
-(one line on stderr saying why).
+The same command as ``transcript-inspector repair`` (``inspector.cli``), which
+needs no Django; this one is kept for those who run everything through
+``manage.py``. Exit status: 0 nothing needed repair, 1 something was
+repaired, 2 bad input (one line on stderr saying why).
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
-import orjson
 from django.core.management.base import BaseCommand, CommandParser
 
-from inspector import formats
-from inspector.diagnosis import diagnose, read_only_predicate, repaired_bytes, report_from
-from inspector.engine import InvalidTranscript
-
-FORMAT_CHOICES = ["auto", *formats.FORMATS]
+from inspector import cli
 
 
 class Command(BaseCommand):
@@ -28,44 +25,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("file", help="transcript file, or - for standard input")
-        parser.add_argument("--format", default="auto", choices=FORMAT_CHOICES)
-        parser.add_argument(
-            "--read-only",
-            default="",
-            metavar="NAME[,NAME]",
-            help="tools that only read: their synthetic results say they are safe to call again",
-        )
-        parser.add_argument("--report", action="store_true", help="print the report as JSON")
-        parser.add_argument(
-            "--canonical", action="store_true", help="write canonical JSON, not the source shape"
-        )
-        parser.add_argument("--output", "-o", help="write the repaired transcript here")
+        cli.add_repair_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            data = _read(options["file"])
-            parsed = formats.load(data, options["format"])
-            is_read_only = read_only_predicate(options["read_only"].split(","))
-            diagnosis = diagnose(parsed, is_read_only)
-            if options["report"]:
-                out = orjson.dumps(report_from(diagnosis), option=orjson.OPT_INDENT_2) + b"\n"
-            else:
-                fmt = "canonical" if options["canonical"] else "source"
-                out = repaired_bytes(parsed, fmt, is_read_only)
-        except (OSError, formats.FormatError, InvalidTranscript) as error:
-            first_line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
-            sys.stderr.write(f"repair: {first_line}\n")
-            sys.exit(2)
-        if options["output"] and not options["report"]:
-            Path(options["output"]).write_bytes(out)
-        else:
-            sys.stdout.buffer.write(out)
-            sys.stdout.flush()
-        sys.exit(1 if diagnosis.needs_repair else 0)
-
-
-def _read(name: str) -> bytes:
-    if name == "-":
-        return sys.stdin.buffer.read()
-    return Path(name).read_bytes()
+        names = ("file", "format", "read_only", "report", "canonical", "output")
+        namespace = argparse.Namespace(command="repair", **{k: options[k] for k in names})
+        sys.exit(cli.main_with(cli.run_repair, namespace, sys.stdout))

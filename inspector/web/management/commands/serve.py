@@ -1,13 +1,26 @@
 """Run the web server and one task worker together (what `make run` does).
 
 On the first start it creates the owner account; every start prints a fresh
-one-time sign-in link for it. Ctrl-C stops both processes.
+one-time sign-in link for it.
+
+The two stop together. SIGINT (Ctrl-C), SIGTERM (a service manager, a
+container stop) and SIGHUP (the terminal closed) stop the server and then the
+worker: one SIGTERM, a few seconds to finish the task it is running, then
+SIGKILL; serve then exits with status 0. A second signal meanwhile kills the
+worker at once. If serve dies without running its handlers (SIGKILL, the
+out-of-memory killer, runserver's ``os._exit`` when the port is taken), Linux
+sends the worker SIGTERM itself.
 """
 
 from __future__ import annotations
 
+import ctypes
+import os
+import signal
 import subprocess
 import sys
+from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 from django.conf import settings
@@ -17,9 +30,105 @@ from django.core.management.base import BaseCommand, CommandParser
 from inspector.web.signin import ensure_owner, signin_path
 from inspector.web.store import sweep_orphans
 
+# How long a stopping worker may take to finish its task before it is killed;
+# a later worker queues a killed task again (see the worker command). Under
+# `docker stop`'s 10 s default, so serve is done before Docker kills it.
+WORKER_GRACE_SECONDS = 8.0
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+class _Stop(BaseException):
+    """Raised in the main thread by a stop signal, to unwind runserver's loop.
+
+    A BaseException, like KeyboardInterrupt, so no ``except Exception`` on the
+    way catches it.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _worker_preexec() -> Callable[[], None]:
+    """What the worker's forked child runs before it execs.
+
+    Ignoring SIGTTOU lets the worker write to the terminal from its own process
+    group even under ``stty tostop``. On Linux the kernel's parent-death signal
+    ties the worker to serve: chosen over the worker polling its parent's pid
+    because it needs no code in the worker, no polling delay, and it already
+    holds while the worker's Python is starting. It fires when the thread that
+    forked the worker ends; that is serve's main thread, which lives as long as
+    serve does. A serve that died between fork and prctl is caught by
+    comparing the parent pid afterwards.
+    """
+    parent = os.getpid()
+    prctl: Callable[..., int] | None = None
+    if sys.platform.startswith("linux"):
+        try:
+            prctl = ctypes.CDLL(None, use_errno=True).prctl
+        except (OSError, AttributeError):
+            prctl = None
+
+    def preexec() -> None:
+        signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGTERM), 0, 0, 0)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    return preexec
+
+
+def start_child(*arguments: str) -> subprocess.Popen[bytes]:
+    """``manage.py ARGUMENTS`` with this interpreter, from any cwd, tied to serve.
+
+    It runs in a process group of its own, so a terminal's Ctrl-C (SIGINT to
+    the foreground group: make and serve) does not reach it: it hears only
+    serve's one SIGTERM. db_worker takes a second signal as "abandon the
+    running task", and SIGINT during its start-up would print a traceback.
+    """
+    # A fixed command line: nothing in it comes from input.
+    command = [sys.executable, str(settings.BASE_DIR / "manage.py"), *arguments]
+    return subprocess.Popen(  # noqa: S603
+        command,
+        stdin=subprocess.DEVNULL,
+        process_group=0,
+        # preexec_fn is unsafe in a process with threads; serve has only its
+        # main thread until runserver starts.
+        preexec_fn=_worker_preexec(),
+    )
+
+
+def start_worker() -> subprocess.Popen[bytes]:
+    """``manage.py worker`` on every queue. No autoreloader: its extra child would outlive it."""
+    return start_child("worker", "--queue-name", "*", "--no-reload")
+
+
+def start_watcher() -> subprocess.Popen[bytes]:
+    """``manage.py watch`` on the folders ``INSPECTOR_WATCH`` names."""
+    return start_child("watch")
+
+
+def stop_worker(worker: subprocess.Popen[bytes], grace: float = WORKER_GRACE_SECONDS) -> None:
+    if worker.poll() is not None:
+        return
+    worker.terminate()
+    try:
+        worker.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+        worker.wait()
+
 
 class Command(BaseCommand):
-    help = "Serve the app on HOST:PORT with one task worker beside it."
+    help = (
+        "Serve the app on HOST:PORT with one task worker beside it (and a watcher of the "
+        "folders INSPECTOR_WATCH names, if any)."
+    )
+    worker: subprocess.Popen[bytes] | None = None
+    watcher: subprocess.Popen[bytes] | None = None
+    stopping = False
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default="127.0.0.1")
@@ -27,6 +136,29 @@ class Command(BaseCommand):
         parser.add_argument("--no-worker", action="store_true", help="do not start a task worker")
 
     def handle(self, *args: Any, host: str, port: int, no_worker: bool, **options: Any) -> None:
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, self._on_stop_signal)
+        try:
+            self._serve(host, port, no_worker)
+        except _Stop as stop:
+            name = signal.Signals(stop.signum).name
+            self.stdout.write(f"\n{name}: stopping the server and the worker.")
+        finally:
+            self.stopping = True
+            for child in (self.watcher, self.worker):
+                if child is not None:
+                    stop_worker(child)
+
+    def _on_stop_signal(self, signum: int, frame: FrameType | None) -> None:
+        if not self.stopping:
+            self.stopping = True
+            raise _Stop(signum)
+        # Asked again while the worker finishes its task: do not wait for it.
+        for child in (self.watcher, self.worker):
+            if child is not None:
+                child.kill()
+
+    def _serve(self, host: str, port: int, no_worker: bool) -> None:
         # A server killed mid-upload may have left stored bytes without a row.
         sweep_orphans(settings.INSPECTOR_ORPHAN_GRACE_SECONDS)
         owner, created = ensure_owner()
@@ -42,17 +174,9 @@ class Command(BaseCommand):
             f"Then open {base}/ and drop a transcript on the page.\n"
             "Ctrl-C stops the server and the worker.\n"
         )
-        worker = None
         if not no_worker:
-            worker = subprocess.Popen([sys.executable, "manage.py", "worker", "--queue-name", "*"])
-        try:
-            call_command("runserver", f"{host}:{port}", use_reloader=False, use_threading=True)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            if worker is not None:
-                worker.terminate()
-                try:
-                    worker.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    worker.kill()
+            self.worker = start_worker()
+        if settings.INSPECTOR_WATCH:
+            self.stdout.write(f"Watching {', '.join(settings.INSPECTOR_WATCH)} for sessions.\n")
+            self.watcher = start_watcher()
+        call_command("runserver", f"{host}:{port}", use_reloader=False, use_threading=True)

@@ -1,0 +1,120 @@
+"""Where each agent keeps its sessions on disk, and the command that resumes one.
+
+One definition for every caller: the console command's ``list`` and ``fix``,
+the web timeline's "to resume" hint and the watcher all read this table.
+Each folder can be overridden (``--root claude-code=/path``, or the agent's
+own environment variable, which the agent itself honours too).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """One agent: ``name`` is its id; ``format`` the shape (``inspector.formats``) it writes.
+
+    Its sessions are the files matching ``pattern`` under ``home/sessions``,
+    where ``home`` is ``$env`` when that is set, else ``~/default_home``.
+    ``resume`` is the command that resumes a session, with ``{session}`` for
+    its id (and ``{path}`` for its file, where the agent takes a path).
+    """
+
+    name: str
+    label: str
+    format: str
+    env: str
+    default_home: str
+    sessions: str
+    pattern: str
+    resume: str
+    # Files in the folder that are not resumable sessions of their own.
+    skip_prefixes: tuple[str, ...] = ()
+    skip_folders: tuple[str, ...] = ()
+
+    def root(self, environ: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
+        """The folder holding this agent's sessions on this machine."""
+        configured = (os.environ if environ is None else environ).get(self.env)
+        base = Path(configured) if configured else (home or Path.home()) / self.default_home
+        return base / self.sessions if self.sessions else base
+
+    def session_id(self, path: Path, meta_id: str | None = None) -> str:
+        """The id the agent resumes this file under."""
+        if meta_id:
+            return meta_id
+        if path.name == "context.jsonl":  # Kimi's newer layout: <session-id>/context.jsonl
+            return path.parent.name
+        return path.stem
+
+    def resume_command(self, session: str, path: Path | None = None, cwd: str | None = None) -> str:
+        command = self.resume.format(session=session, path=path or "")
+        return f"cd {_quoted(cwd)} && {command}" if cwd else command
+
+
+def _quoted(text: str) -> str:
+    if text and all(c.isalnum() or c in "/._-+:@%" for c in text):
+        return text
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+AGENTS: tuple[Agent, ...] = (
+    Agent(
+        name="claude-code",
+        label="Claude Code",
+        format="claude-code",
+        env="CLAUDE_CONFIG_DIR",
+        default_home=".claude",
+        sessions="projects",
+        pattern="*/*.jsonl",
+        resume="claude --resume {session}",
+        skip_prefixes=("agent-",),
+    ),
+    Agent(
+        name="codex",
+        label="Codex",
+        format="codex",
+        env="CODEX_HOME",
+        default_home=".codex",
+        sessions="sessions",
+        pattern="**/rollout-*.jsonl",
+        resume="codex resume {session}",
+    ),
+    Agent(
+        name="gemini",
+        label="Gemini CLI",
+        format="gemini",
+        env="GEMINI_CLI_HOME",
+        default_home=".gemini",
+        sessions="tmp",
+        pattern="*/chats/session-*.json",
+        resume="gemini --resume {session}",
+    ),
+    Agent(
+        name="kimi",
+        label="Kimi CLI",
+        format="openai-chat",
+        env="KIMI_SHARE_DIR",
+        default_home=".kimi",
+        sessions="sessions",
+        pattern="**/*.jsonl",
+        resume="kimi --session {session}",
+        skip_prefixes=("wire",),
+    ),
+    Agent(
+        name="pi",
+        label="pi",
+        format="pi",
+        env="PI_CODING_AGENT_DIR",
+        default_home=".pi/agent",
+        sessions="sessions",
+        pattern="*/*.jsonl",
+        resume="pi --session {path}",
+    ),
+)
+
+BY_NAME = {agent.name: agent for agent in AGENTS}
+BY_FORMAT = {agent.format: agent for agent in AGENTS if agent.format != "openai-chat"}

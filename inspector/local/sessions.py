@@ -1,0 +1,148 @@
+"""Finding the sessions agents left on this machine, and what each one needs.
+
+``find`` walks every agent's folder (``agents.AGENTS``, each overridable) and
+returns the session files newest first, with a warning for each folder that
+is missing or cannot be read, so one bad folder never hides the others.
+``check`` reads and diagnoses one file without ever writing anything.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from inspector import formats
+from inspector.diagnosis import Diagnosis, diagnose
+from inspector.engine import InvalidTranscript
+from inspector.local.agents import AGENTS, Agent
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    agent: Agent
+    path: Path
+    size: int
+    mtime: float
+
+    @property
+    def guessed_id(self) -> str:
+        return self.agent.session_id(self.path)
+
+
+@dataclass(slots=True)
+class Checked:
+    """One session file read and diagnosed; ``error`` says why it could not be."""
+
+    path: Path
+    agent: Agent | None
+    parsed: formats.Parsed | None = None
+    diagnosis: Diagnosis | None = None
+    error: str = ""
+    unread: list[formats.Problem] = field(default_factory=list)
+
+    @property
+    def session_id(self) -> str:
+        meta_id = self.parsed.meta.get("session_id") if self.parsed else None
+        if self.agent is None:
+            return str(meta_id or self.path.stem)
+        return self.agent.session_id(self.path, meta_id if isinstance(meta_id, str) else None)
+
+    @property
+    def needs_repair(self) -> bool:
+        return bool(self.diagnosis and self.diagnosis.needs_repair)
+
+    @property
+    def verdict(self) -> str:
+        if self.error:
+            return "unreadable"
+        return "needs repair" if self.needs_repair else "clean"
+
+    def resume_command(self) -> str | None:
+        if self.agent is None:
+            return None
+        cwd = self.parsed.meta.get("cwd") if self.parsed else None
+        return self.agent.resume_command(
+            self.session_id, self.path, cwd if isinstance(cwd, str) else None
+        )
+
+
+def roots(
+    overrides: Mapping[str, Path] | None = None,
+    environ: Mapping[str, str] | None = None,
+    home: Path | None = None,
+) -> list[tuple[Agent, Path]]:
+    """Each agent's session folder: the override given for it, else where the agent keeps them."""
+    given = overrides or {}
+    return [(agent, given.get(agent.name) or agent.root(environ, home)) for agent in AGENTS]
+
+
+def find(folders: Iterable[tuple[Agent, Path]]) -> tuple[list[Session], list[str]]:
+    """The session files in these folders, newest first, and a warning per unreadable folder."""
+    found: list[Session] = []
+    warnings: list[str] = []
+    for agent, root in folders:
+        if not root.is_dir():
+            warnings.append(f"{agent.label}: no folder at {root} (skipped)")
+            continue
+        if not os.access(root, os.R_OK | os.X_OK):
+            warnings.append(f"{agent.label}: cannot read {root} (skipped)")
+            continue
+        try:
+            paths = sorted(root.glob(agent.pattern))
+        except OSError as error:
+            warnings.append(f"{agent.label}: cannot list {root}: {error.strerror or error}")
+            continue
+        for path in paths:
+            if not _is_session(agent, root, path):
+                continue
+            try:
+                stat = path.stat()
+            except OSError as error:
+                warnings.append(f"{agent.label}: cannot read {path}: {error.strerror or error}")
+                continue
+            found.append(Session(agent, path, stat.st_size, stat.st_mtime))
+    found.sort(key=lambda s: (-s.mtime, str(s.path)))
+    return found, warnings
+
+
+def _is_session(agent: Agent, root: Path, path: Path) -> bool:
+    if not path.is_file() or path.name.startswith(agent.skip_prefixes):
+        return False
+    parts = path.relative_to(root).parts[:-1]
+    return not any(part in agent.skip_folders or part.startswith(".") for part in parts)
+
+
+def agent_for(path: Path, folders: Iterable[tuple[Agent, Path]]) -> Agent | None:
+    """The agent whose folder holds ``path``, if any."""
+    resolved = path.resolve()
+    for agent, root in folders:
+        try:
+            resolved.relative_to(root.resolve())
+        except (ValueError, OSError):
+            continue
+        return agent
+    return None
+
+
+def check(path: Path, agent: Agent | None = None, data: bytes | None = None) -> Checked:
+    """Read and diagnose one file; nothing is written."""
+    checked = Checked(path=path, agent=agent)
+    try:
+        raw = path.read_bytes() if data is None else data
+        fmt = agent.format if agent is not None and agent.format in formats.FORMATS else "auto"
+        checked.parsed = formats.load(raw, fmt)
+        checked.diagnosis = diagnose(checked.parsed)
+    except OSError as error:
+        checked.error = f"cannot read {path}: {error.strerror or error}"
+    except (formats.FormatError, InvalidTranscript) as error:
+        checked.error = first_line(str(error))
+    else:
+        checked.unread = [p for p in checked.parsed.problems if p.kind == "unreadable"]
+    return checked
+
+
+def first_line(text: str) -> str:
+    text = text.strip()
+    return text.splitlines()[0] if text else "unknown error"

@@ -1,0 +1,103 @@
+"""A temporary home holding agents' session folders made of real corpus sessions."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from inspector.local.agents import AGENTS
+from tests.testdata import CORPUS, files, read
+
+BROKEN_CLAUDE = {
+    # A Task call the session ends on, never answered (PAIR-1).
+    "4c-02af2759b6": "5a3bb1c8-c3ce-466e-b487-24212cbf1da1",
+    # A checkpoint that starts with a result whose call is not in the file (PAIR-3).
+    "17-55e38d324c": "47a78253-7d91-4be2-bfd3-f5ac53c9195b",
+}
+BROKEN_CODEX = {
+    "kvsankar-agent-history__codex_with_escalation.jsonl": "PAIR-1",
+    "madshn-localpush__rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl": (
+        "INT-1"
+    ),
+}
+HEALTHY_CODEX = [
+    "kvsankar-agent-history__codex_session_with_compaction.jsonl",
+    "madshn-localpush__rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",
+]
+HEALTHY_GEMINI = [
+    "kvsankar-agent-history__gemini_cli_golden.json",
+    "entireio-cli__entire-checkpoints__51-3fab7adf0b-0-full__session-2026-01-10-"
+    "fa4593e0-f7e1-4dd1-b656-da95fb4d60fa.gemini-cli.json",
+]
+HEALTHY_KIMI = "MoonshotAI-kimi-cli__pr127__531d195b-6436-426e-b010-4bf723a992de.kimi-context.jsonl"
+
+
+@dataclass
+class Home:
+    root: Path
+    broken: dict[Path, str] = field(default_factory=dict)  # path -> a rule it breaks
+    healthy: list[Path] = field(default_factory=list)
+    ids: dict[Path, str] = field(default_factory=dict)
+
+    def all(self) -> list[Path]:
+        return [*self.broken, *self.healthy]
+
+
+def _place(home: Home, path: Path, data: bytes, age: float) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    stamp = time.time() - age
+    os.utime(path, (stamp, stamp))
+    return path
+
+
+@pytest.fixture
+def agent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
+    home = Home(tmp_path / "home")
+    monkeypatch.setenv("HOME", str(home.root))
+    for agent in AGENTS:
+        monkeypatch.delenv(agent.env, raising=False)
+    age = 3600.0  # an hour ago and older: no agent is writing to these
+
+    claude = home.root / ".claude" / "projects" / "-work-app"
+    for marker, session in BROKEN_CLAUDE.items():
+        source = files(CORPUS / "claude-code" / "broken", f"*{marker}*")[0]
+        path = _place(home, claude / f"{session}.jsonl", read(source), age)
+        home.broken[path] = "PAIR"
+        home.ids[path] = session
+        age += 60
+    small = [
+        p
+        for p in files(CORPUS / "claude-code" / "projects", "*.jsonl")
+        if len(p.relative_to(CORPUS / "claude-code" / "projects").parts) == 2
+        and not p.name.startswith("agent-")
+        and 2_000 < len(read(p)) < 40_000
+    ][:2]
+    assert len(small) == 2
+    for source in small:
+        home.healthy.append(_place(home, claude / source.name, read(source), age))
+        age += 60
+
+    codex = home.root / ".codex" / "sessions" / "2026" / "02" / "23"
+    for n, (name, rule) in enumerate(BROKEN_CODEX.items()):
+        target = codex / (name.split("__", 1)[1] if "rollout-" in name else f"rollout-x{n}.jsonl")
+        home.broken[_place(home, target, read(CORPUS / "codex" / name), age)] = rule
+        age += 60
+    for n, name in enumerate(HEALTHY_CODEX):
+        target = codex / (name.split("__", 1)[1] if "rollout-" in name else f"rollout-y{n}.jsonl")
+        home.healthy.append(_place(home, target, read(CORPUS / "codex" / name), age))
+        age += 60
+
+    gemini = home.root / ".gemini" / "tmp" / "0123abcd" / "chats"
+    for n, name in enumerate(HEALTHY_GEMINI):
+        target = gemini / f"session-2026-01-0{n + 1}T10-00-{n:08x}.json"
+        home.healthy.append(_place(home, target, read(CORPUS / "gemini" / name), age))
+        age += 60
+
+    kimi = home.root / ".kimi" / "sessions" / "5d41402abc4b2a76" / "531d195b.jsonl"
+    home.healthy.append(_place(home, kimi, read(CORPUS / "openai-chat" / HEALTHY_KIMI), age))
+    return home

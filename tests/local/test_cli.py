@@ -1,0 +1,109 @@
+"""The console command: list, check, report, repair, with no server and no database."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import orjson
+
+from inspector import cli
+from tests.local.conftest import Home
+from tests.testdata import CASES, read
+
+
+def run(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    return cli.main(list(argv), out), out.getvalue()
+
+
+def test_the_command_is_installed_with_the_package_and_needs_no_django():
+    scripts = entry_points(group="console_scripts")
+    (script,) = [e for e in scripts if e.name == "transcript-inspector"]
+    assert script.value == "inspector.cli:main"
+    code = "import sys, inspector.cli; sys.exit(0 if 'django' not in sys.modules else 3)"
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_list_shows_every_session_newest_first_with_its_verdict(agent_home: Home, capsys):
+    status, out = run("list")
+    assert status == 1  # some need repair
+    paths = [line.strip() for line in out.splitlines() if line.startswith("    /")]
+    assert sorted(paths) == sorted(str(p) for p in agent_home.all())
+    mtimes = [Path(p).stat().st_mtime for p in paths]
+    assert mtimes == sorted(mtimes, reverse=True)
+    assert f"{len(paths)} sessions, {len(agent_home.broken)} need repair" in out
+    # pi keeps no folder here: a warning names it, the others are still listed.
+    assert "pi: no folder at" in capsys.readouterr().err
+
+
+def test_list_broken_shows_only_those_that_need_repair(agent_home: Home):
+    status, out = run("list", "--broken", "--json")
+    records = [orjson.loads(line) for line in out.splitlines()]
+    assert status == 1
+    assert {r["path"] for r in records} == {str(p) for p in agent_home.broken}
+    assert all(r["verdict"] == "needs repair" and r["counts"] and r["resume"] for r in records)
+
+
+def test_a_root_can_be_given_for_an_agent(agent_home: Home, tmp_path: Path):
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "-proj").mkdir(parents=True)
+    source = next(iter(agent_home.broken))
+    (elsewhere / "-proj" / source.name).write_bytes(source.read_bytes())
+    _, out = run("list", "--json", "--root", f"claude-code={elsewhere}")
+    claude = [orjson.loads(line) for line in out.splitlines()]
+    claude = [r for r in claude if r["agent"] == "claude-code"]
+    assert [r["path"] for r in claude] == [str(elsewhere / "-proj" / source.name)]
+    assert run("list", "--root", "nobody=/x")[0] == 2
+
+
+def test_check_report_and_repair_on_files(tmp_path: Path):
+    case = orjson.loads((CASES / "03-dangling-call.json").read_bytes())
+    broken = tmp_path / "broken.json"
+    broken.write_bytes(orjson.dumps(case["input"]))
+    clean = tmp_path / "clean.json"
+    clean.write_bytes(orjson.dumps(case["expected"]["messages"]))
+    status, out = run("check", str(broken), str(clean))
+    assert status == 1
+    assert f"{broken}: needs repair (PAIR-1 x1)" in out and f"{clean}: clean" in out
+
+    status, out = run("report", str(broken))
+    assert status == 1
+    assert "Verdict: needs repair" in out and "PAIR-1" in out and "Providers" in out
+    status, out = run("report", "--json", str(broken))
+    assert orjson.loads(out)["counts"] == {"PAIR-1": 1}
+
+    target = tmp_path / "repaired.json"
+    assert run("repair", str(broken), "-o", str(target))[0] == 1
+    assert run("check", str(target)) == (0, f"{target}: clean\n")
+    assert broken.read_bytes() == orjson.dumps(case["input"])  # repair never edits FILE
+
+
+def test_bad_input_exits_2_with_one_line(tmp_path: Path, capsys):
+    garbage = tmp_path / "x.json"
+    garbage.write_bytes(b"{this is not json")
+    assert run("check", str(garbage))[0] == 2
+    assert run("report", str(garbage))[0] == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("report: ")
+
+
+def test_repair_reads_a_real_session_the_same_way_manage_py_does(tmp_path: Path):
+    from tests.testdata import CORPUS, files
+
+    source = files(CORPUS / "claude-code" / "broken", "*4c-02af2759b6*")[0]
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(read(source))
+    ours = subprocess.run(
+        [sys.executable, "-m", "inspector.cli", "repair", str(path)], capture_output=True
+    )
+    theirs = subprocess.run(
+        [sys.executable, "manage.py", "repair", str(path)],
+        capture_output=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert ours.returncode == theirs.returncode == 1
+    assert ours.stdout == theirs.stdout and ours.stdout
