@@ -59,6 +59,9 @@ REPAIR_RULES = (
 )
 _REPAIR_RULE_SET = frozenset(REPAIR_RULES)
 
+# Containers whose whole history is read from one line of the file.
+_ONE_LINE_CONTAINERS = frozenset({"claude-trace", "jsonl-conversations"})
+
 # Shared stand-ins for what most messages lack; read, never written.
 _EMPTY: dict[str, Any] = {}
 _NO_RULES: frozenset[Any] = frozenset()
@@ -151,12 +154,17 @@ def _line_findings(
     It is marked on the row of the message read from that line (the first
     one, when both were messages), or, when neither record was a message,
     on the row of the next message in the file (the last row when none
-    follows). The repaired file writes each record on a line of its own.
-    Returns whether there was any.
+    follows); in a container whose whole history is one line (see
+    ``_ONE_LINE_CONTAINERS``), on the first row. The repaired file writes
+    each record on a line of its own. Returns whether there was any.
     """
     glued = [p for p in parsed.problems if p.kind == "glued"]
     if not glued:
         return False
+    # Where the whole history is one line of the file (a claude-trace exchange, a
+    # conversation of a JSONL file of them), sources number messages, not lines:
+    # the line is marked on the first row.
+    whole = parsed.meta.get("container") in _ONE_LINE_CONTAINERS
     where: dict[int, int] = {}  # source line -> the first row read from it
     for number, each in enumerate(rows):
         if each["in_original"]:
@@ -164,7 +172,7 @@ def _line_findings(
                 where.setdefault(line, number)
     added: list[tuple[int, dict[str, Any]]] = []
     for problem in glued:
-        position: int | None = where.get(problem.line)
+        position: int | None = (0 if rows else None) if whole else where.get(problem.line)
         if position is None and rows:
             later = [(line, p) for line, p in where.items() if line > problem.line]
             position = min(later)[1] if later else len(rows) - 1

@@ -133,6 +133,8 @@ def serialise_all(repaired: list[tuple[list[Message], Parsed]]) -> bytes:
     changed = [(m, p) for m, p in repaired if m != p.messages]
     if not changed:
         data: bytes = first["data"]
+        if "lines" in first:  # a lost newline: each conversation on its own line
+            return jsonl.unglue(data, first["lines"], first["crlf"])
         return data
     if first["mode"] == "conversations":
         out = list(first["doc"])
@@ -155,8 +157,9 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
     state = original.state
     if messages == original.messages:
         data: bytes = state["data"]
-        if "lines" in state and jsonl.has_glued(original.problems):
-            # A lost newline: each record on its own line, as a repaired file has it.
+        if "lines" in state:
+            # A lost newline: each record on its own line, as a repaired file has it
+            # (the file's other conversations included, so the records say, not problems).
             return jsonl.unglue(data, state["lines"], state["crlf"])
         return data
     if state["mode"] == "jsonl":
@@ -330,7 +333,10 @@ def _parse_jsonl(
         meta = {"container": "jsonl-conversations", "conversations": len(rows)}
         meta["conversation"] = index
         parsed = _read_records(records, list(range(1, len(records) + 1)), state, meta)
-        parsed.problems[:0] = read.problems
+        # A glued line is a finding of the conversations written on it (LINE-1), not of all.
+        parsed.problems[:0] = [
+            p for p in read.problems if p.kind != "glued" or p.line == record.line
+        ]
         parsed.state["originals"] = by_origin(parsed.messages)
         return parsed
     if not isinstance(first, dict) or not isinstance(first.get("role"), str):

@@ -216,3 +216,25 @@ def test_real_glued_line_128_is_on_its_row_and_the_repair_command_exits_1(tmp_pa
     written = out.read_bytes()
     assert written.count(b"\n") == data.count(b"\n") + 1
     assert formats.load(written).problems == []
+
+
+def test_glued_line_of_a_file_of_conversations_is_a_finding_of_the_conversations_on_it() -> None:
+    from inspector.diagnosis import diagnose_all, repaired_bytes_all
+
+    def conversation(text: str) -> bytes:
+        messages = [{"role": "user", "content": text}, {"role": "assistant", "content": "ok"}]
+        return orjson.dumps({"messages": messages})
+
+    raws = [conversation("one"), conversation("two"), conversation("three")]
+    whole = b"\n".join(raws) + b"\n"
+    data = glue(raws, 1)  # conversations two and three on line 2
+    parsed = formats.load_all(data)
+    assert [p.meta["conversation"] for p in parsed] == [0, 1, 2]
+    diagnoses = diagnose_all(parsed)
+    assert [d.counts.get("LINE-1", 0) for d in diagnoses] == [0, 1, 1]
+    assert [d.needs_repair for d in diagnoses] == [False, True, True]
+    for diagnosis in diagnoses[1:]:
+        (finding,) = diagnosis.findings
+        assert finding["line"] == 2 and finding["row"] == diagnosis.rows[0]["key"]
+    assert repaired_bytes_all(parsed) == whole
+    assert repaired_bytes(parsed[0]) == whole
