@@ -27,7 +27,7 @@ from inspector.formats.jsonl import collector_paused
 
 # Bump when the engine, a parser or this module changes what a diagnosis
 # holds: stored transcripts then rebuild their cached diagnosis on next view.
-ENGINE_VERSION = "3"
+ENGINE_VERSION = "4"
 
 # A row's text is what a person reads on the timeline; past this length the
 # rest is left to the downloads, so a 50 MB session stays a page, not a dump.
@@ -44,8 +44,23 @@ CAUSE_WORDS = {
 # The start of any JSON text: JSON's whitespace, then what a value can begin with.
 _JSON_START = re.compile(r'[ \t\n\r]*[{\["\-0-9tfn]')
 
-REPAIR_RULES = ("PAIR-1", "PAIR-2", "PAIR-3", "ID-1", "ID-2", "MSG-1", "INT-1", "INT-2")
+# The rules a finding can name: the engine's, then the readers' (LINE-1, a
+# line that held two records, comes from a reader's problems, not an action).
+REPAIR_RULES = (
+    "PAIR-1",
+    "PAIR-2",
+    "PAIR-3",
+    "ID-1",
+    "ID-2",
+    "MSG-1",
+    "INT-1",
+    "INT-2",
+    "LINE-1",
+)
 _REPAIR_RULE_SET = frozenset(REPAIR_RULES)
+
+# Containers whose whole history is read from one line of the file.
+_ONE_LINE_CONTAINERS = frozenset({"claude-trace", "jsonl-conversations"})
 
 # Shared stand-ins for what most messages lack; read, never written.
 _EMPTY: dict[str, Any] = {}
@@ -111,6 +126,7 @@ def _diagnose(parsed: Parsed, is_read_only: ReadOnly) -> Diagnosis:
     repair = repair_parsed(parsed, is_read_only)
     builder = _Timeline(parsed, repair)
     rows, findings = builder.build()
+    glued = _line_findings(parsed, rows, findings)
     counts: dict[str, int] = {}
     for finding in findings:
         counts[finding["rule"]] = counts.get(finding["rule"], 0) + 1
@@ -119,7 +135,7 @@ def _diagnose(parsed: Parsed, is_read_only: ReadOnly) -> Diagnosis:
         engine_version=ENGINE_VERSION,
         message_count=len(parsed.messages),
         repaired_count=len(repair.messages),
-        needs_repair=bool(repair.actions),
+        needs_repair=bool(repair.actions) or glued,
         counts=counts,
         providers=provider_verdicts(parsed.messages, repair.messages),
         problems=[{"line": p.line, "reason": p.reason, "kind": p.kind} for p in parsed.problems],
@@ -128,6 +144,70 @@ def _diagnose(parsed: Parsed, is_read_only: ReadOnly) -> Diagnosis:
         interrupted=[_public(call) for call in repair.interrupted],
         meta=_plain(parsed.meta),
     )
+
+
+def _line_findings(
+    parsed: Parsed, rows: list[dict[str, Any]], findings: list[dict[str, Any]]
+) -> bool:
+    """Add a LINE-1 finding for each line that held two or more records.
+
+    It is marked on the row of the message read from that line (the first
+    one, when both were messages), or, when neither record was a message,
+    on the row of the next message in the file (the last row when none
+    follows); in a container whose whole history is one line (see
+    ``_ONE_LINE_CONTAINERS``), on the first row. The repaired file writes
+    each record on a line of its own. Returns whether there was any.
+    """
+    glued = [p for p in parsed.problems if p.kind == "glued"]
+    if not glued:
+        return False
+    # Where the whole history is one line of the file (a claude-trace exchange, a
+    # conversation of a JSONL file of them), sources number messages, not lines:
+    # the line is marked on the first row.
+    whole = parsed.meta.get("container") in _ONE_LINE_CONTAINERS
+    where: dict[int, int] = {}  # source line -> the first row read from it
+    for number, each in enumerate(rows):
+        if each["in_original"]:
+            for line in each["lines"]:
+                where.setdefault(line, number)
+    added: list[tuple[int, dict[str, Any]]] = []
+    for problem in glued:
+        position: int | None = (0 if rows else None) if whole else where.get(problem.line)
+        if position is None and rows:
+            later = [(line, p) for line, p in where.items() if line > problem.line]
+            position = min(later)[1] if later else len(rows) - 1
+        row = rows[position] if position is not None else None
+        if row is not None and "LINE-1" not in row["findings"]:
+            row["findings"] = [*row["findings"], "LINE-1"]
+        text = (
+            f"Line {problem.line}: {problem.reason}. A newline was lost there; the repaired"
+            " file writes each record on a line of its own, byte for byte as it was."
+        )
+        finding: dict[str, Any] = {
+            "rule": "LINE-1",
+            "row": row["key"] if row is not None else None,
+            "text": text,
+            "ids": [],
+            "message": row["input_index"] if row is not None else None,
+            "line": problem.line,
+        }
+        added.append((len(rows) if position is None else position, finding))
+    # Findings are in row order: each goes after the findings of rows up to its own.
+    merged: list[dict[str, Any]] = []
+    rank = {row["key"]: position for position, row in enumerate(rows)}
+    pending = iter(sorted(added, key=lambda item: item[0]))
+    upcoming = next(pending, None)
+    for finding in findings:
+        at = rank.get(finding["row"], len(rows))
+        while upcoming is not None and upcoming[0] < at:
+            merged.append(upcoming[1])
+            upcoming = next(pending, None)
+        merged.append(finding)
+    while upcoming is not None:
+        merged.append(upcoming[1])
+        upcoming = next(pending, None)
+    findings[:] = merged
+    return True
 
 
 def provider_verdicts(

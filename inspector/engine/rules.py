@@ -4,8 +4,10 @@ Data only. Each rule's page (``/rules/<ID>/``) renders one entry. For the
 repair rules, ``example_after`` is exactly what ``repair_history`` makes of
 ``example_before`` (with ``example_read_only`` as the read-only tools); for
 the buffer rules (MEM-*), it is what ``Buffer(example_before)`` holds after
-``example_appended`` is appended, message by message. The tests hold both
-to that.
+``example_appended`` is appended, message by message. A rule about how a
+file is written (LINE-1) shows the file's lines instead:
+``example_lines_after`` is what the Claude Code reader and writer make of
+``example_lines_before``. The tests hold all three to that.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ class Rule:
     errors: tuple[str, ...] = ()
     example_appended: tuple[Message, ...] = ()
     example_read_only: tuple[str, ...] = ()
+    # A rule about a file's lines (LINE-1): the file before, and as repaired.
+    example_lines_before: tuple[str, ...] = ()
+    example_lines_after: tuple[str, ...] = ()
     # Where SPEC.md defines the rule: a section sign, the section's number, and a step.
     spec: str = ""
 
@@ -958,6 +963,50 @@ RULES: dict[str, Rule] = {
         source="seeds/002_8732f9eb135ad699.txt",
         related=("PAIR-1", "MEM-3", "INT-2"),
         example_read_only=("search",),
+    ),
+    "LINE-1": Rule(
+        id="LINE-1",
+        spec="§8",
+        title="Two records were written on one line",
+        summary=(
+            "A line held two or more records with no newline between them; each is read,"
+            " and the repaired file writes each on a line of its own."
+        ),
+        explanation=(
+            "Agent tools append one JSON record a line while they run. When a process"
+            " is killed between a record and its newline, or two writers race, the"
+            " next record lands on the same line, right after the first. A reader"
+            " that parses each line on its own, as the tools do when they load a"
+            " session, fails on that line and loses both records, or stops there."
+            " The inspector reads every record of such a line and marks the line on"
+            " the timeline. The repaired file puts the lost newline back: each record"
+            " on a line of its own, its bytes unchanged, so the tool that wrote the"
+            " file can load it again. Nothing else is added, and a file with no other"
+            " problem still counts as needing repair."
+        ),
+        example_before=[],
+        example_after=[],
+        example_lines_before=(
+            '{"type":"user","uuid":"u1","parentUuid":null,"message":{"role":"user",'
+            '"content":"run the tests"}}{"type":"assistant","uuid":"a1","parentUuid":"u1",'
+            '"message":{"id":"m1","role":"assistant","content":[{"type":"text","text":'
+            '"All 12 pass."}]}}',
+            '{"type":"user","uuid":"u2","parentUuid":"a1","message":{"role":"user",'
+            '"content":"thanks"}}',
+        ),
+        example_lines_after=(
+            '{"type":"user","uuid":"u1","parentUuid":null,"message":{"role":"user",'
+            '"content":"run the tests"}}',
+            '{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"id":"m1",'
+            '"role":"assistant","content":[{"type":"text","text":"All 12 pass."}]}}',
+            '{"type":"user","uuid":"u2","parentUuid":"a1","message":{"role":"user",'
+            '"content":"thanks"}}',
+        ),
+        source="https://jsonlines.org/",
+        related=("PAIR-1", "INT-2"),
+        other_sources=(
+            "https://github.com/entireio/cli/blob/entire/checkpoints/v1/37/995ebed6e4/2/full.jsonl",
+        ),
     ),
     "PROV-OPENAI-CHAT": Rule(
         id="PROV-OPENAI-CHAT",

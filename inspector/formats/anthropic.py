@@ -199,6 +199,9 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
     state = original.state
     if messages == original.messages:
         data: bytes = state["data"]
+        if "lines" in state and jsonl.has_glued(original.problems):
+            # A lost newline: each record on its own line, as a repaired file has it.
+            return jsonl.unglue(data, state["lines"], state["crlf"])
         return data
     system, wire = _wire(messages, state, native_only=False)
     mode = state["mode"]
@@ -428,7 +431,10 @@ def _result_content(block: dict[str, Any]) -> Any:
     content = block.get("content")
     if content is None:
         return ""
-    return _canonical_content(content)
+    if isinstance(content, str | list):
+        return _canonical_content(content)
+    # A number, a boolean or an object, as some tools return it: its JSON as text.
+    return orjson.dumps(content).decode()
 
 
 def _paused_server_tools(messages: list[Message]) -> list[dict[str, Any]]:

@@ -19,7 +19,9 @@ Reading (``parse``)
   resume, and hand-made files often have no links at all. A cycle ends the
   walk like a root does, so a bad file cannot hang the reader.
 - Claude Code writes the results of parallel calls as leaves hanging off
-  their ``tool_use`` records, beside the chain; they belong to the branch.
+  their ``tool_use`` records, beside the chain; they belong to the branch,
+  whatever else their records carry (newer versions put what the user typed
+  while the tools ran in a result's record, as a text block after it).
   So do the records of a reply split over several ``assistant`` records
   (same ``message.id``) that sit beside the chain.
 - Other leaves are reported as branches in ``meta["branches"]`` and where
@@ -38,7 +40,10 @@ Reading (``parse``)
   that Claude Code wrote between those records follow it, in call order (the
   provider gets them in one user message, where their order is free).
 - A ``tool_result`` block becomes a ``tool`` message; the rest of a user
-  record becomes one ``user`` message after its results.
+  record becomes one ``user`` message after its results: in a record with
+  results, after the whole run of results that follows the reply (the
+  provider gets them in one user message, text after the results, so a
+  steer typed while the tools ran is no result out of place).
 - An ``isApiErrorMessage`` record (text Claude Code made up to show a failed
   request) stays an assistant message: it is what the user saw, and it ends
   the turn before it as it did in the session. ``causes`` marks it
@@ -59,8 +64,10 @@ metadata key starting with ``_``.
 
 Writing (``serialise``)
 -----------------------
-An unchanged transcript comes back byte for byte. After repair, records
-that were not touched keep their exact bytes; changed records are written
+An unchanged transcript comes back byte for byte, except that a line
+holding two records (a lost newline, LINE-1) is written as one line a
+record, each record's bytes as they were. After repair, records that were
+not touched keep their exact bytes; changed records are written
 again with orjson. Synthetic results become ``user`` records holding one
 ``tool_result`` block (``is_error: true``), notes become ``user`` text
 records; both get uuid5 ids from the session id (and the call id for a
@@ -86,10 +93,12 @@ from inspector.formats.jsonl import (
     JsonlFile,
     Record,
     collector_paused,
+    has_glued,
     head_records,
     iter_jsonl,
     join_lines,
     release,
+    unglue,
 )
 
 NAME = "claude-code"
@@ -460,6 +469,9 @@ class _Tree:
         # Claude Code links each result to its own tool_use record and the next
         # reply to the last result to arrive, so the chain can pass through any
         # one of them; the rest of the reply hangs beside it, results included.
+        # A result record joins whatever else it carries: newer Claude Code
+        # writes what the user typed while the tools ran into the record of
+        # the result that arrived next (a text block after the tool_result).
         grew = True
         while grew:
             grew = False
@@ -475,7 +487,7 @@ class _Tree:
                     continue
                 ids = _result_ids(value)
                 # A result already answered on the branch is another branch's copy.
-                if ids and _only_results(message) and not answered & ids:
+                if ids and not answered & ids:
                     included.add(c)
                     answered |= ids
                     grew = True
@@ -519,11 +531,6 @@ def _result_ids(value: dict[str, Any] | None) -> set[str]:
     }
 
 
-def _only_results(message: dict[str, Any]) -> bool:
-    content = message["content"]
-    return isinstance(content, list) and all(b["type"] == "tool_result" for b in content)
-
-
 def _build_messages(
     branch: list[int], values: list[Any], lines: list[int], agents: dict[int, tuple[str, list[str]]]
 ) -> tuple[
@@ -550,12 +557,18 @@ def _build_messages(
     # they are added so that ordering them need not look at every message again.
     runs: list[list[int]] = []
     in_run = False  # is the last message added a tool message?
+    # What the user typed while the tools ran, written into a result's record:
+    # it follows the whole run of results, as the provider gets them together.
+    steers: list[tuple[int, tuple[int, ...], list[Any], int]] = []
     for idx in branch:
         value = values[idx]
         message = value["message"]
         content = message["content"]
         line = lines[idx]
         if value["type"] == "assistant":
+            if steers:
+                _add_steers(steers, messages, pieces, sources, stopped, last_reply)
+                in_run = False
             mid = message.get("id")
             if reply is None or not mid or mid != reply_id:
                 reply = {"role": "assistant", "content": [], "metadata": {}}
@@ -578,6 +591,11 @@ def _build_messages(
                 elif message.get("stop_reason") == "max_tokens":
                     ended[last_reply] = "max_tokens"
             continue
+        if steers:
+            # Ends the run: a record with a result of its own goes on with it.
+            if isinstance(content, str) or not any(b["type"] == "tool_result" for b in content):
+                _add_steers(steers, messages, pieces, sources, stopped, last_reply)
+                in_run = False
         if isinstance(content, str):
             if content.strip() in STOP_MARKERS:
                 stopped.append(len(messages) if last_reply is None else last_reply)
@@ -588,6 +606,7 @@ def _build_messages(
             in_run = False
             continue
         rest: list[int] = []
+        results = len(messages)
         for b, block in enumerate(content):
             if block["type"] == "tool_result":
                 if in_run:
@@ -602,13 +621,18 @@ def _build_messages(
                 rest.append(b)
         if rest or not content:
             parts = [_part(content[b]) for b in rest]
+            reply = None
+            if len(messages) > results:  # after results of its own: after the run
+                steers.append((idx, tuple(rest), parts, line))
+                continue
             if any(t.strip() in STOP_MARKERS for t in _texts(parts)):
                 stopped.append(len(messages) if last_reply is None else last_reply)
             messages.append(_user(parts))
             pieces.append([(idx, tuple(rest))])
             sources.append([line])
-            reply = None
             in_run = False
+    if steers:
+        _add_steers(steers, messages, pieces, sources, stopped, last_reply)
     _order_results(runs, messages, pieces, sources)
     # A reply's own reason wins over a stop after it; by message, in history order.
     causes = dict(ended)
@@ -622,6 +646,24 @@ def _build_messages(
                 for call in calls:
                     subagents[call] = agent
     return messages, pieces, sources, dict(sorted(causes.items())), subagents
+
+
+def _add_steers(
+    steers: list[tuple[int, tuple[int, ...], list[Any], int]],
+    messages: list[dict[str, Any]],
+    pieces: list[list[_Piece]],
+    sources: list[list[int]],
+    stopped: list[int],
+    last_reply: int | None,
+) -> None:
+    """Add the user messages held back until their run of results ended."""
+    for idx, rest, parts, line in steers:
+        if any(t.strip() in STOP_MARKERS for t in _texts(parts)):
+            stopped.append(len(messages) if last_reply is None else last_reply)
+        messages.append(_user(parts))
+        pieces.append([(idx, rest)])
+        sources.append([line])
+    steers.clear()
 
 
 # The indices of n content blocks, made once for the usual small n.
@@ -844,6 +886,8 @@ def serialise(messages: list[dict[str, Any]], original: Parsed) -> bytes:
     if not isinstance(state, _State):
         raise FormatError("serialise needs the Parsed that parse() returned for this file")
     if _unchanged(messages, original.messages):
+        if has_glued(original.problems):  # a lost newline: each record on its own line
+            return unglue(state.data, state.records, state.crlf)
         return state.data
     return _Writer(state, original.messages).write(messages)
 
@@ -1326,7 +1370,13 @@ class _Writer:
             doc["loglines"] = [self.values[x] if isinstance(x, int) else x for x in out]
             return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
         cr = b"\r" if state.crlf else b""
-        lines = [state.records[x].raw if isinstance(x, int) else orjson.dumps(x) + cr for x in out]
+        records = state.records
+        lines = [
+            (records[x].raw + cr if records[x].glued else records[x].raw)
+            if isinstance(x, int)
+            else orjson.dumps(x) + cr
+            for x in out
+        ]
         return join_lines(lines, state.final_newline)
 
 

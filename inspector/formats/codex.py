@@ -67,9 +67,11 @@ from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.jsonl import (
     Record,
     collector_paused,
+    has_glued,
     head_records,
     join_lines,
     read_jsonl,
+    unglue,
 )
 
 NAME = "codex"
@@ -523,6 +525,8 @@ def serialise(messages: list[dict[str, Any]], original: Parsed) -> bytes:
     if len(messages) == len(before) and all(
         m is b or m == b for m, b in zip(messages, before, strict=True)
     ):
+        if has_glued(original.problems):  # a lost newline: each record on its own line
+            return unglue(state.data, state.records, state.crlf)
         return state.data
     return _Writer(state, before).write(messages)
 

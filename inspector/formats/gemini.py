@@ -180,6 +180,9 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
     state = original.state
     if messages == original.messages:
         data: bytes = state["data"]
+        if "lines" in state and jsonl.has_glued(original.problems):
+            # A lost newline: each record on its own line, as a repaired file has it.
+            return jsonl.unglue(data, state["lines"], state["crlf"])
         return data
     mode = state["mode"]
     if mode in ("cli", "cli-lines"):

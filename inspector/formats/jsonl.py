@@ -17,6 +17,9 @@ Public API (kept small on purpose; other shape modules may use it):
 - ``head_records(head, limit)``: the decodable records among the first
   complete lines of a sample, for ``sniff``.
 - ``join_lines(raws, final_newline)``: the inverse of splitting, for writers.
+- ``has_glued(problems)`` and ``unglue(data, records, crlf)``: for a writer
+  giving back a file whose history did not change, the same bytes with each
+  glued line written as one line a record (SPEC §8, LINE-1).
 - ``collector_paused()``: a context manager for a shape's whole parse, which
   builds many objects too (``read_jsonl`` uses it itself).
 - ``release(records)``: let go of the records' decoded values (each decodes
@@ -26,7 +29,7 @@ Public API (kept small on purpose; other shape modules may use it):
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -294,3 +297,42 @@ def join_lines(raws: list[bytes], final_newline: bool = True) -> bytes:
         return b""
     body = b"\n".join(raws)
     return body + b"\n" if final_newline else body
+
+
+def has_glued(problems: Iterable[Problem]) -> bool:
+    """Did the reader find a line holding more than one record?"""
+    return any(problem.kind == "glued" for problem in problems)
+
+
+def unglue(data: bytes, records: Sequence[Record], crlf: bool = False) -> bytes:
+    """``data`` with each glued line written as one line per record it held.
+
+    ``records`` are what ``read_jsonl`` read from ``data``. The records of a
+    glued line keep their own bytes, each on a line of its own (ending in
+    ``\r`` in a file whose lines do); every other byte stays as it was.
+    """
+    glued: dict[int, list[bytes]] = {}
+    for record in records:
+        if record.glued:
+            glued.setdefault(record.line, []).append(record.raw)
+    if not glued:
+        return data
+    cr = b"\r" if crlf else b""
+    out: list[bytes] = []
+    copied = 0  # data[:copied] is in ``out``
+    start = 0  # where line ``number`` starts
+    number = 1
+    for line in sorted(glued):
+        while number < line:  # the lines before it stay as they are
+            start = data.index(b"\n", start) + 1
+            number += 1
+        end = data.find(b"\n", start)
+        if end < 0:
+            end = len(data)
+        out.append(data[copied:start])
+        if number == 1 and data.startswith(_BOM):
+            out.append(_BOM)  # the parts were read from after it
+        out.append(b"\n".join(part + cr for part in glued[line]))
+        copied = end
+    out.append(data[copied:])
+    return b"".join(out)

@@ -133,6 +133,8 @@ def serialise_all(repaired: list[tuple[list[Message], Parsed]]) -> bytes:
     changed = [(m, p) for m, p in repaired if m != p.messages]
     if not changed:
         data: bytes = first["data"]
+        if "lines" in first:  # a lost newline: each conversation on its own line
+            return jsonl.unglue(data, first["lines"], first["crlf"])
         return data
     if first["mode"] == "conversations":
         out = list(first["doc"])
@@ -155,6 +157,10 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
     state = original.state
     if messages == original.messages:
         data: bytes = state["data"]
+        if "lines" in state:
+            # A lost newline: each record on its own line, as a repaired file has it
+            # (the file's other conversations included, so the records say, not problems).
+            return jsonl.unglue(data, state["lines"], state["crlf"])
         return data
     if state["mode"] == "jsonl":
         return _serialise_jsonl(messages, original)
@@ -327,7 +333,10 @@ def _parse_jsonl(
         meta = {"container": "jsonl-conversations", "conversations": len(rows)}
         meta["conversation"] = index
         parsed = _read_records(records, list(range(1, len(records) + 1)), state, meta)
-        parsed.problems[:0] = read.problems
+        # A glued line is a finding of the conversations written on it (LINE-1), not of all.
+        parsed.problems[:0] = [
+            p for p in read.problems if p.kind != "glued" or p.line == record.line
+        ]
         parsed.state["originals"] = by_origin(parsed.messages)
         return parsed
     if not isinstance(first, dict) or not isinstance(first.get("role"), str):
@@ -438,7 +447,7 @@ def _canonical_calls(record: dict[str, Any]) -> list[dict[str, Any]] | str:
     for call in raw or []:
         if not isinstance(call, dict):
             return "a tool call must be an object"
-        cid = call.get("id") or ""
+        cid = _wire_id(call)
         if call.get("type") == "custom" and isinstance(call.get("custom"), dict):
             name, arguments = call["custom"].get("name"), {"input": call["custom"].get("input")}
         else:
@@ -452,6 +461,20 @@ def _canonical_calls(record: dict[str, Any]) -> list[dict[str, Any]] | str:
             {"tool_call_id": "", "name": legacy.get("name"), "arguments": legacy.get("arguments")}
         )
     return calls
+
+
+def _wire_id(call: dict[str, Any]) -> Any:
+    """The id a call's result answers it under.
+
+    That is ``id``, except in a call that also carries a ``call_id`` (as
+    hermes-agent writes them, beside a ``response_item_id``): there, as in
+    the Responses API it comes from, ``call_id`` pairs the call with its
+    result and ``id`` may be the item's own id.
+    """
+    paired = call.get("call_id")
+    if isinstance(paired, str) and paired:
+        return paired
+    return call.get("id") or ""
 
 
 def _canonical_content(content: Any) -> Any:
@@ -560,7 +583,14 @@ def _wire_call(call: dict[str, Any], template: Any) -> dict[str, Any]:
     function = dict(out.get("function") or {}) if isinstance(out.get("function"), dict) else {}
     function["name"] = call.get("name")
     function["arguments"] = arguments_string(arguments)
-    out["id"] = cid
+    paired = out.get("call_id")
+    if isinstance(paired, str) and paired:
+        # Its result answers the call_id (see _wire_id); an id of its own stays.
+        if out.get("id") in (None, paired):
+            out["id"] = cid
+        out["call_id"] = cid
+    else:
+        out["id"] = cid
     out.setdefault("type", "function")
     out["function"] = function
     return out

@@ -14,9 +14,13 @@ items (assistant ``message``, ``reasoning``, call items, server tool items
 such as ``web_search_call``) form one assistant message, and a second
 assistant ``message`` item after text or calls starts a new one. A call item
 (``function_call``, ``custom_tool_call``, ``computer_call``,
-``local_shell_call``, ... with a ``call_id``, or the ``id`` some writers use
-instead) is a canonical call; its ``*_output`` item is a tool message.
-Reasoning and server tool items stay as content parts (type kept).
+``local_shell_call``, ``tool_search_call``, ... with a ``call_id``, or the
+``id`` some writers use instead) is a canonical call; its output item
+(``*_call_output``, ``tool_search_output``: any ``*_output`` item with a
+``call_id``) is a tool message, whose content is its ``output``, or its other
+fields as JSON text where it has none (``{"tools": [...]}``). Reasoning and
+server tool items stay as content parts (type kept), and so do a call and
+its output that the server ran itself (``"execution": "server"``).
 
 ``sources`` are the 1-based numbers of the items a message came from; the
 response's items continue the numbering after the request's.
@@ -75,6 +79,10 @@ _CLIENT_CALLS = frozenset(
     }
 )
 _CALL_FIELDS = frozenset({"type", "id", "call_id", "status", "name"})
+# The output kind of the call kinds whose output is not named "<kind>_output".
+_OUTPUT_OF = {"tool_search_call": "tool_search_output"}
+# Fields of an output item that are not its output.
+_OUTPUT_FIELDS = frozenset({"type", "id", "call_id", "status", "execution"})
 _NATIVE_PARTS = frozenset({"reasoning", "item_reference"})
 
 _STRONG = Alternatives(
@@ -215,14 +223,25 @@ def call_id_of(item: dict[str, Any]) -> str:
 
 def _is_call(item: dict[str, Any]) -> bool:
     kind = item.get("type")
-    if not isinstance(kind, str):
-        return False
+    if not isinstance(kind, str) or item.get("execution") == "server":
+        return False  # one the server ran itself has its output beside it
     return kind in _CLIENT_CALLS or (kind.endswith("_call") and "call_id" in item)
 
 
 def _is_output(item: dict[str, Any]) -> bool:
     kind = item.get("type")
-    return isinstance(kind, str) and kind.endswith("_call_output")
+    if not isinstance(kind, str) or item.get("execution") == "server":
+        return False
+    if kind.endswith("_call_output"):
+        return True
+    # Other output kinds (``tool_search_output``) answer their call by call_id.
+    call = item.get("call_id")
+    return kind.endswith("_output") and isinstance(call, str) and bool(call)
+
+
+def _output_kind(call_kind: str) -> str:
+    """The type of the output item that answers a call of this type."""
+    return _OUTPUT_OF.get(call_kind, call_kind + "_output")
 
 
 def _read(records: list[Any]) -> tuple[list[Message], list[list[int]], list[Problem]]:
@@ -347,6 +366,12 @@ def _canonical_part(part: Any) -> Any:
 def _output_content(item: dict[str, Any]) -> Any:
     output = item.get("output")
     if output is None:
+        if "output" not in item:
+            # An output kind that carries its result in fields of its own
+            # (``tool_search_output``'s ``tools``): those, as JSON text.
+            rest = {k: v for k, v in item.items() if k not in _OUTPUT_FIELDS}
+            if rest:
+                return orjson.dumps(rest).decode()
         return ""
     if isinstance(output, str | list):
         return _canonical_content(output)
@@ -609,7 +634,7 @@ def _wire_output(message: Message, old: Any, kinds: dict[str, str]) -> dict[str,
     rid = metadata(message).get("tool_call_id", "")
     item = dict(old) if isinstance(old, dict) and _is_output(old) else {}
     if not item:
-        item["type"] = kinds.get(rid, "function_call") + "_output"
+        item["type"] = _output_kind(kinds.get(rid, "function_call"))
     if "call_id" in item or "id" not in item:
         item["call_id"] = rid
     else:

@@ -6,15 +6,20 @@ import re
 
 import pytest
 
+from inspector import formats
+from inspector.diagnosis import diagnose, repaired_bytes
 from inspector.engine import RULES, Buffer, Rule, repair_history
 from tests.testdata import SEEDS, SPEC
 
 SPEC_IDS = [
     "MEM-3", "MEM-1", "MEM-2", "MEM-10", "MEM-11",
     "PAIR-1", "PAIR-2", "PAIR-3", "ID-1", "ID-2", "MSG-1", "INT-1", "INT-2", "OUT-1",
+    "LINE-1",
     "PROV-OPENAI-CHAT", "PROV-ANTHROPIC", "PROV-RESPONSES", "PROV-GEMINI",
 ]  # fmt: skip
 REPAIR_RULES = ["PAIR-1", "PAIR-2", "PAIR-3", "ID-1", "ID-2", "MSG-1", "INT-1", "INT-2"]
+# Rules about how a file's lines are read and written: their examples are lines.
+LINE_RULES = ["LINE-1"]
 
 
 def test_catalogue_has_every_spec_rule_in_spec_order() -> None:
@@ -46,7 +51,9 @@ def test_rule_has_words_a_source_and_known_relations(rule: Rule) -> None:
 
 
 @pytest.mark.parametrize(
-    "rule", [r for r in RULES.values() if not r.id.startswith("MEM-")], ids=lambda rule: rule.id
+    "rule",
+    [r for r in RULES.values() if not r.id.startswith("MEM-") and r.id not in LINE_RULES],
+    ids=lambda rule: rule.id,
 )
 def test_repair_example_after_is_what_repair_history_makes(rule: Rule) -> None:
     read_only = set(rule.example_read_only)
@@ -70,6 +77,26 @@ def test_buffer_example_after_is_what_the_buffer_holds(rule: Rule) -> None:
     assert buffer.messages == rule.example_after
     # The rule must have done something: plain appending would give another list.
     assert buffer.messages != [*rule.example_before, *rule.example_appended]
+
+
+def test_line_rule_example_is_what_the_reader_and_writer_make_of_the_lines() -> None:
+    rule = RULES["LINE-1"]
+    assert not rule.example_before and not rule.example_after
+    data = "\n".join(rule.example_lines_before).encode() + b"\n"
+    parsed = formats.load(data)
+    assert parsed.format == "claude-code"
+    assert [(p.line, p.kind) for p in parsed.problems] == [(1, "glued")]
+    diagnosis = diagnose(parsed)
+    assert diagnosis.needs_repair and diagnosis.counts == {"LINE-1": 1}
+    repaired = repaired_bytes(parsed)
+    assert repaired == "\n".join(rule.example_lines_after).encode() + b"\n"
+    assert "".join(rule.example_lines_after) == "".join(rule.example_lines_before)
+
+
+def test_only_line_rules_show_lines() -> None:
+    for rule in RULES.values():
+        shows_lines = bool(rule.example_lines_before or rule.example_lines_after)
+        assert shows_lines == (rule.id in LINE_RULES), rule.id
 
 
 def test_mem3_example_is_the_seed_example() -> None:

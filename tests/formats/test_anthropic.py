@@ -287,3 +287,39 @@ def test_trace_lines_that_are_not_exchanges_are_reported():
     data = orjson.dumps({"note": "proxy restarted"}) + b"\n" + trace(CUT) + b"{broken\n"
     parsed = anthropic.parse(data)
     assert [(p.line, p.kind) for p in parsed.problems] == [(1, "skipped"), (3, "unreadable")]
+
+
+# --- odd but real values ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(3, "3"), (1.5, "1.5"), (True, "true"), (False, "false"), (None, ""), ({"n": 1}, '{"n":1}')],
+    ids=["int", "float", "true", "false", "null", "object"],
+)
+def test_tool_result_content_that_is_not_text_or_blocks_is_read_as_text(value, text):
+    body = {
+        "messages": [
+            {"role": "user", "content": "add"},
+            {"role": "assistant", "content": [use("t1", "calc"), use("t2", "calc")]},
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": value}],
+            },
+        ]
+    }
+    data = orjson.dumps(body)
+    parsed = anthropic.parse(data)
+    assert strip_private(parsed.messages)[2] == {
+        "role": "tool",
+        "content": text,
+        "metadata": {"tool_call_id": "t1", "name": "calc"},
+    }
+    assert anthropic.serialise(parsed.messages, parsed) == data
+    # Repaired (t2 never answered), the odd value is written back as it was.
+    repaired = repair_history(parsed.messages)
+    assert [(a.rule, a.call_id) for a in repaired.actions] == [("PAIR-1", "t2")]
+    written = orjson.loads(anthropic.serialise(repaired.messages, parsed))
+    blocks = written["messages"][2]["content"]
+    assert blocks[0] == body["messages"][2]["content"][0]
+    assert blocks[1]["tool_use_id"] == "t2" and blocks[1]["is_error"] is True

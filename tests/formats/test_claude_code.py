@@ -108,11 +108,29 @@ def chain_from_last(records: list[dict]) -> list[str]:
 # --- the corpus --------------------------------------------------------------------
 
 
+def unglued(data: bytes) -> bytes:
+    """The file with the newlines a glued line lost put back, found independently."""
+    out = []
+    for line in data.split(b"\n"):
+        try:
+            orjson.loads(line or b"null")
+        except orjson.JSONDecodeError as exc:
+            if exc.msg == "unexpected content after document":
+                cut = len(line.decode()[: exc.pos].encode())
+                out.extend([line[:cut], line[cut:]])
+                continue
+        out.append(line)
+    return b"\n".join(out)
+
+
 @pytest.mark.parametrize("path", ALL_FILES, ids=_id)
 def test_corpus_file_round_trips_byte_for_byte(path: Path) -> None:
+    # Byte for byte, but for a line that held two records: a lost newline is
+    # LINE-1, and the file comes back with the newline put back.
     data = read(path)
     parsed = cc.parse(data)
-    assert cc.serialise(parsed.messages, parsed) == data
+    expected = unglued(data) if any(p.kind == "glued" for p in parsed.problems) else data
+    assert cc.serialise(parsed.messages, parsed) == expected
     assert len(parsed.sources) == len(parsed.messages)
 
 
@@ -182,6 +200,31 @@ def test_repaired_export_reloads_with_nothing_left_to_repair(path: Path) -> None
     assert [p.kind for p in again.problems if p.kind != "glued"] == [
         p.kind for p in parsed.problems if p.kind != "glued"
     ]
+
+
+def test_glued_line_alone_is_written_back_as_two_lines_each_record_as_it_was() -> None:
+    path = next(p for p in BROKEN if "37-995ebed6e4" in p.name)
+    data = read(path)
+    parsed = cc.parse(data)
+    out = repaired_file(parsed)
+    lines, original = out.split(b"\n"), data.split(b"\n")
+    assert len(lines) == len(original) + 1
+    assert lines[:127] == original[:127] and lines[129:] == original[128:]
+    assert lines[127] + lines[128] == original[127]  # line 128, both records byte for byte
+    again = cc.parse(out)
+    assert again.problems == []
+    assert again.messages == parsed.messages
+
+
+def test_glued_line_in_a_crlf_session_is_split_with_its_line_endings() -> None:
+    one = orjson.dumps(rec("user", "u1", None, "hi"))
+    two = orjson.dumps(rec("assistant", "a1", "u1", [use("c1")]))
+    data = one + two + b"\r\n"
+    parsed = cc.parse(data)
+    assert cc.serialise(parsed.messages, parsed) == one + b"\r\n" + two + b"\r\n"
+    out = repaired_file(parsed)  # a synthetic result after a1 too
+    assert out.startswith(one + b"\r\n" + two + b"\r\n")
+    assert all(line.endswith(b"\r") for line in out.split(b"\n")[:-1])
 
 
 def test_repaired_glued_line_is_written_as_two_lines() -> None:
@@ -303,6 +346,67 @@ def test_parallel_results_hanging_off_their_calls_belong_to_the_branch() -> None
     assert [m["metadata"].get("tool_call_id") for m in parsed.messages[2:5]] == ["c1", "c2", "c3"]
     assert findings(parsed) == []
     assert [b["active"] for b in parsed.meta["branches"]] == [True]
+
+
+def test_steer_in_a_parallel_result_record_answers_its_call_and_follows_the_results() -> None:
+    # Newer Claude Code writes what the user typed while the tools ran into
+    # the record of the next result to arrive, which hangs off its own
+    # tool_use record beside the chain (real: entireio-cli 82-060566ec4b, line 117).
+    data = jsonl(
+        rec("user", "u1", None, "go"),
+        rec("assistant", "a1", "u1", [use("c1")], mid="m1"),
+        rec("assistant", "a2", "a1", [use("c2")], mid="m1"),
+        rec("assistant", "a3", "a2", [use("c3")], mid="m1"),
+        rec("user", "r1", "a1", [result("c1")]),
+        rec("user", "r2", "a2", [result("c2"), text("and make sure this is tested")]),
+        rec("user", "r3", "a3", [result("c3")]),
+        rec("assistant", "a4", "r3", [text("Tested too.")], mid="m2"),
+    )
+    parsed = cc.parse(data)
+    assert roles(parsed) == ["user", "assistant", "tool", "tool", "tool", "user", "assistant"]
+    assert [m["metadata"].get("tool_call_id") for m in parsed.messages[2:5]] == ["c1", "c2", "c3"]
+    assert parsed.messages[5]["content"] == [text("and make sure this is tested")]
+    assert parsed.sources == [[1], [2, 3, 4], [5], [6], [7], [6], [8]]
+    assert findings(parsed) == []  # no PAIR-1 for c2, no PAIR-2 for c3
+    assert [b["active"] for b in parsed.meta["branches"]] == [True]
+    assert cc.serialise(parsed.messages, parsed) == data
+
+
+def test_steer_waits_for_the_whole_run_of_results_across_records() -> None:
+    data = jsonl(
+        rec("user", "u1", None, "go"),
+        rec("assistant", "a1", "u1", [use("c1"), use("c2")]),
+        rec("user", "r1", "a1", [result("c1"), text("first")]),
+        rec("user", "r2", "r1", [result("c2"), text("second")]),
+        rec("user", "u2", "r2", "and then this"),
+    )
+    parsed = cc.parse(data)
+    assert roles(parsed) == ["user", "assistant", "tool", "tool", "user", "user", "user"]
+    assert [m["content"] for m in parsed.messages[4:]] == [
+        [text("first")],
+        [text("second")],
+        "and then this",
+    ]
+    assert findings(parsed) == []
+
+
+def test_steer_beside_the_chain_is_kept_when_a_parallel_result_is_missing() -> None:
+    data = jsonl(
+        rec("user", "u1", None, "go"),
+        rec("assistant", "a1", "u1", [use("c1")], mid="m1"),
+        rec("assistant", "a2", "a1", [use("c2")], mid="m1"),
+        rec("assistant", "a3", "a2", [use("c3")], mid="m1"),
+        rec("user", "r1", "a1", [result("c1"), text("also check the docs")]),
+        rec("user", "r3", "a3", [result("c3")]),
+        rec("assistant", "a4", "r3", [text("Two of three.")], mid="m2"),
+    )
+    parsed, out, again = repair_and_write(data)
+    assert [(rule, call) for rule, _, call in findings(parsed)] == [("PAIR-1", "c2")]
+    assert roles(again) == ["user", "assistant", "tool", "tool", "tool", "user", "assistant"]
+    assert [m["metadata"].get("tool_call_id") for m in again.messages[2:5]] == ["c1", "c2", "c3"]
+    assert again.messages[5]["content"] == [text("also check the docs")]
+    records = lines_of(out)
+    assert {"a1", "a2", "a3", "a4"} <= set(chain_from_last(records))
 
 
 def test_results_are_put_in_call_order() -> None:
@@ -512,7 +616,8 @@ def test_glued_records_are_both_read_and_reported() -> None:
     assert [m["role"] for m in parsed.messages] == ["user", "assistant"]
     assert [(p.line, p.kind) for p in parsed.problems] == [(1, "glued")]
     assert parsed.sources == [[1], [1]]
-    assert cc.serialise(parsed.messages, parsed) == data
+    # Nothing else to repair: the file comes back with the lost newline put back.
+    assert cc.serialise(parsed.messages, parsed) == one + b"\n" + two + b"\n"
 
 
 def test_truncated_last_line_is_reported_and_the_rest_read() -> None:
@@ -740,7 +845,8 @@ def sessions(draw: st.DrawFn) -> bytes:
     each layout Claude Code uses: a linear chain; results hanging off their
     tool_use records with the next record after the last result; or results
     written while the reply was still streaming, between its records. A
-    message typed while the tools ran may sit before the results.
+    message typed while the tools ran may sit before the results, or in a
+    result's own record after its tool_result.
     """
     records: list[dict] = []
     last = None
@@ -768,12 +874,15 @@ def sessions(draw: st.DrawFn) -> bytes:
             last = uses[c] = add("assistant", last, [use(c)], mid=mid)
             if layout == "streamed" and c in answered:
                 # Claude Code ran the call while the reply was still streaming.
-                last = add("user", last, [result(c)])
+                steer = [text("and test it")] if draw(st.booleans()) else []
+                last = add("user", last, [result(c), *steer])
                 answered.remove(c)
         if calls and draw(st.booleans()):
             last = add("user", last, "hurry up")  # typed while the tools ran
         for c in answered:
-            last = add("user", uses[c] if layout == "hanging" else last, [result(c)])
+            # Newer Claude Code puts what was typed meanwhile in a result's record.
+            steer = [text("and test it")] if draw(st.booleans()) else []
+            last = add("user", uses[c] if layout == "hanging" else last, [result(c), *steer])
         if draw(st.booleans()):
             last = add("user", last, [result(f"ghost{turn}", "stray")])
     return jsonl(*records)
@@ -788,3 +897,25 @@ def test_any_repair_written_back_reads_back_with_nothing_to_repair(data: bytes) 
     again = cc.parse(out)
     assert repair_history(again.messages, causes=again.causes).actions == []
     assert repaired_file(cc.parse(data)) == out
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(3, "3"), (True, "true"), (False, "false"), (None, ""), (2.5, "2.5")],
+    ids=["int", "true", "false", "null", "float"],
+)
+def test_tool_result_content_that_is_a_number_a_boolean_or_null_is_read_as_text(
+    value: Any, text: str
+) -> None:
+    data = jsonl(
+        rec("user", "u1", None, "count"),
+        rec("assistant", "a1", "u1", [use("c1", "Count"), use("c2", "Count")]),
+        rec("user", "r1", "a1", [result("c1", value)]),
+    )
+    parsed = cc.parse(data)
+    assert parsed.messages[2]["content"] == text
+    assert parsed.messages[2]["metadata"]["tool_call_id"] == "c1"
+    assert cc.serialise(parsed.messages, parsed) == data
+    _, out, again = repair_and_write(data)
+    assert lines_of(out)[2] == lines_of(data)[2]  # the odd value is kept as it was
+    assert [m["metadata"].get("tool_call_id") for m in again.messages[2:]] == ["c1", "c2"]

@@ -40,22 +40,22 @@ SEEDS = [
 ]
 SEED_BYTES = [read(CORPUS / name) for name in SEEDS]
 
-WEIRD_VALUES = st.sampled_from(
-    [
-        None,
-        0,
-        -1,
-        2**63 - 1,
-        1.5,
-        True,
-        "",
-        "x" * 100_000,
-        [],
-        {},
-        [[[[[[[[]]]]]]]],
-        {"a": {"b": {}}},
-    ]
-)
+WEIRD = [
+    None,
+    0,
+    -1,
+    2**63 - 1,
+    1.5,
+    True,
+    False,
+    "",
+    "x" * 100_000,
+    [],
+    {},
+    [[[[[[[[]]]]]]]],
+    {"a": {"b": {}}},
+]
+WEIRD_VALUES = st.sampled_from(WEIRD)
 
 
 @contextmanager
@@ -178,6 +178,76 @@ def test_flipped_and_cut_bytes_never_crash_a_loader(data):
 @given(structure_mutations())
 def test_wrong_types_in_any_field_never_crash_a_loader(data):
     check_loader(data)
+
+
+def _results_holding(value) -> dict[str, bytes]:
+    """A call and its result holding ``value``, in each shape's own place for it."""
+    calls = {"id": "t1", "name": "calc"}
+    claude = [
+        {
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "message": {"role": "user", "content": "go"},
+        },
+        {
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [{"type": "tool_use", **calls, "input": {}}],
+            },
+        },
+        {
+            "type": "user",
+            "uuid": "r1",
+            "parentUuid": "a1",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": value}],
+            },
+        },
+    ]
+    anthropic = {"messages": [claude[0]["message"], claude[1]["message"], claude[2]["message"]]}
+    chat_call = {
+        "id": "t1",
+        "call_id": value,
+        "type": "function",
+        "function": {"name": "calc", "arguments": "{}"},
+    }
+    chat = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [chat_call]},
+        {"role": "tool", "tool_call_id": "t1", "content": value},
+    ]
+    responses = [
+        {"role": "user", "content": "go"},
+        {"type": "function_call", "call_id": "t1", "name": "calc", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "t1", "output": value},
+        {"type": "tool_search_output", "call_id": value, "tools": value},
+    ]
+    gemini = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "go"}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "calc", "args": {}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "calc", "response": value}}]},
+        ]
+    }
+    return {
+        "claude-code": b"\n".join(orjson.dumps(r) for r in claude) + b"\n",
+        "anthropic": orjson.dumps(anthropic),
+        "openai-chat": orjson.dumps(chat),
+        "responses": orjson.dumps(responses),
+        "gemini": orjson.dumps(gemini),
+    }
+
+
+@pytest.mark.parametrize("value", WEIRD, ids=lambda v: repr(v)[:20])
+def test_odd_result_values_in_every_shape_never_crash_a_loader(value):
+    for data in _results_holding(value).values():
+        check_loader(data)
 
 
 @pytest.mark.parametrize(

@@ -11,10 +11,12 @@ from hypothesis import strategies as st
 
 from inspector.formats.jsonl import (
     collector_paused,
+    has_glued,
     head_records,
     join_lines,
     read_jsonl,
     release,
+    unglue,
 )
 
 
@@ -133,6 +135,56 @@ def test_records_of_glued_lines_keep_their_values_when_released() -> None:
     release(read.records)
     assert [record.value for record in read.records] == values == [{"a": 1}, {"b": 2}]
     assert all(record.value is value for record, value in zip(read.records, values, strict=True))
+
+
+def test_unglue_writes_each_record_of_a_glued_line_on_its_own_line() -> None:
+    data = b'{"a":1}\n\n{"b":"}{"}{"c":[3]}\nnot json\n{"d":4}{"e":5}'
+    read = read_jsonl(data)
+    assert has_glued(read.problems)
+    out = unglue(data, read.records, read.crlf)
+    assert out == b'{"a":1}\n\n{"b":"}{"}\n{"c":[3]}\nnot json\n{"d":4}\n{"e":5}'
+    again = read_jsonl(out)
+    assert not has_glued(again.problems)
+    assert [r.value for r in again.records if r.ok] == [r.value for r in read.records if r.ok]
+
+
+def test_unglue_keeps_crlf_and_a_byte_order_mark() -> None:
+    data = b'\xef\xbb\xbf{"a":1}\r{"b":2}\r\n{"c":3}\r\n'
+    read = read_jsonl(data)
+    assert unglue(data, read.records, read.crlf) == b'\xef\xbb\xbf{"a":1}\r\n{"b":2}\r\n{"c":3}\r\n'
+
+
+def test_unglue_gives_a_file_without_glued_lines_back_as_it_is() -> None:
+    data = b'{"a":1}\n{"b":2}\n'
+    read = read_jsonl(data)
+    assert not has_glued(read.problems)
+    assert unglue(data, read.records, read.crlf) is data
+
+
+_RECORDS = st.dictionaries(
+    st.text(max_size=5), st.text(max_size=8) | st.integers(-(2**63), 2**63 - 1), max_size=3
+)
+
+
+@given(
+    records=st.lists(_RECORDS, min_size=1, max_size=8),
+    lost=st.sets(st.integers(0, 6)),
+    crlf=st.booleans(),
+    final=st.booleans(),
+)
+def test_a_lost_newline_is_what_unglue_puts_back(
+    records: list[dict], lost: set[int], crlf: bool, final: bool
+) -> None:
+    # Records written one a line, some of the newlines between them lost.
+    lines = [orjson.dumps(r) + (b"\r" if crlf else b"") for r in records]
+    data = join_lines(lines, final)
+    glued = b""
+    for n, line in enumerate(lines):
+        glued += line + (b"" if n in lost and n + 1 < len(lines) else b"\n")
+    if not final:
+        glued = glued.removesuffix(b"\n")
+    read = read_jsonl(glued)
+    assert unglue(glued, read.records, read.crlf) == data
 
 
 def _holds(generation: int, obj: object) -> bool:

@@ -270,3 +270,75 @@ def test_to_wire_writes_string_arguments_and_leaves_foreign_parts_out():
         ],
     }
     assert wire["messages"][2] == {"role": "tool", "content": "t\n[image]", "tool_call_id": "a"}
+
+
+# --- hermes-agent: calls with both id and call_id -------------------------------------------
+
+
+def hermes_call(cid: str, item: str | None = None, name: str = "terminal") -> dict[str, Any]:
+    """A call as hermes-agent stores it: the result answers ``call_id``."""
+    return {
+        "id": item or cid,
+        "call_id": cid,
+        "response_item_id": f"fc_{cid}",
+        "type": "function",
+        "function": {"name": name, "arguments": '{"command": "ls"}'},
+    }
+
+
+def hermes(*calls: dict[str, Any], answered: tuple[str, ...]) -> list[dict[str, Any]]:
+    return [
+        {"role": "user", "content": "look"},
+        {"role": "assistant", "content": "", "tool_calls": list(calls)},
+        *({"role": "tool", "tool_call_id": cid, "content": "ok"} for cid in answered),
+        {"role": "assistant", "content": "done"},
+    ]
+
+
+@pytest.mark.parametrize("item", [None, "call_a|fc_a", "fc_a"], ids=["same", "joined", "item-id"])
+def test_call_with_id_and_call_id_is_answered_under_its_call_id(item):
+    data = orjson.dumps(hermes(hermes_call("call_a", item), answered=("call_a",)))
+    parsed = openai_chat.parse(data)
+    assert parsed.messages[1]["metadata"]["tool_calls"][0]["tool_call_id"] == "call_a"
+    assert repair_history(parsed.messages).actions == []
+    assert openai_chat.serialise(parsed.messages, parsed) == data
+    lines = b"\n".join(orjson.dumps(m) for m in orjson.loads(data)) + b"\n"
+    assert repair_history(openai_chat.parse(lines).messages).actions == []
+
+
+def test_renamed_hermes_call_keeps_its_own_item_id_and_its_result_follows():
+    history = hermes(hermes_call("call_a", "fc_x"), answered=("call_a",))
+    history += [
+        {"role": "user", "content": "again"},
+        {"role": "assistant", "content": "", "tool_calls": [hermes_call("call_a")]},
+        {"role": "tool", "tool_call_id": "call_a", "content": "ok"},
+    ]
+    parsed = openai_chat.parse(orjson.dumps(history))
+    repaired = repair_history(parsed.messages)
+    assert {(a.rule, a.new_id) for a in repaired.actions} == {("ID-1", "call_a_1")}
+    written = orjson.loads(openai_chat.serialise(repaired.messages, parsed))
+    assert written[1]["tool_calls"][0] == history[1]["tool_calls"][0]  # untouched
+    renamed = written[5]["tool_calls"][0]
+    assert (renamed["id"], renamed["call_id"]) == ("call_a_1", "call_a_1")
+    assert written[6]["tool_call_id"] == "call_a_1"
+    assert repair_history(openai_chat.parse(orjson.dumps(written)).messages).actions == []
+
+
+def test_hermes_call_with_an_item_id_keeps_it_when_its_call_id_is_renamed():
+    first = hermes(hermes_call("call_a"), answered=("call_a",))
+    second = [
+        {"role": "assistant", "content": "", "tool_calls": [hermes_call("call_a", "fc_y")]},
+        {"role": "tool", "tool_call_id": "call_a", "content": "ok"},
+    ]
+    parsed = openai_chat.parse(orjson.dumps(first + second))
+    repaired = repair_history(parsed.messages)
+    written = orjson.loads(openai_chat.serialise(repaired.messages, parsed))
+    renamed = written[4]["tool_calls"][0]
+    assert (renamed["id"], renamed["call_id"]) == ("fc_y", "call_a_1")
+    assert written[5]["tool_call_id"] == "call_a_1"
+
+
+def test_unanswered_hermes_call_is_reported_under_its_call_id():
+    parsed = openai_chat.parse(orjson.dumps(hermes(hermes_call("call_a", "fc_a"), answered=())))
+    actions = repair_history(parsed.messages).actions
+    assert [(a.rule, a.call_id) for a in actions] == [("PAIR-1", "call_a")]

@@ -188,3 +188,102 @@ def test_to_wire_writes_items_for_canonical_turns():
             {"type": "function_call_output", "call_id": "a", "output": "r"},
         ]
     }
+
+
+# --- other call and output kinds ------------------------------------------------------------
+
+
+def search_call(cid: str | None, execution: str = "client") -> dict[str, Any]:
+    return {
+        "type": "tool_search_call",
+        "id": f"ts_{cid}",
+        "call_id": cid,
+        "execution": execution,
+        "status": "completed",
+        "arguments": {"query": "notes"},
+    }
+
+
+def search_output(cid: str | None, execution: str = "client") -> dict[str, Any]:
+    tools = [{"type": "function", "name": "read_note", "parameters": {}}]
+    return {
+        "type": "tool_search_output",
+        "id": f"tso_{cid}",
+        "call_id": cid,
+        "execution": execution,
+        "status": "completed",
+        "tools": tools,
+    }
+
+
+def said(text: str) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": text}],
+    }
+
+
+def test_tool_search_output_answers_its_client_tool_search_call():
+    items = [
+        {"role": "user", "content": "notes?"},
+        search_call("c1"),
+        search_output("c1"),
+        said("ok"),
+    ]
+    data = orjson.dumps(items)
+    parsed = responses.parse(data)
+    plain = strip_private(parsed.messages)
+    assert [m["role"] for m in plain] == ["user", "assistant", "tool", "assistant"]
+    assert plain[1]["metadata"]["tool_calls"][0]["tool_call_id"] == "c1"
+    assert plain[2]["metadata"]["tool_call_id"] == "c1"
+    assert orjson.loads(plain[2]["content"]) == {"tools": items[2]["tools"]}
+    assert repair_history(parsed.messages).actions == []
+    assert responses.serialise(parsed.messages, parsed) == data
+
+
+def test_tool_search_the_server_ran_stays_in_the_assistant_turn():
+    items = [
+        {"role": "user", "content": "notes?"},
+        search_call(None, "server"),
+        search_output(None, "server"),
+        said("ok"),
+    ]
+    parsed = responses.parse(orjson.dumps(items))
+    plain = strip_private(parsed.messages)
+    assert [m["role"] for m in plain] == ["user", "assistant"]
+    assert [p["type"] for p in plain[1]["content"]] == [
+        "tool_search_call",
+        "tool_search_output",
+        "text",
+    ]
+    assert repair_history(parsed.messages).actions == []
+
+
+def test_missing_tool_search_output_is_written_as_a_tool_search_output():
+    items = [{"role": "user", "content": "notes?"}, search_call("c1")]
+    parsed = responses.parse(orjson.dumps(items))
+    repaired = repair_history(parsed.messages)
+    assert [(a.rule, a.call_id) for a in repaired.actions] == [("PAIR-1", "c1")]
+    written = orjson.loads(responses.serialise(repaired.messages, parsed))
+    assert written[:2] == items
+    assert written[2]["type"] == "tool_search_output" and written[2]["call_id"] == "c1"
+    again = responses.parse(orjson.dumps(written))
+    assert repair_history(again.messages).actions == []
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        {"type": "shell_call_output", "call_id": "c1", "output": [{"stdout": "ok"}]},
+        {"type": "future_tool_output", "call_id": "c1", "result": {"ok": True}},
+        {"type": "function_call_output", "call_id": "c1", "output": 42},
+        {"type": "function_call_output", "call_id": "c1", "output": None},
+    ],
+    ids=["shell-list", "unknown-kind", "number", "null"],
+)
+def test_other_output_kinds_and_values_are_read_without_crashing(output):
+    call = {"type": "function_call", "call_id": "c1", "name": "go", "arguments": "{}"}
+    parsed = responses.parse(orjson.dumps([{"role": "user", "content": "go"}, call, output]))
+    assert [m["role"] for m in parsed.messages] == ["user", "assistant", "tool"]
+    assert repair_history(parsed.messages).actions == []

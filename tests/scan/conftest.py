@@ -35,10 +35,14 @@ MIXED = {
         "entireio-cli__entire-checkpoints__17-55e38d324c-0-full__session-"
         "47a78253-7d91-4be2-bfd3-f5ac53c9195b.claude.jsonl"
     ),
-    "alpha/clean.jsonl": BROKEN
+    # A healthy session. (The broken folder's glued-line session needs repair
+    # now that a lost newline is a finding of its own, LINE-1.)
+    "alpha/clean.jsonl": CORPUS
+    / "claude-code"
+    / "sessions"
     / (
-        "entireio-cli__entire-checkpoints__37-995ebed6e4-2-full__session-2026-01-21-"
-        "130d7b7e-5801-4345-9bd6-f32fd9b8429b.claude.jsonl"
+        "MoonshotAI-kimi-cli__entire-checkpoints__bf-3a8bd70c3e-1-full__session-"
+        "5c0447e5-f29d-434b-bb0b-8898b57a8e78.jsonl"
     ),
     "codex/escalation.jsonl": CODEX / "kvsankar-agent-history__codex_with_escalation.jsonl",
     "codex/compaction.jsonl": CODEX / "kvsankar-agent-history__codex_session_with_compaction.jsonl",

@@ -253,3 +253,43 @@ def test_delete_removes_the_transcript_and_its_bytes(
     assert response.status_code == 302 and response["Location"] == reverse("transcript_list")
     assert not Transcript.objects.filter(pk=transcript.pk).exists()
     assert not default_storage.exists(transcript.raw_path)
+
+
+def test_a_glued_line_is_marked_on_its_row_and_counts_as_needing_repair(owner_client, store_for):
+    # A lost newline (LINE-1): not only in the list of unread lines, but on the row itself.
+    envelope = {"sessionId": "s1", "isSidechain": False}
+    first = {
+        **envelope,
+        "type": "user",
+        "uuid": "u1",
+        "parentUuid": None,
+        "message": {"role": "user", "content": "hi"},
+    }
+    second = {
+        **envelope,
+        "type": "assistant",
+        "uuid": "a1",
+        "parentUuid": "u1",
+        "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "yo"}]},
+    }
+    data = orjson.dumps(first) + b"\n" + orjson.dumps(first | {"uuid": "u0"})
+    data += orjson.dumps(second | {"parentUuid": "u0"}) + b"\n"
+    transcript = store_for(data, "session.jsonl")
+    assert transcript.needs_repair
+    html = owner_client.get(timeline_url(transcript)).content.decode()
+    assert "This history needs repair." in html
+    rows = re.findall(r'<article id="(r\d+)"[^>]*>.*?</article>', html, re.S)
+    marked = [
+        m.group(0)
+        for m in re.finditer(r'<article id="r\d+"[^>]*has-findings.*?</article>', html, re.S)
+    ]
+    assert len(rows) == 3 and len(marked) == 1
+    assert 'class="mark glued"' in marked[0] and "line 2" in marked[0]
+    assert 'href="/rules/LINE-1/"' in marked[0]
+
+
+def test_the_line_rule_page_shows_the_lines_before_and_after(client):
+    html = client.get(reverse("rule", args=["LINE-1"])).content.decode()
+    assert "Two records were written on one line" in html
+    assert html.count('<pre class="lines">') == 2
+    assert escape('"content":"run the tests"}}{"type":"assistant"') in html
