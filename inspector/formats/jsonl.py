@@ -19,7 +19,7 @@ Public API (kept small on purpose; other shape modules may use it):
 - ``join_lines(raws, final_newline)``: the inverse of splitting, for writers.
 - ``has_glued(problems)`` and ``unglue(data, records, crlf)``: for a writer
   giving back a file whose history did not change, the same bytes with each
-  glued line written as one line a record (SPEC §8, LINE-1).
+  glued line written as one line a record (LINE-1, docs/beyond-the-spec.md).
 - ``collector_paused()``: a context manager for a shape's whole parse, which
   builds many objects too (``read_jsonl`` uses it itself).
 - ``release(records)``: let go of the records' decoded values (each decodes

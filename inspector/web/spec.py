@@ -44,9 +44,16 @@ def seed_path(name: str) -> Path | None:
     return docs_dir() / "seeds" / name if name in seed_names() else None
 
 
+# The heading id of the project's own rules, shown after the spec on its page.
+OUR_OWN = "rules-of-our-own"
+
+
 @cache
 def spec() -> Spec:
     text = (docs_dir() / "SPEC.md").read_text(encoding="utf-8")
+    ours = (docs_dir() / "beyond-the-spec.md").read_text(encoding="utf-8")
+    # Its title becomes a section of the page that the rule pages link to.
+    text += "\n\n" + ours.replace("# Rules of our own", "## Rules of our own", 1)
     markdown = MarkdownIt("commonmark").enable("table").use(anchors_plugin, max_level=3)
     tokens = markdown.parse(text)
     anchors: dict[str, str] = {}

@@ -276,7 +276,7 @@ def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
         "appended": example_rows(list(rule.example_appended)),
         "after": example_rows(rule.example_after),
         "sources": [_source_link(source) for source in (rule.source, *rule.other_sources)],
-        "spec_anchor": spec.section_anchor(rule.spec),
+        "spec_anchor": spec.section_anchor(rule.spec) if rule.spec else spec.OUR_OWN,
     }
     return render(request, "inspector/rule.html", context)
 

@@ -1,6 +1,6 @@
 """LINE-1: a line that held two records is a finding of its own, on its row, in every shape.
 
-Each JSONL shape can lose a newline between two records (SPEC §8). The
+Each JSONL shape can lose a newline between two records (LINE-1, docs/beyond-the-spec.md). The
 reader reads both; the diagnosis names the line under LINE-1 on the row of
 the message read from it, counts it as needing repair, and the repaired
 file writes each record on a line of its own, byte for byte.
