@@ -38,6 +38,7 @@ from typing import Any
 
 import orjson
 
+from inspector.engine.providers import RESPONSES_CALLS, follows_reasoning
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.canonical import (
     END,
@@ -185,7 +186,26 @@ def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> d
                 continue  # the API refuses an item id twice
             seen.add(iid)
         out.append(item)
-    return {"input": out}
+    return {"input": _without_lone_reasoning(out)}
+
+
+def _without_lone_reasoning(items: list[Any]) -> list[Any]:
+    """``items`` less each reasoning item that no item of the model follows (after the
+    reasoning items next to it): the API refuses such an item ("... was provided without
+    its required following item"), as a turn left with its reasoning alone would be."""
+    keep = False  # whether the items from here on start with one the model made
+    dropped: list[int] = []
+    for index in range(len(items) - 1, -1, -1):
+        item = items[index]
+        if isinstance(item, dict) and item.get("type") == "reasoning":
+            if not keep:
+                dropped.append(index)
+        else:
+            keep = follows_reasoning(item)
+    if not dropped:
+        return items
+    gone = set(dropped)
+    return [item for index, item in enumerate(items) if index not in gone]
 
 
 def _sendable(items: list[Any]) -> list[tuple[Any, str | None]]:
@@ -495,7 +515,7 @@ def _input_memo(messages: list[Message], memo: dict[Any, Any]) -> list[Any]:
                     continue
                 seen.add(iid)
             out.append(item)
-    return out
+    return _without_lone_reasoning(out)
 
 
 def _template_calls(template: list[Any]) -> list[dict[str, Any]]:
@@ -608,7 +628,8 @@ def _wire_output(message: Message, old: Any, kinds: dict[str, str]) -> dict[str,
     rid = metadata(message).get("tool_call_id", "")
     item = dict(old) if isinstance(old, dict) and _is_output(old) else {}
     if not item:
-        item["type"] = kinds.get(rid, "function_call") + "_output"
+        kind = kinds.get(rid, "function_call")
+        item["type"] = RESPONSES_CALLS.get(kind, kind + "_output")
     if "call_id" in item or "id" not in item:
         item["call_id"] = rid
     else:
