@@ -34,7 +34,9 @@ Message = dict[str, Any]
 COUNT = {"ci": 300, "dev": 50, "fuzz": 5000}[os.environ.get("HYPOTHESIS_PROFILE", "ci")]
 EXAMPLES = settings(max_examples=COUNT, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-IDS = ["c1", "c2", "c3", "functions.search:0", "x y", "é", "call_1"]
+# Ids each provider takes, and ids some refuse: Anthropic's pattern, Responses' 64 characters.
+LONG_ID = "call_" + "7" * 60
+IDS = ["c1", "c2", "c3", "functions.search:0", "x y", "é", "call_1", LONG_ID]
 TEXTS = ["hi", "found 3", " padded ", "line\nline"]
 THINKING = [
     {"type": "thinking", "thinking": "let me see", "signature": "sig"},
@@ -153,7 +155,8 @@ def _break(draw: st.DrawFn, history: list[Message]) -> None:
         message = history[draw(st.sampled_from(calls))]
         call = message["metadata"]["tool_calls"][0]
         old = call["tool_call_id"]
-        new = "toolu_0" if kind == "reuse" else draw(st.sampled_from(["x y", "functions.a:0"]))
+        refused = ["x y", "functions.a:0", LONG_ID]
+        new = "toolu_0" if kind == "reuse" else draw(st.sampled_from(refused))
         call["tool_call_id"] = new
         for other in history:
             if other["role"] == "tool" and other["metadata"]["tool_call_id"] == old:
