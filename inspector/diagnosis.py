@@ -20,14 +20,14 @@ import orjson
 
 from inspector import formats
 from inspector.engine import repair_history
-from inspector.engine.providers import PROVIDERS
+from inspector.engine.providers import CANNOT_TELL, PROVIDERS, check
 from inspector.formats.base import Parsed
 from inspector.formats.canonical import same_start
 from inspector.formats.jsonl import collector_paused
 
 # Bump when the engine, a parser or this module changes what a diagnosis
 # holds: stored transcripts then rebuild their cached diagnosis on next view.
-ENGINE_VERSION = "3"
+ENGINE_VERSION = "4"
 
 # A row's text is what a person reads on the timeline; past this length the
 # rest is left to the downloads, so a 50 MB session stays a page, not a dump.
@@ -60,7 +60,7 @@ class Diagnosis:
     repaired_count: int
     needs_repair: bool
     counts: dict[str, int]
-    providers: dict[str, dict[str, list[dict[str, Any]]]]
+    providers: dict[str, dict[str, Any]]
     problems: list[dict[str, Any]]
     findings: list[dict[str, Any]]
     rows: list[dict[str, Any]]
@@ -119,7 +119,9 @@ def _diagnose(parsed: Parsed, is_read_only: ReadOnly) -> Diagnosis:
         repaired_count=len(repair.messages),
         needs_repair=bool(repair.actions),
         counts=counts,
-        providers=provider_verdicts(parsed.messages, repair.messages),
+        providers=provider_verdicts(
+            parsed.messages, repair.messages, stored=_stored_history(parsed)
+        ),
         problems=[{"line": p.line, "reason": p.reason, "kind": p.kind} for p in parsed.problems],
         findings=findings,
         rows=rows,
@@ -128,16 +130,29 @@ def _diagnose(parsed: Parsed, is_read_only: ReadOnly) -> Diagnosis:
     )
 
 
+def _stored_history(parsed: Parsed) -> str:
+    """The stored response a Responses request body continues, if it names one."""
+    value = parsed.meta.get("previous_response_id") if isinstance(parsed.meta, dict) else None
+    return value if isinstance(value, str) and parsed.format == "responses" else ""
+
+
 def provider_verdicts(
-    before: list[dict[str, Any]], after: list[dict[str, Any]]
-) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    before: list[dict[str, Any]], after: list[dict[str, Any]], *, stored: str = ""
+) -> dict[str, dict[str, Any]]:
     """What each provider would answer to the history as it is and as repaired.
 
     The original goes out with its ids as they are (a Kimi id is a real
     Anthropic rejection); the repaired history goes out the way our export
     writes it, with ids the provider's pattern rejects mapped.
+
+    Each verdict is ``{"before": issues, "after": issues}``. ``stored``
+    names the response a Responses body continues (``previous_response_id``):
+    part of its history is on the provider's side, so where the body shows
+    no problem Responses' verdict is "cannot tell", and the verdict also
+    holds ``undecided_before`` and ``undecided_after``: a list of the one reason
+    (every value of a verdict is a list, as the cached diagnosis stores it).
     """
-    verdicts: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    verdicts: dict[str, dict[str, Any]] = {}
     # Repair returns untouched messages as the same objects: when nothing
     # changed and no id needs mapping, the export is the same wire and needs
     # no second check (the common, healthy case). Otherwise ``Wires`` reuses
@@ -153,6 +168,17 @@ def provider_verdicts(
         else:
             found_after = [_issue(p) for p in wires.problems_after(provider)]
         verdicts[provider] = {"before": found_before, "after": found_after}
+    if stored:
+        stateful: dict[str, Any] = {}
+        for which, wire in (
+            ("before", wires.before("responses")),
+            ("after", wires.after("responses")),
+        ):
+            verdict = check("responses", {**wire, "previous_response_id": stored})
+            stateful[which] = [_issue(p) for p in verdict.problems]
+            if verdict.state == CANNOT_TELL:
+                stateful[f"undecided_{which}"] = [verdict.reason]
+        verdicts["responses"] = stateful
     return verdicts
 
 
