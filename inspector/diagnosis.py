@@ -109,9 +109,16 @@ def _diagnose(parsed: Parsed, is_read_only: ReadOnly) -> Diagnosis:
     repair = repair_parsed(parsed, is_read_only)
     builder = _Timeline(parsed, repair)
     rows, findings = builder.build()
+    renames: dict[str, dict[str, str]] = {}
+    providers = provider_verdicts(
+        parsed.messages, repair.messages, stored=_stored_history(parsed), renames=renames
+    )
+    # What the repair did, per rule; the export's rewritten ids (ID-3) are findings too,
+    # but not repairs.
     counts: dict[str, int] = {}
     for finding in findings:
         counts[finding["rule"]] = counts.get(finding["rule"], 0) + 1
+    findings += _export_findings(rows, renames)
     return Diagnosis(
         format=parsed.format,
         engine_version=ENGINE_VERSION,
@@ -119,9 +126,7 @@ def _diagnose(parsed: Parsed, is_read_only: ReadOnly) -> Diagnosis:
         repaired_count=len(repair.messages),
         needs_repair=bool(repair.actions),
         counts=counts,
-        providers=provider_verdicts(
-            parsed.messages, repair.messages, stored=_stored_history(parsed)
-        ),
+        providers=providers,
         problems=[{"line": p.line, "reason": p.reason, "kind": p.kind} for p in parsed.problems],
         findings=findings,
         rows=rows,
@@ -137,7 +142,11 @@ def _stored_history(parsed: Parsed) -> str:
 
 
 def provider_verdicts(
-    before: list[dict[str, Any]], after: list[dict[str, Any]], *, stored: str = ""
+    before: list[dict[str, Any]],
+    after: list[dict[str, Any]],
+    *,
+    stored: str = "",
+    renames: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """What each provider would answer to the history as it is and as repaired.
 
@@ -151,6 +160,9 @@ def provider_verdicts(
     no problem Responses' verdict is "cannot tell", and the verdict also
     holds ``undecided_before`` and ``undecided_after``: a list of the one reason
     (every value of a verdict is a list, as the cached diagnosis stores it).
+
+    ``renames``, when given, gets each provider's ``{old id: new id}`` for the
+    ids its export rewrites (ID-3).
     """
     verdicts: dict[str, dict[str, Any]] = {}
     # Repair returns untouched messages as the same objects: when nothing
@@ -168,6 +180,8 @@ def provider_verdicts(
         else:
             found_after = [_issue(p) for p in wires.problems_after(provider)]
         verdicts[provider] = {"before": found_before, "after": found_after}
+        if renames is not None and wires.renamed(provider):
+            renames[provider] = wires.renamed(provider)
     if stored:
         stateful: dict[str, Any] = {}
         for which, wire in (
@@ -180,6 +194,55 @@ def provider_verdicts(
                 stateful[f"undecided_{which}"] = [verdict.reason]
         verdicts["responses"] = stateful
     return verdicts
+
+
+PROVIDER_NAMES = {
+    "openai-chat": "OpenAI Chat",
+    "anthropic": "Anthropic",
+    "responses": "OpenAI Responses",
+    "gemini": "Gemini",
+}
+
+
+def _export_findings(
+    rows: list[dict[str, Any]], renames: dict[str, dict[str, str]]
+) -> list[dict[str, Any]]:
+    """An ID-3 finding for each id some provider's export rewrites, on the row of its call.
+
+    Such an id changes that provider's verdict between the history as it is
+    and as exported after repair even where nothing needed repair: the
+    finding says which provider refuses it and what it is sent as.
+    """
+    if not renames:
+        return []
+    by_id: dict[str, list[str]] = {}
+    for provider, renamed in renames.items():
+        for old, new in renamed.items():
+            by_id.setdefault(old, []).append(f"{PROVIDER_NAMES.get(provider, provider)} as {new}")
+    found: list[dict[str, Any]] = []
+    for row in rows:
+        for call in row.get("calls") or ():
+            cid = call.get("new_id") or call.get("id")
+            sent = by_id.pop(cid, None)
+            if sent is None:
+                continue
+            shown = cid or "(no id)"
+            if "ID-3" not in row["findings"]:
+                row["findings"] = [*row["findings"], "ID-3"]
+            found.append(
+                {
+                    "rule": "ID-3",
+                    "row": row["key"],
+                    "text": (
+                        f"call id {shown} is refused by a provider: the export sends it to "
+                        + "; ".join(sent)
+                    ),
+                    "ids": [cid],
+                    "message": row["input_index"],
+                    "line": row["lines"][0] if row["lines"] else None,
+                }
+            )
+    return found
 
 
 def _issue(problem: Any) -> dict[str, Any]:
