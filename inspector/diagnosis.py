@@ -20,7 +20,7 @@ import orjson
 
 from inspector import formats
 from inspector.engine import Action, Repair, repair_history
-from inspector.engine.providers import PROVIDERS, ProviderProblem
+from inspector.engine.providers import CANNOT_TELL, PROVIDERS, ProviderProblem, check
 from inspector.formats.base import Parsed
 from inspector.formats.canonical import same_start
 from inspector.formats.jsonl import collector_paused
@@ -77,7 +77,7 @@ class Diagnosis:
     needs_repair: bool
     counts: dict[str, int]
     # Sequences, not lists: a diagnosis read from the web's cache file has lazy ones.
-    providers: Mapping[str, Mapping[str, Sequence[dict[str, Any]]]]
+    providers: Mapping[str, Mapping[str, Any]]
     problems: Sequence[dict[str, Any]]
     findings: Sequence[dict[str, Any]]
     rows: Sequence[dict[str, Any]]
@@ -127,9 +127,16 @@ def _diagnose(parsed: Parsed, is_read_only: ReadOnly) -> Diagnosis:
     builder = _Timeline(parsed, repair)
     rows, findings = builder.build()
     glued = _line_findings(parsed, rows, findings)
+    renames: dict[str, dict[str, str]] = {}
+    providers = provider_verdicts(
+        parsed.messages, repair.messages, stored=_stored_history(parsed), renames=renames
+    )
+    # What the repair did, per rule (a glued line too); the export's rewritten ids
+    # (ID-3) are findings as well, but not repairs.
     counts: dict[str, int] = {}
     for finding in findings:
         counts[finding["rule"]] = counts.get(finding["rule"], 0) + 1
+    findings += _export_findings(rows, renames)
     return Diagnosis(
         format=parsed.format,
         engine_version=ENGINE_VERSION,
@@ -137,7 +144,7 @@ def _diagnose(parsed: Parsed, is_read_only: ReadOnly) -> Diagnosis:
         repaired_count=len(repair.messages),
         needs_repair=bool(repair.actions) or glued,
         counts=counts,
-        providers=provider_verdicts(parsed.messages, repair.messages),
+        providers=providers,
         problems=[{"line": p.line, "reason": p.reason, "kind": p.kind} for p in parsed.problems],
         findings=findings,
         rows=rows,
@@ -210,16 +217,36 @@ def _line_findings(
     return True
 
 
+def _stored_history(parsed: Parsed) -> str:
+    """The stored response a Responses request body continues, if it names one."""
+    value = parsed.meta.get("previous_response_id") if isinstance(parsed.meta, dict) else None
+    return value if isinstance(value, str) and parsed.format == "responses" else ""
+
+
 def provider_verdicts(
-    before: list[dict[str, Any]], after: list[dict[str, Any]]
-) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    before: list[dict[str, Any]],
+    after: list[dict[str, Any]],
+    *,
+    stored: str = "",
+    renames: dict[str, dict[str, str]] | None = None,
+) -> dict[str, dict[str, Any]]:
     """What each provider would answer to the history as it is and as repaired.
 
     The original goes out with its ids as they are (a Kimi id is a real
     Anthropic rejection); the repaired history goes out the way our export
     writes it, with ids the provider's pattern rejects mapped.
+
+    Each verdict is ``{"before": issues, "after": issues}``. ``stored``
+    names the response a Responses body continues (``previous_response_id``):
+    part of its history is on the provider's side, so where the body shows
+    no problem Responses' verdict is "cannot tell", and the verdict also
+    holds ``undecided_before`` and ``undecided_after``: a list of the one reason
+    (every value of a verdict is a list, as the cached diagnosis stores it).
+
+    ``renames``, when given, gets each provider's ``{old id: new id}`` for the
+    ids its export rewrites (ID-3).
     """
-    verdicts: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    verdicts: dict[str, dict[str, Any]] = {}
     # Repair returns untouched messages as the same objects: when nothing
     # changed and no id needs mapping, the export is the same wire and needs
     # no second check (the common, healthy case). Otherwise ``Wires`` reuses
@@ -235,7 +262,69 @@ def provider_verdicts(
         else:
             found_after = [_issue(p) for p in wires.problems_after(provider)]
         verdicts[provider] = {"before": found_before, "after": found_after}
+        if renames is not None and wires.renamed(provider):
+            renames[provider] = wires.renamed(provider)
+    if stored:
+        stateful: dict[str, Any] = {}
+        for which, wire in (
+            ("before", wires.before("responses")),
+            ("after", wires.after("responses")),
+        ):
+            verdict = check("responses", {**wire, "previous_response_id": stored})
+            stateful[which] = [_issue(p) for p in verdict.problems]
+            if verdict.state == CANNOT_TELL:
+                stateful[f"undecided_{which}"] = [verdict.reason]
+        verdicts["responses"] = stateful
     return verdicts
+
+
+PROVIDER_NAMES = {
+    "openai-chat": "OpenAI Chat",
+    "anthropic": "Anthropic",
+    "responses": "OpenAI Responses",
+    "gemini": "Gemini",
+}
+
+
+def _export_findings(
+    rows: list[dict[str, Any]], renames: dict[str, dict[str, str]]
+) -> list[dict[str, Any]]:
+    """An ID-3 finding for each id some provider's export rewrites, on the row of its call.
+
+    Such an id changes that provider's verdict between the history as it is
+    and as exported after repair even where nothing needed repair: the
+    finding says which provider refuses it and what it is sent as.
+    """
+    if not renames:
+        return []
+    by_id: dict[str, list[str]] = {}
+    for provider, renamed in renames.items():
+        for old, new in renamed.items():
+            by_id.setdefault(old, []).append(f"{PROVIDER_NAMES.get(provider, provider)} as {new}")
+    found: list[dict[str, Any]] = []
+    for row in rows:
+        for call in row.get("calls") or ():
+            cid = call.get("new_id") or call.get("id")
+            sent = by_id.pop(cid, None)
+            if sent is None:
+                continue
+            shown = cid or "(no id)"
+            if "ID-3" not in row["findings"]:
+                row["findings"] = [*row["findings"], "ID-3"]
+            found.append(
+                {
+                    "rule": "ID-3",
+                    "row": row["key"],
+                    "text": (
+                        f"call id {shown} is refused by a provider: the export sends it to "
+                        + "; ".join(sent)
+                    ),
+                    "ids": [cid],
+                    "message": row["input_index"],
+                    "line": row["lines"][0] if row["lines"] else None,
+                }
+            )
+    return found
 
 
 def _issue(problem: ProviderProblem) -> dict[str, Any]:

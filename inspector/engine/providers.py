@@ -2,16 +2,33 @@
 
 One validator per provider, each taking that provider's own wire shape: the
 request body (``{"messages": ...}``, ``{"input": ...}``, ``{"contents": ...}``)
-or just the list inside it. Each returns the problems in list order, every
-one with the index the provider uses (``index`` as an int, ``path`` the way
-the error names it, ``messages.3`` or ``messages.3.content.1``) and the text
-the provider returns for it.
+or just the list inside it. ``check`` gives the verdict: ``accepted``,
+``rejected`` with the problems in list order (every one with the index the
+provider uses, ``index`` as an int, ``path`` the way the error names it,
+``messages.3`` or ``messages.3.content.1``, and the text the provider returns
+for it), or ``cannot_tell`` with the reason, for a body whose history is
+partly stored on the provider's side. A verdict also carries notes on what
+was not checked (an item of a kind no check knows). ``validate`` gives the
+problems alone.
 
 The texts are module constants so the rules catalogue can quote the same
-words. They are the providers' own wording as seen in real 400 responses,
-except the two marked *ours*: no public record of the provider's text for
-that case was found, so the wording is the inspector's and says the same
-thing.
+words. They are the providers' own wording as seen in real 400 responses
+(the oracle under ``tests/data/oracle`` and public issues), except those
+marked *ours*: no public record of the provider's text for that case was
+found, so the wording is the inspector's and says the same thing.
+
+What the providers do, as the recorded answers show it:
+
+- Anthropic and Gemini merge consecutive messages (turns) of one role before
+  they pair calls with results: two assistant messages in a row are one turn,
+  answered by the user message after the second. Problems keep the index of
+  the message as sent (the first of a merged run for what concerns the run).
+- A key present with a null value is absent (``"functionCall": null``).
+- Anthropic ids are unique within a turn; a later turn may use an id again
+  (the recorded answers accept it; repair still renames it, ID-1).
+- Responses pairs every kind of client call item with its output kind;
+  items the provider ran itself (``execution: "server"``, a null
+  ``call_id``, ``web_search_call``, ``mcp_call``...) need no output.
 
 Pure: this module imports nothing from ``inspector.formats``; converting a
 canonical history to a wire shape is the formats' job (``to_wire``).
@@ -20,10 +37,19 @@ canonical history to a wire shape is the formats' job (``to_wire``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 PROVIDERS = ("openai-chat", "anthropic", "responses", "gemini")
+
+# The three verdicts.
+ACCEPTED = "accepted"
+REJECTED = "rejected"
+CANNOT_TELL = "cannot_tell"
+
+# A note for an item (message, block, part) of a kind no check here knows.
+UNKNOWN_KIND = "not checked: unknown item kind {kind}"
 
 # Anthropic Messages API (invalid_request_error messages).
 ANTHROPIC_MISSING_RESULT = (
@@ -35,6 +61,12 @@ ANTHROPIC_UNEXPECTED_RESULT = (
     "messages.{N}.content.{M}: unexpected `tool_use_id` found in `tool_result` blocks: {id}."
     " Each `tool_result` block must have a corresponding `tool_use` block in the previous"
     " message."
+)
+# Quoted in public issues (e.g. anthropics/claude-code#37, apify/tester-mcp-client#12).
+ANTHROPIC_RESULTS_NOT_FIRST = (
+    "messages.{N}: Did not find {count} `tool_result` block(s) at the beginning of this message."
+    " Messages following `tool_use` blocks must begin with a matching number of `tool_result`"
+    " blocks."
 )
 ANTHROPIC_DUPLICATE_ID = "messages.{N}.content.{M}: `tool_use` ids must be unique"
 ANTHROPIC_EMPTY_TEXT = "messages: text content blocks must be non-empty"
@@ -54,6 +86,10 @@ ANTHROPIC_BAD_RESULT_ID = (
 ANTHROPIC_INPUT_NOT_OBJECT = (
     "messages.{N}.content.{M}.tool_use.input: Input should be a valid dictionary"
 )
+# The id prefix of a tool the provider runs itself (web search, code execution...): its
+# result is a ``*_tool_result`` block of the same assistant message, never a client
+# ``tool_result`` (a replayed ``tool_use`` so answered is refused as unanswered).
+ANTHROPIC_SERVER_ID_PREFIX = "srvtoolu_"
 
 # OpenAI Chat Completions. "preceeding" is their spelling.
 OPENAI_MISSING_RESULT = (
@@ -64,6 +100,8 @@ OPENAI_ORPHAN_RESULT = (
     "Invalid parameter: messages with role 'tool' must be a response to a preceeding message"
     " with 'tool_calls'."
 )
+# Not what the API answers for a second result of one call: the recorded answer to that
+# is OPENAI_ORPHAN_RESULT (tests/data/oracle/openai-chat/manual__langchain_..._duplicate).
 OPENAI_DUPLICATE_RESULT = (
     "Invalid parameter: Duplicate value for 'tool_call_id' of '{id}', in messages[{first}]"
     " and messages[{second}]."
@@ -77,14 +115,28 @@ OPENAI_ARGUMENTS_NOT_STRING = (
     " but got {kind} instead."
 )
 
-# OpenAI Responses.
-RESPONSES_MISSING_OUTPUT = "No tool output found for function call {id}."
-RESPONSES_ORPHAN_OUTPUT = "No tool call found for function call output with call_id {id}."
+# OpenAI Responses. {kind} is the item kind in words: "function call", "local shell
+# call" (the wording recorded for those two; the other kinds follow the same pattern).
+RESPONSES_MISSING_OUTPUT = "No tool output found for {kind} {id}."
+RESPONSES_ORPHAN_OUTPUT = "No tool call found for {kind} output with call_id {id}."
 RESPONSES_DUPLICATE_ITEM = (
     "Duplicate item found with id {id}. Remove duplicate items from your input and try again."
 )
 # Ours: two call items sharing a call_id.
 RESPONSES_DUPLICATE_CALL_ID = "Duplicate call_id found in input: {id}."
+RESPONSES_REASONING_ALONE = (
+    "Item '{id}' of type 'reasoning' was provided without its required following item."
+)
+RESPONSES_CALL_ID_MAX = 64
+RESPONSES_CALL_ID_TOO_LONG = (
+    "Invalid 'input[{N}].call_id': string too long. Expected a string with maximum length 64,"
+    " but got a string with length {length} instead."
+)
+RESPONSES_STATEFUL = (
+    "the request continues a history the provider stores ({key} {value}): calls, outputs and"
+    " items kept there are not in the body, so the body alone cannot tell whether the"
+    " provider accepts it"
+)
 
 # Gemini generateContent (INVALID_ARGUMENT messages).
 GEMINI_COUNT_MISMATCH = (
@@ -98,14 +150,113 @@ GEMINI_CALL_TURN_PLACEMENT = (
 GEMINI_RESPONSE_TURN_PLACEMENT = (
     "Please ensure that function response turn comes immediately after a function call turn."
 )
+GEMINI_MIXED_TURN = (
+    "Please ensure that function call turn contains at least one function_call part which can"
+    " not be mixed with function_response parts."
+)
 # A turn with no parts (missing or an empty list), e.g. one whose only parts were another
 # provider's reasoning. The API refuses it with 400 INVALID_ARGUMENT and names the turn by
 # its proto path (reported verbatim in vercel/ai#3775, langchain-ai/langchain-google#691).
 GEMINI_EMPTY_PARTS = (
     "* GenerateContentRequest.contents[{N}].parts: contents.parts must not be empty."
 )
+# Gemini 3 models refuse a function call of the current turn (since the last user turn
+# that is not function responses) whose step does not carry its thoughtSignature; the
+# first call part of a step carries it. Position is the turn's place in contents, from 1.
+GEMINI_MISSING_SIGNATURE = (
+    "Function call is missing a thought_signature in functionCall parts. This is required for"
+    " tools to work correctly, and missing thought_signature may lead to degraded model"
+    " performance. Additional data, function call `default_api:{name}` , position {position}."
+    " Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more"
+    " details."
+)
+GEMINI_SIGNATURE_UNCHECKED = (
+    "not checked: thoughtSignature on the current turn's function calls (Gemini 3 models"
+    " require it; the body does not name its model)"
+)
+_SIGNING_MODEL = re.compile(r"gemini-[3-9]")
 
 _ANTHROPIC_ID = re.compile(ANTHROPIC_ID_PATTERN)
+
+# The kinds each check knows; anything else is noted, not checked.
+_OPENAI_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
+_ANTHROPIC_BLOCKS = frozenset(
+    {
+        "text",
+        "image",
+        "document",
+        "search_result",
+        "tool_use",
+        "tool_result",
+        "thinking",
+        "redacted_thinking",
+        "server_tool_use",
+        "mcp_tool_use",
+        "mcp_tool_result",
+        "container_upload",
+        "tool_reference",
+        "tool_addition",
+    }
+)
+# Client call items and the output kind that answers each.
+RESPONSES_CALLS = {
+    "function_call": "function_call_output",
+    "custom_tool_call": "custom_tool_call_output",
+    "computer_call": "computer_call_output",
+    "local_shell_call": "local_shell_call_output",
+    "shell_call": "shell_call_output",
+    "apply_patch_call": "apply_patch_call_output",
+    "tool_search_call": "tool_search_output",
+}
+RESPONSES_OUTPUTS = {output: call for call, output in RESPONSES_CALLS.items()}
+# Items the provider ran itself, and the other items the model makes.
+RESPONSES_SERVER_ITEMS = frozenset(
+    {
+        "web_search_call",
+        "file_search_call",
+        "code_interpreter_call",
+        "image_generation_call",
+        "mcp_call",
+        "mcp_list_tools",
+        "mcp_approval_request",
+    }
+)
+_RESPONSES_OTHER = frozenset(
+    {"message", "reasoning", "item_reference", "compaction", "mcp_approval_response"}
+) | {"additional_tools"}
+_GEMINI_PARTS = frozenset(
+    {
+        "text",
+        "inlineData",
+        "fileData",
+        "functionCall",
+        "functionResponse",
+        "executableCode",
+        "codeExecutionResult",
+        "thought",
+        "thoughtSignature",
+        "videoMetadata",
+        "partMetadata",
+        "mediaResolution",
+        "toolCall",
+        "toolResponse",
+    }
+)
+# Gemini reads proto JSON, which takes snake_case field names too.
+_GEMINI_SNAKE = {
+    "function_call": "functionCall",
+    "function_response": "functionResponse",
+    "thought_signature": "thoughtSignature",
+    "inline_data": "inlineData",
+    "file_data": "fileData",
+    "executable_code": "executableCode",
+    "code_execution_result": "codeExecutionResult",
+    "video_metadata": "videoMetadata",
+    "part_metadata": "partMetadata",
+    "media_resolution": "mediaResolution",
+    "tool_call": "toolCall",
+    "tool_response": "toolResponse",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,30 +277,122 @@ class ProviderProblem:
     ids: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a provider would answer to a body.
+
+    ``state`` is ``ACCEPTED``, ``REJECTED`` (``problems`` says why, never
+    empty) or ``CANNOT_TELL`` (``reason`` says why: part of the history is
+    not in the body). ``notes`` name what the check could not look at.
+    """
+
+    provider: str
+    state: str
+    problems: tuple[ProviderProblem, ...] = ()
+    reason: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def accepted(self) -> bool:
+        return self.state == ACCEPTED
+
+    @property
+    def rejected(self) -> bool:
+        return self.state == REJECTED
+
+
+class _Findings:
+    """What one check finds: problems, notes, and why it cannot tell (if it cannot)."""
+
+    __slots__ = ("notes", "problems", "provider", "undecided")
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        self.problems: list[ProviderProblem] = []
+        self.notes: dict[str, None] = {}
+        self.undecided = ""
+
+    def add(self, index: int, path: str, text: str, code: str, ids: tuple[str, ...] = ()) -> None:
+        self.problems.append(ProviderProblem(self.provider, index, path, text, code, ids))
+
+    def unknown(self, kind: Any) -> None:
+        self.notes[UNKNOWN_KIND.format(kind=_text(kind) or "(none)")] = None
+
+    def verdict(self) -> Verdict:
+        problems = tuple(sorted(self.problems, key=_by_index))
+        notes = tuple(self.notes)
+        if problems:
+            return Verdict(self.provider, REJECTED, problems, "", notes)
+        if self.undecided:
+            return Verdict(self.provider, CANNOT_TELL, (), self.undecided, notes)
+        return Verdict(self.provider, ACCEPTED, (), "", notes)
+
+
+def _by_index(problem: ProviderProblem) -> int:
+    return problem.index
+
+
+def check(provider: str, wire: Any, start: int = 0, *, model: str | None = None) -> Verdict:
+    """The verdict ``provider`` would give ``wire`` (its request body or list).
+
+    ``model`` names the model where the body does not (Gemini's is in the
+    URL); a body's own ``model`` is read too. ``start`` as for ``validate``.
+    """
+    try:
+        walk = _CHECKS[provider]
+    except KeyError:
+        raise ValueError(
+            f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}"
+        ) from None
+    if model is None and isinstance(wire, dict) and isinstance(wire.get("model"), str):
+        model = wire["model"]
+    found = _Findings(provider)
+    walk(wire, start, model, found)
+    return found.verdict()
+
+
 def validate(provider: str, wire: Any, start: int = 0) -> list[ProviderProblem]:
     """Check ``wire`` (that provider's request body or list) as ``provider`` would.
+
+    The problems of ``check``'s verdict: none for a body it accepts or cannot
+    tell about.
 
     ``start`` skips the items before it, for a caller that knows they pass and
     bear on nothing after them: the provider accepts the body cut there, its
     last item before the cut is an assistant's reply with no calls, and no id
     before the cut is used after it. Problems keep the body's own indices.
     """
-    try:
-        check = _VALIDATORS[provider]
-    except KeyError:
-        raise ValueError(
-            f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}"
-        ) from None
-    return check(wire, start)
+    return list(check(provider, wire, start).problems)
 
 
 def validate_openai_chat(wire: Any, start: int = 0) -> list[ProviderProblem]:
     """Chat Completions: tool messages must follow their assistant message, one per call."""
+    return validate("openai-chat", wire, start)
+
+
+def validate_anthropic(wire: Any, start: int = 0) -> list[ProviderProblem]:
+    """Messages API: every tool_use answered at the start of the next turn, valid blocks."""
+    return validate("anthropic", wire, start)
+
+
+def validate_responses(wire: Any, start: int = 0) -> list[ProviderProblem]:
+    """Responses API: every client call item has an output item after it, and the reverse."""
+    return validate("responses", wire, start)
+
+
+def validate_gemini(wire: Any, start: int = 0) -> list[ProviderProblem]:
+    """generateContent: no turn without parts; a call turn follows a user turn, answered in full."""
+    return validate("gemini", wire, start)
+
+
+# --- OpenAI Chat Completions -----------------------------------------------------------------
+
+
+def _openai_chat(wire: Any, start: int, model: str | None, found: _Findings) -> None:
     messages = _items(wire, "messages")
-    problems: list[ProviderProblem] = []
 
     def add(index: int, text: str, code: str, ids: tuple[str, ...] = ()) -> None:
-        problems.append(ProviderProblem("openai-chat", index, f"messages.{index}", text, code, ids))
+        found.add(index, f"messages.{index}", text, code, ids)
 
     total = len(messages)
     i = start
@@ -160,6 +403,8 @@ def validate_openai_chat(wire: Any, start: int = 0) -> list[ProviderProblem]:
             add(i, OPENAI_ORPHAN_RESULT, "orphan_result", (_text(message.get("tool_call_id")),))
             i += 1
             continue
+        if role not in _OPENAI_ROLES and isinstance(message, dict):
+            found.unknown(role)
         calls = message.get("tool_calls") if role == "assistant" else None
         if not calls or not isinstance(calls, list):
             i += 1
@@ -193,8 +438,8 @@ def validate_openai_chat(wire: Any, start: int = 0) -> list[ProviderProblem]:
             if rid.__class__ is not str:
                 rid = _text(rid)
             if rid in answered:
-                text = OPENAI_DUPLICATE_RESULT.format(id=rid, first=answered[rid], second=j)
-                add(j, text, "duplicate_result", (rid,))
+                # A second result for one call: the API names it as a result with no call.
+                add(j, OPENAI_ORPHAN_RESULT, "duplicate_result", (rid,))
             elif rid in declared:
                 answered[rid] = j
             else:
@@ -204,183 +449,355 @@ def validate_openai_chat(wire: Any, start: int = 0) -> list[ProviderProblem]:
         if missing:
             add(i, OPENAI_MISSING_RESULT.format(ids=", ".join(missing)), "missing_result", missing)
         i = j
-    problems.sort(key=lambda p: p.index)
-    return problems
 
 
-def validate_anthropic(wire: Any, start: int = 0) -> list[ProviderProblem]:
-    """Messages API: every tool_use answered in the very next message, valid ids and blocks."""
+# --- Anthropic Messages ----------------------------------------------------------------------
+
+
+def _anthropic(wire: Any, start: int, model: str | None, found: _Findings) -> None:
     messages = _items(wire, "messages")
-    problems: list[ProviderProblem] = []
-    seen: set[str] = set()
-    last = len(messages) - 1
     valid_id = _ANTHROPIC_ID.fullmatch
+    last = len(messages) - 1
 
     def add(index: int, block: int | None, text: str, code: str, ids: tuple[str, ...] = ()) -> None:
         path = f"messages.{index}" if block is None else f"messages.{index}.content.{block}"
-        problems.append(ProviderProblem("anthropic", index, path, text, code, ids))
+        found.add(index, path, text, code, ids)
 
-    # One pass over each message's blocks; the tool_use ids of the message
-    # before are carried over for checking the results after them.
-    before: list[str] = []
-    for n, message in enumerate(messages[start:] if start else messages, start):
+    # Turns: runs of consecutive messages of one role (system messages inside
+    # ``messages`` neither merge nor part them), each a list of
+    # (message index, block index or None for string content, block).
+    turns: list[tuple[str, int, list[tuple[int, int, Any]]]] = []
+    for n in range(start, len(messages)):
+        message = messages[n]
         if not isinstance(message, dict):
-            before = []
+            turns.append(("", n, []))
             continue
         role = message.get("role")
         content = message.get("content")
-        if content in ("", [], None) and not (n == last and role == "assistant"):
-            add(n, None, ANTHROPIC_EMPTY_CONTENT.format(N=n), "empty_content")
+        if content is None or content == "" or content == []:
+            if not (n == last and role == "assistant"):
+                add(n, None, ANTHROPIC_EMPTY_CONTENT.format(N=n), "empty_content")
         elif isinstance(content, str) and content.isspace():
             add(n, None, ANTHROPIC_WHITESPACE_TEXT, "empty_text")
-        used: list[str] = []
-        results: list[tuple[int, str]] = []
+        if role == "system":
+            continue
+        blocks: list[tuple[int, int, Any]] = []
         if isinstance(content, list):
-            for m, block in enumerate(content):
-                if not isinstance(block, dict):
-                    continue
-                kind = block.get("type")
-                if kind == "text":
-                    text = block.get("text")
-                    if text == "":
-                        add(n, m, ANTHROPIC_EMPTY_TEXT, "empty_text")
-                    elif isinstance(text, str) and text.isspace():
+            blocks = [(n, m, block) for m, block in enumerate(content)]
+        elif isinstance(content, str):
+            blocks = [(n, -1, None)]
+        if turns and turns[-1][0] == role and role in ("user", "assistant"):
+            turns[-1][2].extend(blocks)
+        else:
+            turns.append((role if isinstance(role, str) else "", n, blocks))
+
+    before: list[str] = []  # the client tool_use ids of the turn before
+    before_at = -1
+    for t, (role, first, blocks) in enumerate(turns):
+        final = t == len(turns) - 1
+        used: list[str] = []
+        used_at: dict[str, tuple[int, int]] = {}
+        served: set[str] = set()  # server tool results in this turn
+        servers: list[tuple[str, int, int]] = []  # srvtoolu_ tool_use blocks
+        results: list[tuple[int, int, str, bool]] = []  # (n, m, id, at the beginning)
+        leading = True
+        for position, (n, m, block) in enumerate(blocks):
+            if m < 0 or not isinstance(block, dict):
+                leading = False
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                text = block.get("text")
+                if text == "" or text is None:
+                    add(n, m, ANTHROPIC_EMPTY_TEXT, "empty_text")
+                elif isinstance(text, str) and text.isspace():
+                    # Accepted before a tool_use of an assistant turn that is not the last.
+                    later_use = any(
+                        isinstance(b, dict) and b.get("type") == "tool_use"
+                        for _, _, b in blocks[position + 1 :]
+                    )
+                    if not (role == "assistant" and not final and later_use):
                         add(n, m, ANTHROPIC_WHITESPACE_TEXT, "empty_text")
-                elif kind == "tool_use":
-                    tid = block.get("id")
-                    if tid.__class__ is str or isinstance(tid, str):
-                        if not valid_id(tid):
-                            add(n, m, ANTHROPIC_BAD_ID.format(N=n, M=m), "bad_id", (tid,))
-                        if tid in seen:
-                            text = ANTHROPIC_DUPLICATE_ID.format(N=n, M=m)
-                            add(n, m, text, "duplicate_id", (tid,))
-                    else:
-                        tid = _text(tid)
+                leading = False
+            elif kind == "tool_use":
+                tid = block.get("id")
+                if isinstance(tid, str):
+                    if not valid_id(tid):
                         add(n, m, ANTHROPIC_BAD_ID.format(N=n, M=m), "bad_id", (tid,))
-                    seen.add(tid)
-                    if not isinstance(block.get("input"), dict):
-                        add(n, m, ANTHROPIC_INPUT_NOT_OBJECT.format(N=n, M=m), "input_not_object")
+                else:
+                    tid = _text(tid)
+                    add(n, m, ANTHROPIC_BAD_ID.format(N=n, M=m), "bad_id", (tid,))
+                if tid in used_at:
+                    add(n, m, ANTHROPIC_DUPLICATE_ID.format(N=n, M=m), "duplicate_id", (tid,))
+                if not isinstance(block.get("input"), dict):
+                    add(n, m, ANTHROPIC_INPUT_NOT_OBJECT.format(N=n, M=m), "input_not_object")
+                if tid.startswith(ANTHROPIC_SERVER_ID_PREFIX):
+                    servers.append((tid, n, m))
+                elif tid not in used_at:
                     used.append(tid)
-                elif kind == "tool_result":
-                    rid = block.get("tool_use_id")
-                    if rid.__class__ is not str and not isinstance(rid, str):
-                        rid = _text(rid)
-                        add(n, m, ANTHROPIC_BAD_RESULT_ID.format(N=n, M=m), "bad_id", (rid,))
-                    elif not valid_id(rid):
-                        add(n, m, ANTHROPIC_BAD_RESULT_ID.format(N=n, M=m), "bad_id", (rid,))
-                    results.append((m, rid))
+                used_at.setdefault(tid, (n, m))
+                leading = False
+            elif kind == "tool_result":
+                rid = block.get("tool_use_id")
+                if not isinstance(rid, str):
+                    rid = _text(rid)
+                    add(n, m, ANTHROPIC_BAD_RESULT_ID.format(N=n, M=m), "bad_id", (rid,))
+                elif not valid_id(rid):
+                    add(n, m, ANTHROPIC_BAD_RESULT_ID.format(N=n, M=m), "bad_id", (rid,))
+                results.append((n, m, rid, leading))
+            else:
+                if isinstance(kind, str) and kind.endswith("_tool_result"):
+                    served.add(_text(block.get("tool_use_id")))
+                elif kind not in _ANTHROPIC_BLOCKS:
+                    found.unknown(kind)
+                leading = False
         if role == "user":
-            for m, rid in results:
-                if rid not in before:
+            answered: set[str] = set()
+            late = False
+            for n, m, rid, at_start in results:
+                if rid not in before or rid in answered:
                     text = ANTHROPIC_UNEXPECTED_RESULT.format(N=n, M=m, id=rid)
                     add(n, m, text, "orphan_result", (rid,))
-        elif role == "assistant" and used:
-            after = messages[n + 1] if n < last else None
-            answered = _tool_result_ids(after)
-            missing = tuple(dict.fromkeys(u for u in used if u not in answered))
-            if missing:
-                text = ANTHROPIC_MISSING_RESULT.format(N=n, ids=", ".join(missing))
-                add(n, None, text, "missing_result", missing)
+                else:
+                    answered.add(rid)
+                    late = late or not at_start
+            if before:
+                missing = tuple(u for u in before if u not in answered)
+                if missing:
+                    text = ANTHROPIC_MISSING_RESULT.format(N=before_at, ids=", ".join(missing))
+                    add(before_at, None, text, "missing_result", missing)
+                elif late:
+                    text = ANTHROPIC_RESULTS_NOT_FIRST.format(N=first, count=len(before))
+                    add(first, None, text, "results_not_first", tuple(before))
+        elif before:
+            text = ANTHROPIC_MISSING_RESULT.format(N=before_at, ids=", ".join(before))
+            add(before_at, None, text, "missing_result", tuple(before))
+        for tid, n, _ in servers:
+            if tid not in served:
+                text = ANTHROPIC_MISSING_RESULT.format(N=n, ids=tid)
+                add(n, None, text, "missing_result", (tid,))
         before = used if role == "assistant" else []
-    return problems
+        before_at = first
+    if before:
+        text = ANTHROPIC_MISSING_RESULT.format(N=before_at, ids=", ".join(before))
+        add(before_at, None, text, "missing_result", tuple(before))
 
 
-def validate_responses(wire: Any, start: int = 0) -> list[ProviderProblem]:
-    """Responses API: every call item has an output item after it, and the reverse.
+# --- OpenAI Responses ------------------------------------------------------------------------
+
+
+def _responses(wire: Any, start: int, model: str | None, found: _Findings) -> None:
+    """Every client call item has an output item after it, and the reverse.
 
     Unlike Chat Completions, an output does not have to follow its call
-    directly; it only has to come after it somewhere in ``input``.
+    directly; it only has to come after it somewhere in ``input``. A body
+    that continues a stored history (``previous_response_id``,
+    ``conversation``) may answer calls that are not in it: then the verdict
+    is ``cannot_tell`` unless the body alone shows a problem.
     """
     items = _items(wire, "input")
-    problems: list[ProviderProblem] = []
-    calls: dict[str, int] = {}
+    stored = ""
+    if isinstance(wire, dict):
+        for key in ("previous_response_id", "conversation"):
+            value = wire.get(key)
+            if value is not None and value != "":
+                shown = value.get("id") if isinstance(value, dict) else value
+                stored = RESPONSES_STATEFUL.format(key=key, value=_text(shown))
+                break
+    calls: dict[str, tuple[int, str]] = {}
     answered: set[str] = set()
     item_ids: set[str] = set()
+    upstream: list[str] = []
 
     def add(index: int, text: str, code: str, ids: tuple[str, ...] = ()) -> None:
-        problems.append(ProviderProblem("responses", index, f"input.{index}", text, code, ids))
+        found.add(index, f"input.{index}", text, code, ids)
 
-    for i, item in enumerate(items[start:] if start else items, start):
+    total = len(items)
+    for i in range(start, total):
+        item = items[i]
         if item.__class__ is not dict and not isinstance(item, dict):
             continue
+        kind = item.get("type")
         iid = item.get("id")
         if iid and isinstance(iid, str):
             if iid in item_ids:
                 add(i, RESPONSES_DUPLICATE_ITEM.format(id=iid), "duplicate_item", (iid,))
             item_ids.add(iid)
-        if "call_id" not in item:
+        cid = item.get("call_id")
+        if cid is not None:
+            if cid.__class__ is not str:
+                cid = _text(cid)
+            if len(cid) > RESPONSES_CALL_ID_MAX:
+                text = RESPONSES_CALL_ID_TOO_LONG.format(N=i, length=len(cid))
+                add(i, text, "id_too_long", (cid,))
+        if kind is None or kind == "message":
             continue
-        kind = item.get("type")
-        if kind.__class__ is not str and not isinstance(kind, str):
+        if kind == "reasoning":
+            j = i + 1
+            while j < total and isinstance(items[j], dict) and items[j].get("type") == "reasoning":
+                j += 1
+            if j >= total or not follows_reasoning(items[j]):
+                text = RESPONSES_REASONING_ALONE.format(id=_text(iid))
+                add(i, text, "reasoning_alone", ())
             continue
-        cid = item["call_id"]
-        if cid.__class__ is not str:
-            cid = _text(cid)
-        if kind.endswith("_call_output"):
-            if cid in calls:
-                answered.add(cid)
-            else:
-                add(i, RESPONSES_ORPHAN_OUTPUT.format(id=cid), "orphan_result", (cid,))
-        elif kind.endswith("_call"):
+        if kind in RESPONSES_CALLS:
+            if cid is None or item.get("execution") == "server":
+                continue  # the provider ran it: no output to send
             if cid in calls:
                 add(i, RESPONSES_DUPLICATE_CALL_ID.format(id=cid), "duplicate_call_id", (cid,))
             else:
-                calls[cid] = i
-    for cid, i in calls.items():
+                calls[cid] = (i, kind)
+            continue
+        if kind in RESPONSES_OUTPUTS:
+            if cid is None or item.get("execution") == "server":
+                continue
+            if cid in calls:
+                answered.add(cid)
+            elif stored:
+                upstream.append(cid)  # its call may be stored upstream
+            else:
+                words = _words(RESPONSES_OUTPUTS[kind])
+                add(i, RESPONSES_ORPHAN_OUTPUT.format(kind=words, id=cid), "orphan_result", (cid,))
+            continue
+        if kind in RESPONSES_SERVER_ITEMS or kind in _RESPONSES_OTHER:
+            continue
+        found.unknown(kind)
+        if cid is not None and isinstance(kind, str) and kind.endswith("_output"):
+            answered.add(cid)  # not checked: it may answer a call
+    for cid, (i, kind) in calls.items():
         if cid not in answered:
-            add(i, RESPONSES_MISSING_OUTPUT.format(id=cid), "missing_result", (cid,))
-    problems.sort(key=lambda p: p.index)
-    return problems
+            text = RESPONSES_MISSING_OUTPUT.format(kind=_words(kind), id=cid)
+            add(i, text, "missing_result", (cid,))
+    if stored:
+        found.undecided = stored
 
 
-def validate_gemini(wire: Any, start: int = 0) -> list[ProviderProblem]:
-    """generateContent: no turn without parts; a call turn follows a user turn, answered in full.
+def follows_reasoning(item: Any) -> bool:
+    """Whether ``item`` can be what a reasoning item was followed by: an item the model
+    made (an assistant message, a call). Whether it must also carry its id, as some
+    public reports suggest, is not checked."""
+    if not isinstance(item, dict):
+        return False
+    kind = item.get("type")
+    if kind is None or kind == "message":
+        return item.get("role") == "assistant"
+    return kind in RESPONSES_CALLS or kind in RESPONSES_SERVER_ITEMS
+
+
+def _words(kind: str) -> str:
+    """An item kind as Responses errors name it: ``local_shell_call``, ``local shell call``."""
+    return kind.replace("_", " ")
+
+
+# --- Gemini ----------------------------------------------------------------------------------
+
+
+def _gemini(wire: Any, start: int, model: str | None, found: _Findings) -> None:
+    """No turn without parts; a call turn follows a user turn and is answered in full.
 
     A function call turn at the very end of ``contents`` counts as answered
     by zero response parts: the history cannot be continued from there.
     """
     contents = _items(wire, "contents")
-    problems: list[ProviderProblem] = []
 
     def add(index: int, text: str, code: str) -> None:
-        problems.append(ProviderProblem("gemini", index, f"contents.{index}", text, code))
+        found.add(index, f"contents.{index}", text, code)
 
-    # (call parts, response parts) of each turn, counted once: a turn is
-    # looked at again from the turns on either side (the one before ``start`` too).
-    first = max(start - 1, 0)
-    counts = [(0, 0)] * first + [_count_calls(turn) for turn in contents[first:]]
-    total = len(contents)
-    for t, turn in enumerate(contents[start:] if start else contents, start):
+    # Turns merged by role, each (role, first index, call parts, response parts, calls):
+    # ``calls`` the (index, part) of each function call part. The turn before ``start``
+    # is read too, for the placement of the one at it.
+    turns: list[tuple[Any, int, int, int, list[tuple[int, dict[str, Any]]]]] = []
+    prompt = -1
+    for t in range(max(start - 1, 0), len(contents)):
+        turn = contents[t]
         if not isinstance(turn, dict):
+            turns.append((None, t, 0, 0, []))
             continue
-        if not turn.get("parts"):
+        parts = turn.get("parts")
+        if t >= start and not parts:
             add(t, GEMINI_EMPTY_PARTS.format(N=t), "empty_parts")
         role = turn.get("role")
-        calls, responses = counts[t]
-        before = contents[t - 1] if t > 0 else None
-        if role == "model" and calls:
-            if not (isinstance(before, dict) and before.get("role") in ("user", "function")):
-                add(t, GEMINI_CALL_TURN_PLACEMENT, "call_turn_placement")
-            after = contents[t + 1] if t + 1 < total else None
-            answered = 0
-            if isinstance(after, dict) and after.get("role") in ("user", "function"):
-                answered = counts[t + 1][1]
-            if answered != calls:
-                add(t + 1 if after is not None else t, GEMINI_COUNT_MISMATCH, "count_mismatch")
+        calls: list[tuple[int, dict[str, Any]]] = []
+        responses = 0
+        if isinstance(parts, list):
+            for part in parts:
+                if not isinstance(part, dict):
+                    continue
+                part = _gemini_part(part, found if t >= start else None)
+                if "functionCall" in part:
+                    calls.append((t, part))
+                elif "functionResponse" in part:
+                    responses += 1
+                elif role == "user":
+                    prompt = t  # the user's own words: the current turn starts after them
+        if turns and turns[-1][0] == role and role is not None:
+            r, first, c, n, merged = turns[-1]
+            turns[-1] = (r, first, c + len(calls), n + responses, merged + calls)
+        else:
+            turns.append((role, t, len(calls), responses, calls))
+    for k, (role, first, declared, responses, _) in enumerate(turns):
+        if first < start:
+            continue
+        before = turns[k - 1] if k > 0 else None
+        if declared and responses:
+            add(first, GEMINI_MIXED_TURN, "mixed_turn")
+        elif role == "model" and declared:
+            if before is None or before[0] not in ("user", "function"):
+                add(first, GEMINI_CALL_TURN_PLACEMENT, "call_turn_placement")
+            after = turns[k + 1] if k + 1 < len(turns) else None
+            answered = after[3] if after is not None and after[0] in ("user", "function") else 0
+            if answered != declared:
+                at = after[1] if after is not None else first
+                add(at, GEMINI_COUNT_MISMATCH, "count_mismatch")
         elif role in ("user", "function") and responses:
-            if not (
-                isinstance(before, dict) and before.get("role") == "model" and counts[t - 1][0]
-            ):
-                add(t, GEMINI_RESPONSE_TURN_PLACEMENT, "response_turn_placement")
-    problems.sort(key=lambda p: p.index)
-    return problems
+            if not (before is not None and before[0] == "model" and before[2] and not before[3]):
+                add(first, GEMINI_RESPONSE_TURN_PLACEMENT, "response_turn_placement")
+    _gemini_signatures(turns, max(start, prompt + 1), model, found)
 
 
-_VALIDATORS = {
-    "openai-chat": validate_openai_chat,
-    "anthropic": validate_anthropic,
-    "responses": validate_responses,
-    "gemini": validate_gemini,
+def _gemini_part(part: dict[str, Any], found: _Findings | None) -> dict[str, Any]:
+    """``part`` with keys of a null value left out and snake_case names made camelCase."""
+    if any(value is None for value in part.values()) or any(k in _GEMINI_SNAKE for k in part):
+        part = {_GEMINI_SNAKE.get(k, k): v for k, v in part.items() if v is not None}
+    if found is not None:
+        for key in part:
+            if key not in _GEMINI_PARTS:
+                found.unknown(key)
+    return part
+
+
+def _gemini_signatures(
+    turns: list[tuple[Any, int, int, int, list[tuple[int, dict[str, Any]]]]],
+    current: int,
+    model: str | None,
+    found: _Findings,
+) -> None:
+    """Gemini 3: the first call part of each model turn from ``current`` on is signed."""
+    unsigned: list[tuple[int, dict[str, Any]]] = []
+    for role, first, _, _, calls in turns:
+        if role == "model" and calls and first >= current:
+            t, part = calls[0]
+            if not part.get("thoughtSignature"):
+                unsigned.append((t, part))
+    if not unsigned:
+        return
+    if model is None:
+        found.notes[GEMINI_SIGNATURE_UNCHECKED] = None
+        return
+    if not _SIGNING_MODEL.search(model):
+        return
+    for t, part in unsigned:
+        call = part.get("functionCall")
+        name = _text(call.get("name")) if isinstance(call, dict) else ""
+        text = GEMINI_MISSING_SIGNATURE.format(name=name, position=t + 1)
+        found.add(t, f"contents.{t}", text, "missing_signature")
+
+
+_CHECKS: dict[str, Callable[[Any, int, str | None, _Findings], None]] = {
+    "openai-chat": _openai_chat,
+    "anthropic": _anthropic,
+    "responses": _responses,
+    "gemini": _gemini,
 }
 
 
@@ -406,31 +823,3 @@ def _json_kind(value: Any) -> str:
     if isinstance(value, int | float):
         return "a number"
     return "null" if value is None else "an object"
-
-
-def _tool_result_ids(message: Any) -> set[str]:
-    if not isinstance(message, dict) or message.get("role") != "user":
-        return set()
-    content = message.get("content")
-    if not isinstance(content, list):
-        return set()
-    return {
-        _text(block.get("tool_use_id"))
-        for block in content
-        if isinstance(block, dict) and block.get("type") == "tool_result"
-    }
-
-
-def _count_calls(turn: Any) -> tuple[int, int]:
-    """How many function call parts and function response parts a turn holds."""
-    parts = turn.get("parts") if isinstance(turn, dict) else None
-    if not isinstance(parts, list):
-        return 0, 0
-    calls = responses = 0
-    for part in parts:
-        if isinstance(part, dict):
-            if "functionCall" in part:
-                calls += 1
-            if "functionResponse" in part:
-                responses += 1
-    return calls, responses

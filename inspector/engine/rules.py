@@ -680,6 +680,75 @@ RULES: dict[str, Rule] = {
         source="seeds/003_77183c0b9a196f46.txt",
         related=("ID-1", "PROV-GEMINI"),
     ),
+    "ID-3": Rule(
+        id="ID-3",
+        # Not in the spec's table (it follows from §6): one of this project's own rules.
+        spec="",
+        title="An id a provider refuses is rewritten on export to that provider",
+        summary=(
+            "An id outside a provider's pattern (Anthropic) or over its length limit"
+            " (Responses: 64) is sent to that provider under a new id, call and result alike."
+        ),
+        explanation=(
+            "Some ids are fine for one provider and refused by another: Kimi's"
+            " `functions.search:0` breaks Anthropic's `^[a-zA-Z0-9_-]+$`, and an id of"
+            " more than 64 characters breaks Responses' limit on `call_id`. Nothing in"
+            " the history needs repair, yet that provider answers 400 to it as it is. The"
+            " export to that provider rewrites each such id, in the call and in its"
+            " result: the refused characters become `_`, and an id too long keeps its"
+            " start and ends in `_` and 8 hex digits of a hash of the old id. The new id"
+            " depends only on the old one (the same input always gives the same id, and"
+            " a longer history gives the same ids to what it shares), with `_1`, `_2`..."
+            " only where it would meet an id already in use. The timeline shows each"
+            " rewritten id as a finding on the row of its call, so a verdict that changes"
+            " between the history as uploaded and after repair always has its reason."
+        ),
+        example_before=[
+            {"role": "user", "content": "find the march invoices", "metadata": {}},
+            {
+                "role": "assistant",
+                "content": "",
+                "metadata": {
+                    "tool_calls": [
+                        {
+                            "tool_call_id": "functions.search:0",
+                            "name": "search",
+                            "arguments": {"q": "march invoices"},
+                        }
+                    ]
+                },
+            },
+            {
+                "role": "tool",
+                "content": "3 invoices found",
+                "metadata": {"tool_call_id": "functions.search:0"},
+            },
+        ],
+        example_after=[
+            {"role": "user", "content": "find the march invoices", "metadata": {}},
+            {
+                "role": "assistant",
+                "content": "",
+                "metadata": {
+                    "tool_calls": [
+                        {
+                            "tool_call_id": "functions_search_0",
+                            "name": "search",
+                            "arguments": {"q": "march invoices"},
+                        }
+                    ]
+                },
+            },
+            {
+                "role": "tool",
+                "content": "3 invoices found",
+                "metadata": {"tool_call_id": "functions_search_0"},
+            },
+        ],
+        source="https://docs.anthropic.com/en/docs/build-with-claude/tool-use",
+        other_sources=("https://platform.openai.com/docs/api-reference/responses/create",),
+        related=("ID-1", "ID-2", "PROV-ANTHROPIC", "PROV-RESPONSES"),
+    ),
     "MSG-1": Rule(
         id="MSG-1",
         spec="§4, step 2",

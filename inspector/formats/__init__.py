@@ -22,13 +22,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from typing import Any, cast
 
 import orjson
 
-from inspector.engine.providers import ProviderProblem, validate
+from inspector.engine.providers import RESPONSES_CALL_ID_MAX, ProviderProblem, validate
 from inspector.formats import (
     anthropic,
     canonical,
@@ -94,6 +95,8 @@ WIRE_FORMATS: dict[str, WireShape] = {
 # The characters ids may hold, for each provider that restricts them; an id that holds
 # another is renamed on export. Every provider refuses an empty id.
 _ID_CHARS: dict[str, re.Pattern[str]] = {"anthropic": re.compile(r"[a-zA-Z0-9_-]*")}
+# The longest id each provider that limits them takes; a longer one is renamed on export.
+_ID_LIMITS: dict[str, int] = {"responses": RESPONSES_CALL_ID_MAX}
 
 _EMPTY: dict[str, Any] = {}
 
@@ -205,12 +208,14 @@ def export_wire(messages: list[dict[str, Any]], provider: str) -> tuple[Any, dic
 
     Returns the body and ``{old id: new id}`` for every renamed id. A new id
     is the old one with each character the provider refuses replaced by
-    ``_`` (``call`` for an empty id), then ``_1``, ``_2``... until it is used
-    by no other id in the history.
+    ``_`` (``call`` for an empty id); one longer than the provider takes
+    (Responses: 64) keeps its start and ends in ``_`` and 8 hex digits of a
+    hash of the old id, so it depends on that id alone. Then ``_1``, ``_2``...
+    until it is used by no other id in the history.
     """
     module = _wire_module(provider)
     clean = strip_private(messages)
-    renamed = _renames(_ids(clean), _ID_CHARS.get(provider))
+    renamed = _renames(_ids(clean), _ID_CHARS.get(provider), _ID_LIMITS.get(provider))
     if renamed:
         clean = [_rename(message, renamed) for message in clean]
     return module.to_wire(clean), renamed
@@ -241,7 +246,7 @@ class Wires:
         self._repaired = after
         self._stripped: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
         self._ids: list[str] | None = None
-        self._renamed: dict[re.Pattern[str] | None, dict[str, str]] = {}
+        self._renamed: dict[tuple[re.Pattern[str] | None, int | None], dict[str, str]] = {}
         self._histories: dict[int, list[skeleton.Digest] | None] = {}
         self._walks: dict[int, skeleton.Walk] = {}
         self._shared_count: int | None = None
@@ -298,11 +303,11 @@ class Wires:
             else:  # its walk has the ids of its quiet prefix
                 self._ids = skeleton.ids(history, self._walk(1))
         _wire_module(provider)  # an unknown provider is an error here too
-        # Found once for the providers that accept the same ids (all but Anthropic).
-        chars = _ID_CHARS.get(provider)
-        if chars not in self._renamed:
-            self._renamed[chars] = _renames(self._ids, chars)
-        return self._renamed[chars]
+        # Found once for the providers that accept the same ids.
+        key = (_ID_CHARS.get(provider), _ID_LIMITS.get(provider))
+        if key not in self._renamed:
+            self._renamed[key] = _renames(self._ids, *key)
+        return self._renamed[key]
 
     def _clean(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Both histories stripped of private keys, once for every provider.
@@ -430,19 +435,32 @@ def _ids(messages: list[dict[str, Any]]) -> list[str]:
     return list(seen)
 
 
-def _renames(ids: list[str], chars: re.Pattern[str] | None) -> dict[str, str]:
-    """``{old: new}`` for the ids a provider refuses: empty ones, or with ``chars``, any
-    holding a character outside it."""
+def _renames(
+    ids: list[str], chars: re.Pattern[str] | None, limit: int | None = None
+) -> dict[str, str]:
+    """``{old: new}`` for the ids a provider refuses: empty ones, with ``chars`` any
+    holding a character outside it, with ``limit`` any longer than that."""
     # The healthy case in one pass: no id is empty and, together, they use only ``chars``.
-    if "" not in ids and (chars is None or chars.fullmatch("".join(ids))):
+    if (
+        "" not in ids
+        and (chars is None or chars.fullmatch("".join(ids)))
+        and (limit is None or not ids or max(map(len, ids)) <= limit)
+    ):
         return {}
-    accepted: Callable[[str], Any] = bool if chars is None else chars.fullmatch
-    taken = {i for i in ids if i and accepted(i)}
+    match: Callable[[str], Any] = bool if chars is None else chars.fullmatch
+
+    def accepted(value: str) -> bool:
+        return bool(value) and bool(match(value)) and (limit is None or len(value) <= limit)
+
+    taken = {i for i in ids if accepted(i)}
     renamed: dict[str, str] = {}
     for old in ids:
-        if old and accepted(old):
+        if accepted(old):
             continue
-        base = re.sub(r"[^a-zA-Z0-9_-]", "_", old) or "call"
+        base = (re.sub(r"[^a-zA-Z0-9_-]", "_", old) if chars is not None else old) or "call"
+        if limit is not None and len(base) > limit - 3:  # room for a ``_k`` after it
+            digest = hashlib.blake2b(old.encode("utf-8", "surrogatepass"), digest_size=4)
+            base = f"{base[: limit - 12]}_{digest.hexdigest()}"
         new, k = base, 1
         while new in taken:
             new, k = f"{base}_{k}", k + 1

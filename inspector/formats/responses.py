@@ -42,6 +42,7 @@ from typing import Any
 
 import orjson
 
+from inspector.engine.providers import RESPONSES_CALLS, follows_reasoning
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.canonical import (
     END,
@@ -80,7 +81,6 @@ _CLIENT_CALLS = frozenset(
 )
 _CALL_FIELDS = frozenset({"type", "id", "call_id", "status", "name"})
 # The output kind of the call kinds whose output is not named "<kind>_output".
-_OUTPUT_OF = {"tool_search_call": "tool_search_output"}
 # Fields of an output item that are not its output.
 _OUTPUT_FIELDS = frozenset({"type", "id", "call_id", "status", "execution"})
 _NATIVE_PARTS = frozenset({"reasoning", "item_reference"})
@@ -194,7 +194,26 @@ def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> d
                 continue  # the API refuses an item id twice
             seen.add(iid)
         out.append(item)
-    return {"input": out}
+    return {"input": _without_lone_reasoning(out)}
+
+
+def _without_lone_reasoning(items: list[Any]) -> list[Any]:
+    """``items`` less each reasoning item that no item of the model follows (after the
+    reasoning items next to it): the API refuses such an item ("... was provided without
+    its required following item"), as a turn left with its reasoning alone would be."""
+    keep = False  # whether the items from here on start with one the model made
+    dropped: list[int] = []
+    for index in range(len(items) - 1, -1, -1):
+        item = items[index]
+        if isinstance(item, dict) and item.get("type") == "reasoning":
+            if not keep:
+                dropped.append(index)
+        else:
+            keep = follows_reasoning(item)
+    if not dropped:
+        return items
+    gone = set(dropped)
+    return [item for index, item in enumerate(items) if index not in gone]
 
 
 def _sendable(items: list[Any]) -> list[tuple[Any, str | None]]:
@@ -241,7 +260,7 @@ def _is_output(item: dict[str, Any]) -> bool:
 
 def _output_kind(call_kind: str) -> str:
     """The type of the output item that answers a call of this type."""
-    return _OUTPUT_OF.get(call_kind, call_kind + "_output")
+    return RESPONSES_CALLS.get(call_kind, call_kind + "_output")
 
 
 def _read(records: list[Any]) -> tuple[list[Message], list[list[int]], list[Problem]]:
@@ -521,7 +540,7 @@ def _input_memo(messages: list[Message], memo: dict[Any, Any]) -> list[Any]:
                     continue
                 seen.add(iid)
             out.append(item)
-    return out
+    return _without_lone_reasoning(out)
 
 
 def _template_calls(template: list[Any]) -> list[dict[str, Any]]:

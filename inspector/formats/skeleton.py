@@ -46,7 +46,7 @@ import re
 from itertools import islice
 from typing import Any, Literal, NamedTuple
 
-from inspector.engine.providers import ANTHROPIC_ID_PATTERN
+from inspector.engine.providers import ANTHROPIC_ID_PATTERN, RESPONSES_CALL_ID_MAX
 
 # A message's digest: (role, the blocks Anthropic gets of its content, the text parts
 # the others get, the runs of text parts (Responses writes a message item for each),
@@ -413,10 +413,10 @@ def _cut(
 def quiet_prefix(provider: str, history: list[Digest], found: Walk) -> tuple[int, int]:
     """The digests in the quiet prefix ``provider``'s checks may skip, and its items there.
 
-    Anthropic also refuses ids outside its pattern, so its prefix ends before
-    the first such id. A quiet turn's id used again after the prefix (a
-    reused id, or a late result for it) would tie the two: the prefix then
-    ends before that turn.
+    Anthropic also refuses ids outside its pattern, and Responses ids over its
+    length limit, so their prefixes end before the first such id. A quiet
+    turn's id used again after the prefix (a reused id, or a late result for
+    it) would tie the two: the prefix then ends before that turn.
     """
     cuts = found.cuts
     if provider == "anthropic":
@@ -424,6 +424,11 @@ def quiet_prefix(provider: str, history: list[Digest], found: Walk) -> tuple[int
     cut = cuts[-1]
     calls = found.calls
     earliest = cut.at
+    if provider == "responses":
+        # Responses refuses a call_id over its length limit: the prefix ends before it.
+        for cid, at in calls.items():
+            if len(cid) > RESPONSES_CALL_ID_MAX and at < earliest:
+                earliest = at
     for _, _, _, _, ids, rid in history[cut.at :]:
         for cid in ids:
             earliest = min(earliest, calls.get(cid, earliest))

@@ -217,3 +217,42 @@ def test_rows_bracket_each_call_turn_of_the_repaired_history(history):
             assert (row["span"], row["span_pos"]) == (None, None)
         else:
             assert (row["span"], row["span_pos"]) == expected.get(row["output_index"], (None, None))
+
+
+def test_an_id_only_the_export_rewrites_is_a_finding_on_its_call():
+    # Kimi's ids: nothing to repair, Anthropic refuses them as they are and accepts the
+    # export, which rewrites them (ID-3); the timeline says so on the call's row.
+    kimi = [
+        {"role": "user", "content": "find it"},
+        {
+            "role": "assistant",
+            "content": "",
+            "metadata": {
+                "tool_calls": [
+                    {"tool_call_id": "functions.search:0", "name": "search", "arguments": {}}
+                ]
+            },
+        },
+        {"role": "tool", "content": "found", "metadata": {"tool_call_id": "functions.search:0"}},
+        {"role": "assistant", "content": "done"},
+    ]
+    diagnosis = diagnose(formats.load(orjson.dumps(kimi), "canonical"))
+    assert not diagnosis.needs_repair
+    assert (
+        diagnosis.providers["anthropic"]["before"] and not diagnosis.providers["anthropic"]["after"]
+    )
+    (finding,) = diagnosis.findings
+    assert finding["rule"] == "ID-3" and finding["message"] == 1
+    assert "Anthropic as functions_search_0" in finding["text"]
+    row = next(r for r in diagnosis.rows if r["key"] == finding["row"])
+    assert "ID-3" in row["findings"]
+    assert diagnosis.counts == {}  # counts are the repair's; ID-3 is the export's
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(any_messages(), min_size=1, max_size=10))
+def test_every_change_of_verdict_has_a_finding(history):
+    diagnosis = diagnose(formats.load(orjson.dumps(history), "canonical"))
+    for name, verdict in diagnosis.providers.items():
+        if list(verdict["before"]) != list(verdict["after"]):
+            assert diagnosis.findings, name

@@ -44,6 +44,13 @@ PARTS = [
     {"type": "reasoning", "text": "r"},
     {"type": "gemini", "part": {"text": "g"}},
     {"type": "document", "id": "d1"},
+    # Items other providers made, kept as parts: Responses' reasoning and server-run
+    # items, Anthropic's server tool use and its result.
+    {"type": "reasoning", "id": "rs_1", "summary": []},
+    {"type": "web_search_call", "id": "ws_1", "status": "completed"},
+    {"type": "tool_search_call", "call_id": None, "execution": "server", "arguments": {}},
+    {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+    {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
 ]
 
 

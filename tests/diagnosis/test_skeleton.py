@@ -34,7 +34,9 @@ Message = dict[str, Any]
 COUNT = {"ci": 300, "dev": 50, "fuzz": 5000}[os.environ.get("HYPOTHESIS_PROFILE", "ci")]
 EXAMPLES = settings(max_examples=COUNT, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-IDS = ["c1", "c2", "c3", "functions.search:0", "x y", "é", "call_1"]
+# Ids each provider takes, and ids some refuse: Anthropic's pattern, Responses' 64 characters.
+LONG_ID = "call_" + "7" * 60
+IDS = ["c1", "c2", "c3", "functions.search:0", "x y", "é", "call_1", LONG_ID]
 TEXTS = ["hi", "found 3", " padded ", "line\nline"]
 THINKING = [
     {"type": "thinking", "thinking": "let me see", "signature": "sig"},
@@ -153,7 +155,8 @@ def _break(draw: st.DrawFn, history: list[Message]) -> None:
         message = history[draw(st.sampled_from(calls))]
         call = message["metadata"]["tool_calls"][0]
         old = call["tool_call_id"]
-        new = "toolu_0" if kind == "reuse" else draw(st.sampled_from(["x y", "functions.a:0"]))
+        refused = ["x y", "functions.a:0", LONG_ID]
+        new = "toolu_0" if kind == "reuse" else draw(st.sampled_from(refused))
         call["tool_call_id"] = new
         for other in history:
             if other["role"] == "tool" and other["metadata"]["tool_call_id"] == old:
@@ -283,9 +286,15 @@ def test_the_checks_skip_the_quiet_turns_before_a_defect_and_find_it():
     reused = [*history[:-1], msg("assistant", "", tool_calls=[{**CALL, "tool_call_id": "toolu_1"}])]
     digests = skeleton.digests(reused, {})
     assert skeleton.quiet_prefix("anthropic", digests, skeleton.walk(digests))[0] == 4
+    # Anthropic accepts an id used again in a later turn (oracle anthropic/..._c74b20);
+    # Responses refuses it.
     found = [astuple(p) for p in formats.Wires(reused, reused).problems_before("anthropic")]
     assert found == problems("anthropic", formats.to_wire(reused, "anthropic"))
-    assert [p[3] for p in found] == ["duplicate_id", "missing_result"]
+    assert [p[3] for p in found] == ["missing_result"]
+    assert skeleton.quiet_prefix("responses", digests, skeleton.walk(digests))[0] == 4
+    found = [astuple(p) for p in formats.Wires(reused, reused).problems_before("responses")]
+    assert found == problems("responses", formats.to_wire(reused, "responses"))
+    assert [p[3] for p in found] == ["duplicate_call_id"]
     # An id Anthropic refuses ends Anthropic's prefix only.
     refused = copy.deepcopy(history)
     refused[5]["metadata"]["tool_calls"][0]["tool_call_id"] = "functions.read:1"

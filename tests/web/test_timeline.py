@@ -293,3 +293,17 @@ def test_the_line_rule_page_shows_the_lines_before_and_after(client):
     assert "Two records were written on one line" in html
     assert html.count('<pre class="lines">') == 2
     assert escape('"content":"run the tests"}}{"type":"assistant"') in html
+
+
+def test_a_body_that_continues_a_stored_response_cannot_be_told(owner_client, store_for):
+    # Its call lives in the stored response: Responses can be neither said to accept nor
+    # to reject the body, and the chip says why.
+    body = {
+        "model": "gpt-4o-mini",
+        "previous_response_id": "resp_0401",
+        "input": [{"type": "function_call_output", "call_id": "call_up", "output": "72F"}],
+    }
+    stored = store_for(orjson.dumps(body), "continued.json")
+    html = owner_client.get(timeline_url(stored)).content.decode()
+    assert html.count('<span class="chip warn" title="the request continues') == 2
+    assert "previous_response_id resp_0401" in html
