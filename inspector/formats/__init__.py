@@ -37,6 +37,7 @@ from inspector.formats import (
     codex,
     gemini,
     openai_chat,
+    pi,
     responses,
     skeleton,
 )
@@ -71,6 +72,7 @@ FORMATS: dict[str, ModuleType] = {
     "gemini": gemini,
     "claude-code": claude_code,
     "codex": codex,
+    "pi": pi,
 }
 
 # The provider request shapes a canonical history can be exported to.

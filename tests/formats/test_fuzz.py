@@ -37,6 +37,7 @@ SEEDS = [
     "openai-responses/pydantic-ai__test_deepseek_responses__test_deepseek_responses_rejects_interleaved_function_calls.extracted.json",
     "gemini/kvsankar-agent-history__gemini_cli_golden.json",
     "openai-chat/pydantic-ai__test_openai__test_compatible_api_with_tool_calls_without_id.extracted.json",
+    "other/agentiagency-agenticlaw__real-session.pi.jsonl",
 ]
 SEED_BYTES = [read(CORPUS / name) for name in SEEDS]
 
