@@ -35,6 +35,7 @@ from inspector.formats import (
     canonical,
     claude_code,
     codex,
+    codex_exec,
     gemini,
     openai_chat,
     pi,
@@ -73,6 +74,7 @@ FORMATS: dict[str, ModuleType] = {
     "claude-code": claude_code,
     "codex": codex,
     "pi": pi,
+    "codex-exec": codex_exec,
 }
 
 # The provider request shapes a canonical history can be exported to.

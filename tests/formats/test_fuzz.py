@@ -38,6 +38,7 @@ SEEDS = [
     "gemini/kvsankar-agent-history__gemini_cli_golden.json",
     "openai-chat/pydantic-ai__test_openai__test_compatible_api_with_tool_calls_without_id.extracted.json",
     "other/agentiagency-agenticlaw__real-session.pi.jsonl",
+    "codex-exec/banteg-takopi__codex_exec_json_all_formats.jsonl",
 ]
 SEED_BYTES = [read(CORPUS / name) for name in SEEDS]
 
