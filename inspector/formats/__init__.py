@@ -39,6 +39,7 @@ from inspector.formats import (
     gemini,
     openai_chat,
     pi,
+    pydantic_ai,
     responses,
     skeleton,
 )
@@ -75,6 +76,7 @@ FORMATS: dict[str, ModuleType] = {
     "codex": codex,
     "pi": pi,
     "codex-exec": codex_exec,
+    "pydantic-ai": pydantic_ai,
 }
 
 # The provider request shapes a canonical history can be exported to.

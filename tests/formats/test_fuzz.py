@@ -39,6 +39,7 @@ SEEDS = [
     "openai-chat/pydantic-ai__test_openai__test_compatible_api_with_tool_calls_without_id.extracted.json",
     "other/agentiagency-agenticlaw__real-session.pi.jsonl",
     "codex-exec/banteg-takopi__codex_exec_json_all_formats.jsonl",
+    "pydantic-ai/pydantic-pydantic-ai__test_messages__tool_return_content_with_url_field.history.json",
 ]
 SEED_BYTES = [read(CORPUS / name) for name in SEEDS]
 
