@@ -37,6 +37,7 @@ from inspector.formats import (
     codex,
     codex_exec,
     gemini,
+    langchain,
     openai_chat,
     pi,
     pydantic_ai,
@@ -77,6 +78,7 @@ FORMATS: dict[str, ModuleType] = {
     "pi": pi,
     "codex-exec": codex_exec,
     "pydantic-ai": pydantic_ai,
+    "langchain": langchain,
 }
 
 # The provider request shapes a canonical history can be exported to.

@@ -40,6 +40,7 @@ SEEDS = [
     "other/agentiagency-agenticlaw__real-session.pi.jsonl",
     "codex-exec/banteg-takopi__codex_exec_json_all_formats.jsonl",
     "pydantic-ai/pydantic-pydantic-ai__test_messages__tool_return_content_with_url_field.history.json",
+    "langchain/vercel-ai__langgraph__REACT_AGENT_TOOL_CALLING.final-state.json",
 ]
 SEED_BYTES = [read(CORPUS / name) for name in SEEDS]
 
