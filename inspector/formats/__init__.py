@@ -31,6 +31,7 @@ import orjson
 
 from inspector.engine.providers import ProviderProblem, validate
 from inspector.formats import (
+    ai_sdk,
     anthropic,
     canonical,
     claude_code,
@@ -79,6 +80,7 @@ FORMATS: dict[str, ModuleType] = {
     "codex-exec": codex_exec,
     "pydantic-ai": pydantic_ai,
     "langchain": langchain,
+    "ai-sdk": ai_sdk,
 }
 
 # The provider request shapes a canonical history can be exported to.

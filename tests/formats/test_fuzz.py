@@ -41,6 +41,7 @@ SEEDS = [
     "codex-exec/banteg-takopi__codex_exec_json_all_formats.jsonl",
     "pydantic-ai/pydantic-pydantic-ai__test_messages__tool_return_content_with_url_field.history.json",
     "langchain/vercel-ai__langgraph__REACT_AGENT_TOOL_CALLING.final-state.json",
+    "ai-sdk/vercel-ai__convert-to-model-messages.test__multiple-tool-invocations.ui-messages.json",
 ]
 SEED_BYTES = [read(CORPUS / name) for name in SEEDS]
 
