@@ -31,12 +31,17 @@ import orjson
 
 from inspector.engine.providers import RESPONSES_CALL_ID_MAX, ProviderProblem, validate
 from inspector.formats import (
+    ai_sdk,
     anthropic,
     canonical,
     claude_code,
     codex,
+    codex_exec,
     gemini,
+    langchain,
     openai_chat,
+    pi,
+    pydantic_ai,
     responses,
     skeleton,
 )
@@ -82,6 +87,11 @@ FORMATS: dict[str, Shape] = {
     "gemini": gemini,
     "claude-code": claude_code,
     "codex": codex,
+    "pi": pi,
+    "codex-exec": codex_exec,
+    "pydantic-ai": pydantic_ai,
+    "langchain": langchain,
+    "ai-sdk": ai_sdk,
 }
 
 # The provider request shapes a canonical history can be exported to.

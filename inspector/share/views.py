@@ -259,7 +259,8 @@ def _full_download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
     stem, dot, extension = file_name.rpartition(".")
     if not dot:
         stem = file_name
-        extension = "jsonl" if transcript.format in ("claude-code", "codex") else "json"
+        jsonl = transcript.format in ("claude-code", "codex", "pi", "codex-exec")
+        extension = "jsonl" if jsonl else "json"
     if kind == "original":
         return mask_file(store.read_raw(transcript)), file_name
     if kind == "report":

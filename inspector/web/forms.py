@@ -18,6 +18,11 @@ FORMAT_LABELS = [
     ("gemini", "Gemini contents"),
     ("claude-code", "Claude Code session (JSONL)"),
     ("codex", "Codex CLI rollout (JSONL)"),
+    ("pi", "pi coding-agent session (JSONL)"),
+    ("codex-exec", "Codex exec --json log (JSONL)"),
+    ("pydantic-ai", "pydantic-ai message history"),
+    ("langchain", "LangChain / LangGraph messages"),
+    ("ai-sdk", "Vercel AI SDK messages"),
 ]
 ROLE_CHOICES = [(role, role) for role in ("system", "user", "assistant", "tool")]
 VIEW_CHOICES = [

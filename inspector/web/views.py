@@ -240,7 +240,7 @@ def download(request: HttpRequest, public_id: str, kind: str) -> HttpResponse:
 
 
 def _extension(format: str) -> str:
-    return "jsonl" if format in ("claude-code", "codex") else "json"
+    return "jsonl" if format in ("claude-code", "codex", "pi", "codex-exec") else "json"
 
 
 @login_required

@@ -37,6 +37,11 @@ SEEDS = [
     "openai-responses/pydantic-ai__test_deepseek_responses__test_deepseek_responses_rejects_interleaved_function_calls.extracted.json",
     "gemini/kvsankar-agent-history__gemini_cli_golden.json",
     "openai-chat/pydantic-ai__test_openai__test_compatible_api_with_tool_calls_without_id.extracted.json",
+    "other/agentiagency-agenticlaw__real-session.pi.jsonl",
+    "codex-exec/banteg-takopi__codex_exec_json_all_formats.jsonl",
+    "pydantic-ai/pydantic-pydantic-ai__test_messages__tool_return_content_with_url_field.history.json",
+    "langchain/vercel-ai__langgraph__REACT_AGENT_TOOL_CALLING.final-state.json",
+    "ai-sdk/vercel-ai__convert-to-model-messages.test__multiple-tool-invocations.ui-messages.json",
 ]
 SEED_BYTES = [read(CORPUS / name) for name in SEEDS]
 
