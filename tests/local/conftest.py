@@ -33,6 +33,8 @@ HEALTHY_GEMINI = [
     "entireio-cli__entire-checkpoints__51-3fab7adf0b-0-full__session-2026-01-10-"
     "fa4593e0-f7e1-4dd1-b656-da95fb4d60fa.gemini-cli.json",
 ]
+BROKEN_PI = "badlogic-pi-mono__before-compaction.jsonl"
+HEALTHY_PI = "badlogic-pi-mono__large-session.jsonl"
 HEALTHY_KIMI = "MoonshotAI-kimi-cli__pr127__531d195b-6436-426e-b010-4bf723a992de.kimi-context.jsonl"
 
 
@@ -100,4 +102,13 @@ def agent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
 
     kimi = home.root / ".kimi" / "sessions" / "5d41402abc4b2a76" / "531d195b.jsonl"
     home.healthy.append(_place(home, kimi, read(CORPUS / "openai-chat" / HEALTHY_KIMI), age))
+    age += 60
+
+    pi = home.root / ".pi" / "agent" / "sessions" / "--work-app--"
+    # Mario Zechner's own sessions: one ends on a bash call with no result.
+    broken_pi = pi / "2025-11-20T10-00-00-000Z_before-compaction.jsonl"
+    home.broken[_place(home, broken_pi, read(CORPUS / "pi" / BROKEN_PI), age)] = "PAIR-1"
+    age += 60
+    healthy_pi = pi / "2025-11-21T10-00-00-000Z_large-session.jsonl"
+    home.healthy.append(_place(home, healthy_pi, read(CORPUS / "pi" / HEALTHY_PI), age))
     return home

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shutil
 import subprocess
 import sys
 from importlib.metadata import entry_points
@@ -37,8 +38,15 @@ def test_list_shows_every_session_newest_first_with_its_verdict(agent_home: Home
     mtimes = [Path(p).stat().st_mtime for p in paths]
     assert mtimes == sorted(mtimes, reverse=True)
     assert f"{len(paths)} sessions, {len(agent_home.broken)} need repair" in out
-    # pi keeps no folder here: a warning names it, the others are still listed.
-    assert "pi: no folder at" in capsys.readouterr().err
+    assert capsys.readouterr().err == ""
+
+
+def test_a_missing_folder_is_named_and_the_others_still_listed(agent_home: Home, capsys):
+    shutil.rmtree(agent_home.root / ".kimi")
+    status, out = run("list")
+    assert status == 1
+    assert "Kimi CLI: no folder at" in capsys.readouterr().err
+    assert ".kimi" not in out and ".claude" in out and ".pi" in out
 
 
 def test_list_broken_shows_only_those_that_need_repair(agent_home: Home):

@@ -54,7 +54,7 @@ def run(*argv: str) -> tuple[int, str]:
 def test_fix_makes_each_broken_session_clean_and_leaves_healthy_ones_byte_identical(
     agent_home: Home,
 ):
-    assert len(agent_home.broken) == 4 and len(agent_home.healthy) >= 7
+    assert len(agent_home.broken) == 5 and len(agent_home.healthy) >= 8
     before = {path: path.read_bytes() for path in agent_home.all()}
     for path in agent_home.healthy:
         status, out = run("fix", str(path))
@@ -92,6 +92,11 @@ def test_the_cli_says_what_changed_and_how_to_resume(agent_home: Home):
     status, out = run("fix", str(codex))
     assert status == 1, out
     assert "codex resume 019c8a70-dda7-7f33-98ea-f30553347322" in out
+
+    pi = next(p for p in agent_home.broken if ".pi" in p.parts)
+    status, out = run("fix", str(pi))
+    assert status == 1, out
+    assert f"pi --session {pi}" in out
 
 
 def test_dry_run_shows_the_same_and_writes_nothing(agent_home: Home):
