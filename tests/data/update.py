@@ -7,15 +7,16 @@ this script is the deliberate step that brings it in:
 
     .venv/bin/python tests/data/update.py [PATH-TO-SHARED]   # default ../shared
 
-Each destination folder is replaced as a whole, so a file removed upstream
-goes here too. Data files over 64 KiB are stored zstd-compressed as
+Files are added or replaced, never removed: the repository also holds real
+files of its own (found for shapes and defects the shared corpus lacks), so a
+file gone upstream is removed by hand. A README's table gains the rows it
+lacks and keeps its own. Data files over 64 KiB are stored zstd-compressed as
 `NAME.zst` (a tenth of the size for JSON lines); `tests/testdata.py` reads
 both kinds, and `git diff --stat` after a run shows what changed.
 """
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -38,11 +39,29 @@ COPIES = [
 def copy_file(source: Path, target: Path, compress: bool) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     data = source.read_bytes()
+    if source.name == "README.md" and target.is_file():
+        target.write_text(merged_readme(target.read_text(), data.decode()))
+        return
     if compress and len(data) > COMPRESS_OVER and source.name != "README.md":
         packed = zstandard.ZstdCompressor(level=LEVEL).compress(data)
         target.with_name(target.name + ".zst").write_bytes(packed)
     else:
         target.write_bytes(data)
+
+
+def merged_readme(ours: str, theirs: str) -> str:
+    """Our README with each table row of theirs that it lacks (by the row's first cell)."""
+    have = {_first_cell(line) for line in ours.splitlines() if line.startswith("| ")}
+    extra = [
+        line
+        for line in theirs.splitlines()
+        if line.startswith("| ") and _first_cell(line) not in have and "---" not in line
+    ]
+    return ours.rstrip("\n") + "\n" + "".join(line + "\n" for line in extra) if extra else ours
+
+
+def _first_cell(line: str) -> str:
+    return line.strip().strip("|").split("|")[0].strip()
 
 
 def main(argv: list[str]) -> int:
@@ -55,8 +74,6 @@ def main(argv: list[str]) -> int:
         if source.is_file():
             copy_file(source, target, compress)
             continue
-        if target.exists():
-            shutil.rmtree(target)
         for path in sorted(source.rglob("*")):
             if path.is_file():
                 copy_file(path, target / path.relative_to(source), compress)
