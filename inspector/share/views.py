@@ -29,7 +29,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from inspector.diagnosis import Diagnosis, repaired_bytes_all, report_from
 from inspector.engine import RULES
-from inspector.redact import mask
+from inspector.redact import DETECTOR_VERSION, mask
 from inspector.share.content import (
     SecretCount,
     count_secrets,
@@ -133,9 +133,14 @@ def _panel(
 
 def secrets_in(transcript: Transcript) -> SecretCount:
     """``count_secrets`` of the transcript's diagnosis, kept a day per engine version."""
-    key = f"share:secrets:{transcript.public_id}:{transcript.sha256}:{transcript.engine_version}"
+    key = (
+        f"share:secrets:{transcript.public_id}:{transcript.sha256}:{transcript.engine_version}"
+        f":{DETECTOR_VERSION}"
+    )
     found = cache.get_or_set(
-        key, lambda: count_secrets(store.get_diagnosis(transcript)), SECRET_COUNT_SECONDS
+        key,
+        lambda: count_secrets(store.get_diagnosis(transcript), transcript.file_name),
+        SECRET_COUNT_SECONDS,
     )
     # get_or_set is typed Any | None; under this key the cache only ever holds a SecretCount.
     return cast(SecretCount, found)
