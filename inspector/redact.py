@@ -446,9 +446,10 @@ def _plugin_rules() -> Iterator[Rule]:
                 shape, needle, before = _NEEDLE_LESS[plugin]
                 yield Rule(kind, pattern, valid, (needle,), shape, before)
             elif index < len(needles):
-                found, before, *shape = needles[index]
+                entry = needles[index]
+                found, before, shape = entry if len(entry) == 3 else (*entry, LOWER)
                 if found is not None:
-                    yield Rule(kind, pattern, valid, found, *shape, before=before)
+                    yield Rule(kind, pattern, valid, found, shape, before)
             else:
                 yield Rule(kind, pattern, valid)
     # Its keyword detector: `password: "..."`, `api_key = '...'`, `secret => "..."`;
@@ -457,7 +458,7 @@ def _plugin_rules() -> Iterator[Rule]:
         back = (
             REACH
             if pattern is keyword.PRECEDED_BY_EQUAL_COMPARISON_SIGNS_QUOTES_REQUIRED_REGEX
-            else 16
+            else 9
         )
         yield Rule("secret keyword", pattern, None, _KEYWORDS, before=back, group=group)
 

@@ -211,4 +211,3 @@ def test_ordinary_text_is_left_alone(text):
 
 def test_every_rule_has_needles_so_none_scans_everything():
     assert all(rule.needles for rule in RULES)
-
