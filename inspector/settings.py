@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 
 from django.utils.csp import CSP
@@ -51,6 +52,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "django_tasks_db",
+    "axes",
     "inspector.web",
     "inspector.scan",
     "inspector.share",
@@ -68,6 +70,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into its 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "inspector.urls"
@@ -126,6 +130,22 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Failed password sign-ins are throttled by django-axes, per account and per
+# address, each on its own: INSPECTOR_SIGNIN_FAILURES failures in a row lock
+# that username (from anywhere) and that address (for any username) for
+# INSPECTOR_SIGNIN_LOCKOUT_MINUTES. The address is REMOTE_ADDR: a header a
+# client can write itself is never trusted for it. One-time sign-in links do
+# not go through passwords and still work.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("INSPECTOR_SIGNIN_FAILURES", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("INSPECTOR_SIGNIN_LOCKOUT_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"

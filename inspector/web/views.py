@@ -469,10 +469,12 @@ def signin_link(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
     they would burn the single use before the person clicks.
     """
     user = _user_from_uid(uidb64)
-    valid = user is not None and user.is_active and signin_tokens.check_token(user, token)
-    if not valid:
+    if user is None or not user.is_active or not signin_tokens.check_token(user, token):
         return render(request, "registration/signin_link.html", {"valid": False}, status=400)
     if request.method == "POST":
+        if not signin_tokens.consume(user):
+            # Another request used the link first, between our check and now.
+            return render(request, "registration/signin_link.html", {"valid": False}, status=400)
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         return redirect("home")
     return render(request, "registration/signin_link.html", {"valid": True, "account": user})
