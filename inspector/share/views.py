@@ -246,12 +246,16 @@ def shared_download(request: HttpRequest, token: str, kind: str) -> HttpResponse
     if kind not in DOWNLOADS[link.mode]:
         raise Http404
     transcript = link.transcript
-    if link.mode == ShareLink.REDACTED:
-        report = redacted_report(store.get_diagnosis(transcript))
-        data = orjson.dumps(report, option=orjson.OPT_INDENT_2)
-        name = "shared-transcript.redacted-report.json"
-    else:
-        data, name = _full_download(transcript, kind)
+    try:
+        with store.depth_guarded():
+            if link.mode == ShareLink.REDACTED:
+                report = redacted_report(store.get_diagnosis(transcript))
+                data = orjson.dumps(report, option=orjson.OPT_INDENT_2)
+                name = "shared-transcript.redacted-report.json"
+            else:
+                data, name = _full_download(transcript, kind)
+    except store.UnreadableTranscript as error:
+        return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
     content_type = "application/json" if name.endswith(".json") else "application/octet-stream"
     response = HttpResponse(data, content_type=content_type)
     response["Content-Disposition"] = content_disposition_header(True, name)

@@ -16,7 +16,8 @@ import logging
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import IO, Any, cast
 
@@ -58,6 +59,47 @@ class UnreadableTranscript(ValueError):
         self.attempts = attempts or []
 
 
+# orjson writes JSON nested at most 255 levels deep (and reads at most 1024):
+# what is read in is written back out, as the cache file and as downloads, so
+# that is the most the reader takes. Deeper files are refused with this.
+DEPTH_LIMIT = 255
+TOO_DEEP = (
+    f"The file nests JSON more than {DEPTH_LIMIT} levels deep, and Transcript Inspector reads "
+    f"at most {DEPTH_LIMIT} levels. No transcript a tool writes nests that deep: check that "
+    "this is the file you meant."
+)
+
+
+class TooDeep(UnreadableTranscript):
+    """JSON nested deeper than ``DEPTH_LIMIT``: refused on every path with ``TOO_DEEP``."""
+
+    def __init__(self) -> None:
+        super().__init__(TOO_DEEP)
+
+
+def _too_deep(error: BaseException) -> bool:
+    text = str(error)
+    return isinstance(error, RecursionError) or (
+        isinstance(error, TypeError | ValueError)
+        and ("Recursion limit" in text or "depth limit exceeded" in text)
+    )
+
+
+@contextmanager
+def depth_guarded() -> Iterator[None]:
+    """Turn nesting too deep to read or write (anywhere inside) into ``TooDeep``."""
+    try:
+        yield
+    except UnreadableTranscript as error:
+        if error.attempts and any("depth limit exceeded" in why for _, why in error.attempts):
+            raise TooDeep() from error
+        raise
+    except (RecursionError, TypeError, ValueError) as error:
+        if not _too_deep(error):
+            raise
+        raise TooDeep() from error
+
+
 def store_upload(
     owner: Any,
     data: bytes,
@@ -77,8 +119,9 @@ def store_upload(
     existing = Transcript.objects.filter(owner=owner, sha256=sha).first()
     if existing is not None:
         return existing, False
-    every = load_every(data, format)
-    diagnosis, conversations = _diagnose_every(every)
+    with depth_guarded():
+        every = load_every(data, format)
+        diagnosis, conversations = _diagnose_every(every)
     transcript = Transcript(
         public_id=new_public_id(),
         owner=owner,
@@ -91,7 +134,8 @@ def store_upload(
     _apply_summary(transcript, diagnosis, conversations)
     directory = transcript.storage_dir
     path = _diagnosis_path(transcript.public_id, transcript.engine_version)
-    encoded = cachefile.encode(diagnosis, GROUP_LIMIT)
+    with depth_guarded():
+        encoded = cachefile.encode(diagnosis, GROUP_LIMIT)
     try:
         _write(transcript.raw_path, _compress(data))
         _write(path, encoded.data)
@@ -124,6 +168,8 @@ def _loaded[T](load: Callable[[], T], size: int) -> T:
     try:
         return load()
     except formats.FormatError as error:
+        if "depth limit exceeded" in str(error):
+            raise TooDeep() from error
         message, attempts = str(error), []
         if ". Tried " in message and len(error.attempts) > 1:
             # Auto-detection ends its message with what each shape said; the
@@ -133,8 +179,10 @@ def _loaded[T](load: Callable[[], T], size: int) -> T:
     except InvalidTranscript as error:
         raise UnreadableTranscript(_sentence(str(error))) from error
     except RecursionError as error:
-        raise UnreadableTranscript("The file nests too deeply to be a transcript.") from error
+        raise TooDeep() from error
     except Exception as error:
+        if _too_deep(error):
+            raise TooDeep() from error
         # A reader bug must not turn an upload into a 500: say so, log it.
         log.exception("the loader failed on %d bytes", size)
         raise UnreadableTranscript(
@@ -153,7 +201,7 @@ def _diagnose(parsed: Parsed) -> Diagnosis:
     except InvalidTranscript as error:
         raise UnreadableTranscript(str(error)) from error
     except RecursionError as error:
-        raise UnreadableTranscript("The transcript nests too deeply to be repaired.") from error
+        raise TooDeep() from error
 
 
 def _diagnose_every(every: list[Parsed]) -> tuple[Diagnosis, list[dict[str, Any]]]:
@@ -259,10 +307,12 @@ def get_branch_diagnosis(transcript: Transcript, leaf: str) -> Diagnosis | None:
 
 def rebuild_diagnosis(transcript: Transcript) -> Diagnosis:
     """Diagnose the raw bytes again, store the cache, and remove caches of other versions."""
-    diagnosis, conversations = _diagnose_every(load_every(read_raw(transcript), transcript.format))
+    with depth_guarded():
+        every = load_every(read_raw(transcript), transcript.format)
+        diagnosis, conversations = _diagnose_every(every)
+        encoded = cachefile.encode(diagnosis, GROUP_LIMIT)
     _apply_summary(transcript, diagnosis, conversations)
     path = _diagnosis_path(transcript.public_id, transcript.engine_version)
-    encoded = cachefile.encode(diagnosis, GROUP_LIMIT)
     default_storage.delete(path)
     _write(path, encoded.data)
     directory, _, current = path.rpartition("/")

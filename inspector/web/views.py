@@ -217,6 +217,18 @@ def download(request: HttpRequest, public_id: str, kind: str) -> HttpResponse:
     transcript = _get_transcript_for_user(request, public_id)
     if kind not in DOWNLOADS:
         raise Http404("No such download.")
+    try:
+        with store.depth_guarded():
+            data, name = _download(transcript, kind)
+    except store.UnreadableTranscript as error:
+        return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
+    content_type = "application/json" if name.endswith(".json") else "application/octet-stream"
+    response = HttpResponse(data, content_type=content_type)
+    response["Content-Disposition"] = content_disposition_header(True, name)
+    return response
+
+
+def _download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
     stem, dot, extension = transcript.file_name.rpartition(".")
     if not dot:
         stem, extension = transcript.file_name, _extension(transcript.format)
@@ -233,10 +245,7 @@ def download(request: HttpRequest, public_id: str, kind: str) -> HttpResponse:
         shape = "source" if kind == "repaired" else "canonical"
         data = repaired_bytes_all(store.load_every_of(transcript), shape)
         name = f"{stem}.repaired.{extension}" if shape == "source" else f"{stem}.repaired.json"
-    content_type = "application/json" if name.endswith(".json") else "application/octet-stream"
-    response = HttpResponse(data, content_type=content_type)
-    response["Content-Disposition"] = content_disposition_header(True, name)
-    return response
+    return data, name
 
 
 def _extension(format: str) -> str:
@@ -370,7 +379,10 @@ def api_upload(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _json({"error": "Bad query parameters.", "fields": form.errors}, 400)
     limit = settings.INSPECTOR_MAX_UPLOAD_BYTES
-    if int(request.headers.get("Content-Length") or 0) > limit + 64 * 1024:
+    length = request.headers.get("Content-Length") or "0"
+    if not length.isascii() or not length.isdigit():
+        return _json({"error": f"Content-Length must be a number of bytes, not {length!r}."}, 400)
+    if int(length) > limit + 64 * 1024:
         return _json({"error": f"The upload is larger than the limit of {limit:,} bytes."}, 413)
     try:
         data, name = _api_body(request)
@@ -432,7 +444,11 @@ def api_transcript(request: HttpRequest, public_id: str) -> HttpResponse:
         return _json({"error": "No transcript of yours has that id."}, 404)
     url = request.build_absolute_uri(transcript.get_absolute_url())
     header = {"id": transcript.public_id, "url": url, "file_name": transcript.file_name}
-    return _json(header | report_from(store.get_diagnosis(transcript)))
+    try:
+        with store.depth_guarded():
+            return _json(header | report_from(store.get_diagnosis(transcript)))
+    except store.UnreadableTranscript as error:
+        return _json({"error": str(error)}, 400)
 
 
 # --- foundation ------------------------------------------------------------
