@@ -25,7 +25,7 @@ import orjson
 
 from inspector.diagnosis import TEXT_LIMIT
 from inspector.redact import SecretMatch, find_secrets, mask_found
-from inspector.web.cachefile import Clipped
+from inspector.web.cachefile import AT_HAND, Clipped
 
 if TYPE_CHECKING:
     from inspector.diagnosis import Diagnosis
@@ -246,6 +246,60 @@ def length_of(text: Any) -> str:
     return f"[redacted: {length:,} character{'s' if length != 1 else ''}]"
 
 
+# What a redacted page shows of an id, a tool name, a session id or a version:
+# the value when it looks like one (letters, digits and a few separators, no
+# spaces), and otherwise its length, like content. A file can put anything in
+# those fields, a secret or a whole paragraph included.
+IDENTIFIER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+\-]{0,127}")
+# The words of ``inspector.diagnosis._finding_text`` around a tool's name.
+TOOL_IN_FINDING = re.compile(r"(?<= to )(?P<name>.+?)(?= never got a result| was cut off)")
+
+
+def as_identifier(value: Any) -> Any:
+    """``value`` if it looks like an identifier, else what a redacted page shows of content."""
+    if value is None or value == "" or isinstance(value, bool | int | float):
+        return value
+    text = str(value)
+    return text if IDENTIFIER.fullmatch(text) else length_of(text)
+
+
+def identifiers_only(value: Any) -> Any:
+    """``value`` with every string in it passed through ``as_identifier``."""
+    if isinstance(value, str):
+        return as_identifier(value)
+    if isinstance(value, dict):
+        return {key: identifiers_only(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [identifiers_only(item) for item in value]
+    return value
+
+
+def redacted_finding_text(finding: dict[str, Any]) -> str:
+    """A finding's sentence with the ids and tool name it quotes kept only if they are ids."""
+    return without_values(str(finding.get("text") or ""), quoted_values([finding]))
+
+
+def quoted_values(findings: Iterable[dict[str, Any]]) -> list[str]:
+    """The ids and tool names these findings quote that are no identifiers, longest first."""
+    values: set[str] = set()
+    for finding in findings:
+        ids = [str(value) for value in finding.get("ids") or [] if value]
+        values.update(value for value in ids if as_identifier(value) != value)
+        text = str(finding.get("text") or "")
+        for value in ids:  # the tool's name is read after the ids, which may hold " to "
+            text = text.replace(value, "")
+        name = TOOL_IN_FINDING.search(text)
+        if name is not None and as_identifier(name.group("name")) != name.group("name"):
+            values.add(name.group("name"))
+    return sorted(values, key=len, reverse=True)
+
+
+def without_values(text: str, values: list[str]) -> str:
+    for value in values:
+        text = text.replace(value, length_of(value))
+    return text
+
+
 def redact_row(row: Row) -> Row:
     """Structure, ids, tool names and findings of ``row``; every text as its length."""
     redacted = {name: row.get(name) for name in ROW_STRUCTURE}
@@ -255,9 +309,9 @@ def redact_row(row: Row) -> Row:
     redacted["parts"] = [_redact_part(part) for part in row.get("parts") or []]
     redacted["calls"] = [
         {
-            "id": call.get("id"),
-            "new_id": call.get("new_id"),
-            "name": call.get("name"),
+            "id": as_identifier(call.get("id")),
+            "new_id": as_identifier(call.get("new_id")),
+            "name": as_identifier(call.get("name")),
             "arguments": length_of(call.get("arguments")),
             "removed": bool(call.get("removed")),
             "cause": call.get("cause") if call.get("cause") in KNOWN_CAUSES else None,
@@ -267,9 +321,9 @@ def redact_row(row: Row) -> Row:
     result = row.get("result")
     redacted["result"] = (
         {
-            "id": result.get("id"),
-            "new_id": result.get("new_id"),
-            "name": result.get("name"),
+            "id": as_identifier(result.get("id")),
+            "new_id": as_identifier(result.get("new_id")),
+            "name": as_identifier(result.get("name")),
             "is_error": bool(result.get("is_error")),
         }
         if result
@@ -318,6 +372,9 @@ def shared_summary(diagnosis: Diagnosis, redacted: bool) -> dict[str, Any]:
         name: {when: checks.get(when, []) for when in ("before", "after")}
         for name, checks in diagnosis.providers.items()
     }
+    # A provider's error text quotes ids and names: those of the first
+    # findings (the calls a provider faults) are kept only if they are ids.
+    quoted = quoted_values(diagnosis.findings[:AT_HAND]) if redacted else []
     summary = mask_deep(
         {
             "format": diagnosis.format,
@@ -329,8 +386,8 @@ def shared_summary(diagnosis: Diagnosis, redacted: bool) -> dict[str, Any]:
                 name: {
                     when: [
                         {
-                            "path": str(issue.get("path") or ""),
-                            "text": str(issue.get("text") or ""),
+                            "path": without_values(str(issue.get("path") or ""), quoted),
+                            "text": without_values(str(issue.get("text") or ""), quoted),
                         }
                         for issue in issues[:SHOWN_ISSUES]
                     ]
@@ -342,11 +399,14 @@ def shared_summary(diagnosis: Diagnosis, redacted: bool) -> dict[str, Any]:
                 _problem(problem, redacted) for problem in diagnosis.problems[:SHOWN_PROBLEMS]
             ],
             "branches": [
-                {name: branch.get(name) for name in BRANCH_STRUCTURE}
+                {
+                    name: as_identifier(branch.get(name)) if redacted else branch.get(name)
+                    for name in BRANCH_STRUCTURE
+                }
                 for branch in branches
                 if isinstance(branch, dict)
             ],
-            "session_id": str(meta.get("session_id") or ""),
+            "session_id": (as_identifier if redacted else str)(meta.get("session_id") or ""),
         }
     )
     # Wrapped after masking, so each holds masked items only.
@@ -366,8 +426,19 @@ def _problem(problem: dict[str, Any], redacted: bool) -> dict[str, Any]:
     }
 
 
-def shared_groups(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def shared_groups(groups: list[dict[str, Any]], redacted: bool = False) -> list[dict[str, Any]]:
     """The findings list (``finding_groups``), each finding cut to what it says."""
+    if redacted:
+        groups = [
+            {
+                **group,
+                "entries": [
+                    {**entry, "finding": _redacted_finding(entry["finding"])}
+                    for entry in group["entries"]
+                ],
+            }
+            for group in groups
+        ]
     return [
         {
             **{name: group[name] for name in ("rule", "title", "count", "more")},
@@ -388,9 +459,18 @@ def shared_groups(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def _redacted_finding(finding: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **finding,
+        "text": redacted_finding_text(finding),
+        "ids": [as_identifier(value) for value in finding.get("ids") or []],
+    }
+
+
 def redacted_report(diagnosis: Diagnosis) -> dict[str, Any]:
     """The report of a redacted link: findings and structure, contents as lengths."""
     meta = diagnosis.meta or {}
+    quoted = quoted_values(diagnosis.findings)
     report = {
         "shared": "redacted",
         "explanation": (
@@ -403,25 +483,31 @@ def redacted_report(diagnosis: Diagnosis) -> dict[str, Any]:
         "repaired_messages": diagnosis.repaired_count,
         "needs_repair": diagnosis.needs_repair,
         "findings": [
-            {name: finding.get(name) for name in ("rule", "message", "line", "text", "ids")}
+            {
+                name: _redacted_finding(finding).get(name)
+                for name in ("rule", "message", "line", "text", "ids")
+            }
             for finding in diagnosis.findings
         ],
         "counts": dict(diagnosis.counts),
         "providers": {
-            name: {when: [issue["text"] for issue in checks[when]] for when in ("before", "after")}
+            name: {
+                when: [without_values(str(issue["text"]), quoted) for issue in checks[when]]
+                for when in ("before", "after")
+            }
             for name, checks in diagnosis.providers.items()
         },
         "problems": [_problem(problem, redacted=True) for problem in diagnosis.problems],
         "interrupted": [
             {
-                "id": str(call.get("tool_call_id") or call.get("id") or ""),
-                "name": str(call.get("name") or ""),
+                "id": as_identifier(str(call.get("tool_call_id") or call.get("id") or "")),
+                "name": as_identifier(str(call.get("name") or "")),
                 "arguments": length_of(call.get("arguments")),
             }
             for call in diagnosis.interrupted
             if isinstance(call, dict)
         ],
-        "meta": {name: meta[name] for name in META_STRUCTURE if name in meta},
+        "meta": {name: identifiers_only(meta[name]) for name in META_STRUCTURE if name in meta},
         # The whole annotated timeline: every row, in order.
         "timeline": [redact_row(row) for row in diagnosis.rows],
     }

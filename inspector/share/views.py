@@ -217,7 +217,7 @@ def shared_timeline(request: HtmxRequest, token: str) -> HttpResponse:
     context |= _page_context(link, token, diagnosis) | {
         "form": form,
         "row_total": len(positions),
-        "groups": shared_groups(groups),
+        "groups": shared_groups(groups, link.mode == ShareLink.REDACTED),
         "views": [(v, filters.query(view=v)) for v in ("annotated", "original", "repaired")],
     }
     return render(request, "share/timeline.html", context)
