@@ -24,7 +24,7 @@ from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.utils.http import content_disposition_header
 from django.views.decorators.debug import sensitive_variables
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from inspector.diagnosis import Diagnosis, repaired_bytes_all, report_from
@@ -79,7 +79,7 @@ SECRET_COUNT_SECONDS = 24 * 60 * 60
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 @vary_on_headers("HX-Request")
 def share_panel(request: SignedInRequest, public_id: str) -> HttpResponse:
     """The transcript's share panel: possible secrets, a form for a new link, its links."""
@@ -186,7 +186,7 @@ def _live_link(token: str) -> ShareLink:
 
 
 @shared
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def shared_timeline(request: HtmxRequest, token: str) -> HttpResponse:
     link = _live_link(token)
@@ -211,7 +211,8 @@ def shared_timeline(request: HtmxRequest, token: str) -> HttpResponse:
     }
     if request.htmx:
         return render(request, "inspector/timeline.html#rows", context)
-    link.record_view()
+    if request.method == "GET":  # a HEAD reads nothing
+        link.record_view()
     titles = {rule_id: rule.title for rule_id, rule in RULES.items()}
     groups = finding_groups(diagnosis, positions, filters, page, titles)
     context |= _page_context(link, token, diagnosis) | {
@@ -240,7 +241,7 @@ def _page_context(link: ShareLink, token: str, diagnosis: Diagnosis) -> dict[str
 
 
 @shared
-@require_GET
+@require_safe
 def shared_download(request: HttpRequest, token: str, kind: str) -> HttpResponse:
     link = _live_link(token)
     if kind not in DOWNLOADS[link.mode]:

@@ -19,6 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from pathlib import Path
 from typing import IO, Any, cast
 
 import zstandard
@@ -362,9 +363,23 @@ def delete_files(directory: str) -> None:
         return
     for name in files:
         default_storage.delete(f"{directory}/{name}")
+    _remove_empty_folders(directory)
     with _memory_lock:
         for key in [key for key in _memory if storage_dir(key[0]) == directory]:
             del _memory[key]
+
+
+def _remove_empty_folders(directory: str) -> None:
+    """Remove ``directory`` and its fan-out folder once empty (storages with folders only)."""
+    try:
+        folder = Path(default_storage.path(directory))
+    except NotImplementedError:
+        return  # object storage: a "folder" is a prefix and goes with its last file
+    for empty in (folder, folder.parent):
+        try:
+            empty.rmdir()
+        except OSError:
+            return  # not empty (another transcript shares the fan-out), or already gone
 
 
 def sweep_orphans(grace_seconds: int) -> list[str]:
