@@ -190,9 +190,12 @@ INSPECTOR_ZIP_MAX_RATIO = env_int("INSPECTOR_ZIP_MAX_RATIO", 100, minimum=1)
 INSPECTOR_ORPHAN_GRACE_SECONDS = env_int("INSPECTOR_ORPHAN_GRACE_SECONDS", 600, minimum=0)
 # Folders of agent sessions `manage.py watch` (and `make run`) follows; none by default.
 INSPECTOR_WATCH = env_list("INSPECTOR_WATCH")
-# A task RUNNING for longer than this when a worker starts is taken for one whose
-# worker was killed, and queued again (manage.py worker; every task is idempotent).
+# A task RUNNING this long, claimed by a worker that never beat (a plain db_worker),
+# is taken for one whose worker was killed, and queued again (every task is idempotent).
 INSPECTOR_TASK_STALE_SECONDS = env_int("INSPECTOR_TASK_STALE_SECONDS", 600, minimum=0)
+# Each `manage.py worker` beats this often; a worker that missed three beats, or
+# whose process on this machine is gone, is dead, and its task is queued again.
+INSPECTOR_WORKER_BEAT_SECONDS = env_int("INSPECTOR_WORKER_BEAT_SECONDS", 10, minimum=1)
 
 # Security headers. A strict CSP: everything from self, scripts only from
 # self or with the per-request nonce that {% htmx_script %} carries, no
