@@ -178,6 +178,10 @@ INSPECTOR_MAX_UPLOAD_BYTES = env_int("INSPECTOR_MAX_UPLOAD_MB", 200, minimum=1) 
 DATA_UPLOAD_MAX_MEMORY_SIZE = INSPECTOR_MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 4 * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FILES = env_int("INSPECTOR_MAX_UPLOAD_FILES", 1000, minimum=1)
+# The most memory diagnosing one file may take, by inspector.web.store's estimate
+# (JSON objects counted in the bytes): a file of millions of tiny records costs
+# far more than its size, and beyond this it is refused before it is read.
+INSPECTOR_MAX_DIAGNOSIS_BYTES = env_int("INSPECTOR_MAX_DIAGNOSIS_MB", 2048, minimum=16) * 2**20
 
 # Batch scans from the browser (inspector.scan). A zip is checked against
 # these from its directory before a byte is inflated, so a zip bomb is refused

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 import zstandard
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
@@ -101,6 +102,35 @@ def depth_guarded() -> Iterator[None]:
         raise TooDeep() from error
 
 
+# What diagnosing a file holds at its peak, measured (bench/bench_memory.py):
+# about 1.3 to 2.3 KB for each JSON object in it, whatever its size, plus the
+# bytes themselves. Real sessions come to 4 to 5 times their size; a file of
+# a million one-word messages to 64 times. The estimate errs high.
+BYTES_PER_OBJECT = 2560
+FIXED_BYTES = 32 * 2**20  # what any diagnosis costs at first (modules it loads, arenas)
+
+
+def memory_estimate(data: bytes) -> int:
+    """An upper bound of the memory diagnosing ``data`` takes, from a count of its objects."""
+    return data.count(b"{") * BYTES_PER_OBJECT + len(data) + FIXED_BYTES
+
+
+class TooBigToDiagnose(UnreadableTranscript):
+    """Diagnosing the file would take more memory than INSPECTOR_MAX_DIAGNOSIS_MB allows."""
+
+
+def check_memory(data: bytes) -> None:
+    limit = settings.INSPECTOR_MAX_DIAGNOSIS_BYTES
+    need = memory_estimate(data)
+    if need > limit:
+        raise TooBigToDiagnose(
+            f"Diagnosing this file would take about {need / 2**20:,.0f} MB of memory (it holds "
+            f"{data.count(b'{'):,} JSON objects in {len(data) / 2**20:,.1f} MB); the limit is "
+            f"{limit / 2**20:,.0f} MB. Split it into smaller files, or ask whoever runs this "
+            "server to raise INSPECTOR_MAX_DIAGNOSIS_MB."
+        )
+
+
 def store_upload(
     owner: Any,
     data: bytes,
@@ -120,6 +150,7 @@ def store_upload(
     existing = Transcript.objects.filter(owner=owner, sha256=sha).first()
     if existing is not None:
         return existing, False
+    check_memory(data)
     with depth_guarded():
         every = load_every(data, format)
         diagnosis, conversations = _diagnose_every(every)
