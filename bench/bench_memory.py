@@ -19,7 +19,7 @@ from pathlib import Path
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gen import claude_code_session  # noqa: E402
+from gen import claude_code_session
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,7 +30,7 @@ def tiny_records(count: int) -> bytes:
 
 
 def tiny_lines(count: int) -> bytes:
-    """``count`` Codex-free minimal Claude Code records, one a line."""
+    """``count`` minimal Claude Code records, one a line, each the parent of the next."""
     lines = []
     parent = None
     for n in range(count):
