@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 
 from django.utils.csp import CSP
@@ -51,6 +52,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "django_tasks_db",
+    "axes",
     "inspector.web",
     "inspector.scan",
     "inspector.share",
@@ -68,6 +70,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into its 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "inspector.urls"
@@ -126,6 +130,22 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Failed password sign-ins are throttled by django-axes, per account and per
+# address, each on its own: INSPECTOR_SIGNIN_FAILURES failures in a row lock
+# that username (from anywhere) and that address (for any username) for
+# INSPECTOR_SIGNIN_LOCKOUT_MINUTES. The address is REMOTE_ADDR: a header a
+# client can write itself is never trusted for it. One-time sign-in links do
+# not go through passwords and still work.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("INSPECTOR_SIGNIN_FAILURES", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("INSPECTOR_SIGNIN_LOCKOUT_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
@@ -158,6 +178,10 @@ INSPECTOR_MAX_UPLOAD_BYTES = env_int("INSPECTOR_MAX_UPLOAD_MB", 200, minimum=1) 
 DATA_UPLOAD_MAX_MEMORY_SIZE = INSPECTOR_MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 4 * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FILES = env_int("INSPECTOR_MAX_UPLOAD_FILES", 1000, minimum=1)
+# The most memory diagnosing one file may take, by inspector.web.store's estimate
+# (JSON objects counted in the bytes): a file of millions of tiny records costs
+# far more than its size, and beyond this it is refused before it is read.
+INSPECTOR_MAX_DIAGNOSIS_BYTES = env_int("INSPECTOR_MAX_DIAGNOSIS_MB", 2048, minimum=16) * 2**20
 
 # Batch scans from the browser (inspector.scan). A zip is checked against
 # these from its directory before a byte is inflated, so a zip bomb is refused
@@ -170,9 +194,12 @@ INSPECTOR_ZIP_MAX_RATIO = env_int("INSPECTOR_ZIP_MAX_RATIO", 100, minimum=1)
 INSPECTOR_ORPHAN_GRACE_SECONDS = env_int("INSPECTOR_ORPHAN_GRACE_SECONDS", 600, minimum=0)
 # Folders of agent sessions `manage.py watch` (and `make run`) follows; none by default.
 INSPECTOR_WATCH = env_list("INSPECTOR_WATCH")
-# A task RUNNING for longer than this when a worker starts is taken for one whose
-# worker was killed, and queued again (manage.py worker; every task is idempotent).
+# A task RUNNING this long, claimed by a worker that never beat (a plain db_worker),
+# is taken for one whose worker was killed, and queued again (every task is idempotent).
 INSPECTOR_TASK_STALE_SECONDS = env_int("INSPECTOR_TASK_STALE_SECONDS", 600, minimum=0)
+# Each `manage.py worker` beats this often; a worker that missed three beats, or
+# whose process on this machine is gone, is dead, and its task is queued again.
+INSPECTOR_WORKER_BEAT_SECONDS = env_int("INSPECTOR_WORKER_BEAT_SECONDS", 10, minimum=1)
 
 # Security headers. A strict CSP: everything from self, scripts only from
 # self or with the per-request nonce that {% htmx_script %} carries, no

@@ -8,3 +8,8 @@ urlpatterns = [
     path("", include("inspector.share.urls")),
     path("", include("inspector.watch.urls")),
 ]
+
+# JSON under /api/, Django's pages elsewhere.
+handler400 = "inspector.web.views.bad_request"
+handler404 = "inspector.web.views.api_not_found"
+handler500 = "inspector.web.views.api_server_error"

@@ -152,8 +152,15 @@ def sessions_csv(sessions: Iterable[Session], url: Callable[[str], str]) -> Iter
         yield writer.writerow([_cell(value) for value in row])
 
 
+# What a spreadsheet takes for the start of a formula, full-width forms included
+# (some spreadsheets fold them to the ASCII ones), after any leading whitespace.
+FORMULA_STARTS = frozenset("=+-@\uff1d\uff0b\uff0d\uff20")
+
+
 def _cell(value: Any) -> Any:
     # A spreadsheet runs a cell that starts like a formula; the apostrophe keeps it text.
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+    if isinstance(value, str) and (
+        value[:1] in ("\t", "\r", "\n") or value.lstrip()[:1] in FORMULA_STARTS
+    ):
         return "'" + value
     return value

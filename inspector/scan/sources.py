@@ -110,6 +110,15 @@ def plan_zip(archive: zipfile.ZipFile, limits: Limits) -> ZipPlan:
             "Nothing was read. Split it into smaller zips, or ask whoever runs this server to "
             "raise INSPECTOR_SCAN_MAX_MB."
         )
+    # Small members are no bomb one by one, but thousands of them can be one
+    # together: the archive as a whole is held to the same ratio.
+    packed = sum(info.compress_size for info in entries)
+    if declared >= RATIO_FLOOR and declared / max(packed, 1) > limits.max_ratio:
+        raise ZipRefused(
+            f"The zip's {len(entries):,} files would inflate from {_size(packed)} to "
+            f"{_size(declared)} together ({declared / max(packed, 1):,.0f} to 1; the limit is "
+            f"{limits.max_ratio} to 1). This looks like a zip bomb, so nothing was read."
+        )
     for info in entries:
         ratio = info.file_size / max(info.compress_size, 1)
         if info.file_size >= RATIO_FLOOR and ratio > limits.max_ratio:

@@ -9,7 +9,7 @@ from django.forms import Form
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import content_disposition_header
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from inspector.scan import downloads, jobs, reports, tasks
@@ -42,14 +42,14 @@ def _bad_request(request: HttpRequest, form: Form) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def project_list(request: HttpRequest) -> HttpResponse:
     projects = reports.project_list(request.user)
     return render(request, "scan/projects.html", {"projects": projects})
 
 
 @login_required
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def project_detail(request: SignedInRequest, slug: str) -> HttpResponse:
     project = _get_project_for_user(request, slug)
@@ -75,7 +75,7 @@ def project_detail(request: SignedInRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def project_csv(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttpResponse:
     project = _get_project_for_user(request, slug)
     form = SessionFilterForm(request.GET)
@@ -89,7 +89,7 @@ def project_csv(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttp
 
 
 @login_required
-@require_GET
+@require_safe
 def project_zip(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttpResponse:
     project = _get_project_for_user(request, slug)
     form = SessionFilterForm(request.GET)
@@ -105,7 +105,7 @@ def project_zip(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttp
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def scan_new(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         return render(request, "scan/new.html", {"form": ScanForm()})
@@ -122,7 +122,7 @@ def scan_new(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def job_detail(request: SignedInRequest, public_id: str) -> HttpResponse:
     job = _get_job_for_user(request, public_id)

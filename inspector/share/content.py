@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from inspector.diagnosis import TEXT_LIMIT
-from inspector.redact import find_secrets, mask
-from inspector.web.cachefile import Clipped
+from inspector.redact import SecretMatch, find_secrets, mask_found
+from inspector.web.cachefile import AT_HAND, Clipped
 
 if TYPE_CHECKING:
     from inspector.diagnosis import Diagnosis
@@ -84,7 +84,7 @@ META_STRUCTURE = (
     "previous_response_id",
 )
 BRANCH_STRUCTURE = ("line", "leaf", "length", "last_timestamp", "fork", "active")
-SECRET_NAME = re.compile(r"(?i)(?:key|token|secret|password|passwd)$")
+SECRET_NAME = re.compile(r"(?i)(?:key|token|secret|password|passwd|pwd|passphrase|credentials?)s?$")
 QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 # The most a shared page shows of a provider's issues and of the unreadable
 # lines (templates/inspector/timeline.html, its chip and problems list).
@@ -97,36 +97,58 @@ CLIPPED_REST = re.compile(r"\n… \(([\d,]+) more characters[^\n]*\)\Z")
 # --- masking (both modes) ---------------------------------------------------
 
 
-def mask_deep(value: Any) -> Any:
-    """A copy of ``value`` with every string in it (keys too) masked."""
+def mask_deep(value: Any, found: list[SecretMatch] | None = None) -> Any:
+    """A copy of ``value`` with every string in it (keys too) masked.
+
+    Each span masked is appended to ``found``: what the owner is told is
+    counted by this same walk, so the count and the masks agree.
+    """
     if isinstance(value, str):
-        return mask(value)
+        matches = find_secrets(value)
+        if found is not None:
+            found.extend(matches)
+        return mask_found(value, matches)
     if isinstance(value, dict):
-        return {mask_deep(key): _mask_item(key, item) for key, item in value.items()}
+        return {mask_deep(key, found): _mask_item(key, item, found) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [mask_deep(item) for item in value]
+        return [mask_deep(item, found) for item in value]
     return value
 
 
-def _mask_item(key: Any, value: Any) -> Any:
+def _mask_item(key: Any, value: Any, found: list[SecretMatch] | None) -> Any:
     # {"api_key": "9f8Q..."}: decoded, the value alone is just a random string;
-    # written out as an assignment it is what the detector calls a secret.
+    # written out as a page shows it, it is what the detector calls a secret.
     if isinstance(key, str) and isinstance(value, str) and SECRET_NAME.search(key):
-        assignment = f"{key}={value}"
-        masked = mask(assignment)
-        if masked.startswith(f"{key}="):
-            return masked[len(key) + 1 :]
-    return mask_deep(value)
+        prefix = f'"{key}": "'
+        matches = [
+            SecretMatch(m.kind, max(m.start - len(prefix), 0), min(m.end - len(prefix), len(value)))
+            for m in find_secrets(f'{prefix}{value}"')
+            if m.end > len(prefix) and m.start < len(prefix) + len(value)
+        ]
+        if found is not None:
+            found.extend(matches)
+        return mask_found(value, matches)
+    return mask_deep(value, found)
+
+
+def shown_row(row: Row) -> Row:
+    """The row's fields as a full share shows them, before masking."""
+    shown = dict(row)
+    shown["text"] = _without_cut_word(row.get("text") or "")
+    # A text part is shown as part of the row's text, never on its own.
+    shown["parts"] = [
+        {
+            **part,
+            "text": "" if part.get("type") == "text" else _without_cut_word(part.get("text") or ""),
+        }
+        for part in row.get("parts", [])
+    ]
+    return shown
 
 
 def full_row(row: Row) -> Row:
     """The row as the owner sees it, secrets masked."""
-    shown = dict(row)
-    shown["text"] = _without_cut_word(row.get("text") or "")
-    shown["parts"] = [
-        {**part, "text": _without_cut_word(part.get("text") or "")} for part in row.get("parts", [])
-    ]
-    return mask_deep(shown)
+    return mask_deep(shown_row(row))
 
 
 def _without_cut_word(text: str) -> str:
@@ -145,8 +167,13 @@ def mask_file(data: bytes) -> bytes:
     A JSON document stays a JSON document and JSON lines stay one record a
     line: strings are masked after decoding and encoded again, so no escape
     is cut in half and the file loads where the unmasked one did. A line
-    that was not JSON to begin with is masked as text.
+    that was not JSON to begin with (a truncated last line) has each of its
+    strings masked the same way, and then what is left of it as text. Only
+    a document or line in which the detector finds something, as written or
+    with its escapes undone, is decoded at all.
     """
+    if not find_secrets(data.decode("utf-8", "replace")):
+        return data
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -158,22 +185,47 @@ def mask_file(data: bytes) -> bytes:
 def _mask_line(line: bytes) -> bytes:
     body = line.rstrip(b"\r\n")
     ending = line[len(body) :]
-    if not body.strip():
+    text = body.decode("utf-8", "replace")
+    if not body.strip() or not find_secrets(text):
         return line
     try:
         value = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return mask(body.decode("utf-8", "replace")).encode() + ending
+        return mask_text(JSON_STRING.sub(_mask_string, text)).encode() + ending
     return _dump(value, body, 0) + ending
+
+
+# A JSON string, perhaps cut off by the end of a truncated line.
+JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.S)
+
+
+def _mask_string(literal: re.Match[str]) -> str:
+    written = literal.group()
+    closed = written.endswith('"') and len(written) > 1
+    body = written[1:-1] if closed else written[1:].removesuffix("\\")
+    try:
+        value = orjson.loads(f'"{body}"')
+    except orjson.JSONDecodeError:
+        return written
+    masked = mask_deep(value)
+    if masked == value:
+        return written
+    encoded = orjson.dumps(masked).decode()
+    return encoded if closed else encoded[:-1]
+
+
+def mask_text(text: str) -> str:
+    return mask_found(text, find_secrets(text))
 
 
 def _dump(value: Any, original: bytes, option: int) -> bytes:
     try:
         return orjson.dumps(mask_deep(value), option=option)
-    except RecursionError:
-        # Nesting too deep to walk: mask the text itself. Every pattern but an
-        # unterminated key block stops short of a quote, so it stays JSON.
-        return mask(original.decode("utf-8", "replace")).encode()
+    except (RecursionError, orjson.JSONEncodeError):
+        # Nesting too deep to walk or to write: mask the text itself. Every
+        # rule but an unterminated key block stops short of a quote, so it
+        # stays JSON.
+        return mask_text(original.decode("utf-8", "replace")).encode()
 
 
 # --- redaction --------------------------------------------------------------
@@ -194,6 +246,60 @@ def length_of(text: Any) -> str:
     return f"[redacted: {length:,} character{'s' if length != 1 else ''}]"
 
 
+# What a redacted page shows of an id, a tool name, a session id or a version:
+# the value when it looks like one (letters, digits and a few separators, no
+# spaces), and otherwise its length, like content. A file can put anything in
+# those fields, a secret or a whole paragraph included.
+IDENTIFIER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+\-]{0,127}")
+# The words of ``inspector.diagnosis._finding_text`` around a tool's name.
+TOOL_IN_FINDING = re.compile(r"(?<= to )(?P<name>.+?)(?= never got a result| was cut off)")
+
+
+def as_identifier(value: Any) -> Any:
+    """``value`` if it looks like an identifier, else what a redacted page shows of content."""
+    if value is None or value == "" or isinstance(value, bool | int | float):
+        return value
+    text = str(value)
+    return text if IDENTIFIER.fullmatch(text) else length_of(text)
+
+
+def identifiers_only(value: Any) -> Any:
+    """``value`` with every string in it passed through ``as_identifier``."""
+    if isinstance(value, str):
+        return as_identifier(value)
+    if isinstance(value, dict):
+        return {key: identifiers_only(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [identifiers_only(item) for item in value]
+    return value
+
+
+def redacted_finding_text(finding: dict[str, Any]) -> str:
+    """A finding's sentence with the ids and tool name it quotes kept only if they are ids."""
+    return without_values(str(finding.get("text") or ""), quoted_values([finding]))
+
+
+def quoted_values(findings: Iterable[dict[str, Any]]) -> list[str]:
+    """The ids and tool names these findings quote that are no identifiers, longest first."""
+    values: set[str] = set()
+    for finding in findings:
+        ids = [str(value) for value in finding.get("ids") or [] if value]
+        values.update(value for value in ids if as_identifier(value) != value)
+        text = str(finding.get("text") or "")
+        for value in ids:  # the tool's name is read after the ids, which may hold " to "
+            text = text.replace(value, "")
+        name = TOOL_IN_FINDING.search(text)
+        if name is not None and as_identifier(name.group("name")) != name.group("name"):
+            values.add(name.group("name"))
+    return sorted(values, key=len, reverse=True)
+
+
+def without_values(text: str, values: list[str]) -> str:
+    for value in values:
+        text = text.replace(value, length_of(value))
+    return text
+
+
 def redact_row(row: Row) -> Row:
     """Structure, ids, tool names and findings of ``row``; every text as its length."""
     redacted = {name: row.get(name) for name in ROW_STRUCTURE}
@@ -203,9 +309,9 @@ def redact_row(row: Row) -> Row:
     redacted["parts"] = [_redact_part(part) for part in row.get("parts") or []]
     redacted["calls"] = [
         {
-            "id": call.get("id"),
-            "new_id": call.get("new_id"),
-            "name": call.get("name"),
+            "id": as_identifier(call.get("id")),
+            "new_id": as_identifier(call.get("new_id")),
+            "name": as_identifier(call.get("name")),
             "arguments": length_of(call.get("arguments")),
             "removed": bool(call.get("removed")),
             "cause": call.get("cause") if call.get("cause") in KNOWN_CAUSES else None,
@@ -215,9 +321,9 @@ def redact_row(row: Row) -> Row:
     result = row.get("result")
     redacted["result"] = (
         {
-            "id": result.get("id"),
-            "new_id": result.get("new_id"),
-            "name": result.get("name"),
+            "id": as_identifier(result.get("id")),
+            "new_id": as_identifier(result.get("new_id")),
+            "name": as_identifier(result.get("name")),
             "is_error": bool(result.get("is_error")),
         }
         if result
@@ -266,6 +372,9 @@ def shared_summary(diagnosis: Diagnosis, redacted: bool) -> dict[str, Any]:
         name: {when: checks.get(when, []) for when in ("before", "after")}
         for name, checks in diagnosis.providers.items()
     }
+    # A provider's error text quotes ids and names: those of the first
+    # findings (the calls a provider faults) are kept only if they are ids.
+    quoted = quoted_values(diagnosis.findings[:AT_HAND]) if redacted else []
     summary = mask_deep(
         {
             "format": diagnosis.format,
@@ -277,8 +386,8 @@ def shared_summary(diagnosis: Diagnosis, redacted: bool) -> dict[str, Any]:
                 name: {
                     when: [
                         {
-                            "path": str(issue.get("path") or ""),
-                            "text": str(issue.get("text") or ""),
+                            "path": without_values(str(issue.get("path") or ""), quoted),
+                            "text": without_values(str(issue.get("text") or ""), quoted),
                         }
                         for issue in issues[:SHOWN_ISSUES]
                     ]
@@ -290,11 +399,14 @@ def shared_summary(diagnosis: Diagnosis, redacted: bool) -> dict[str, Any]:
                 _problem(problem, redacted) for problem in diagnosis.problems[:SHOWN_PROBLEMS]
             ],
             "branches": [
-                {name: branch.get(name) for name in BRANCH_STRUCTURE}
+                {
+                    name: as_identifier(branch.get(name)) if redacted else branch.get(name)
+                    for name in BRANCH_STRUCTURE
+                }
                 for branch in branches
                 if isinstance(branch, dict)
             ],
-            "session_id": str(meta.get("session_id") or ""),
+            "session_id": (as_identifier if redacted else str)(meta.get("session_id") or ""),
         }
     )
     # Wrapped after masking, so each holds masked items only.
@@ -314,8 +426,19 @@ def _problem(problem: dict[str, Any], redacted: bool) -> dict[str, Any]:
     }
 
 
-def shared_groups(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def shared_groups(groups: list[dict[str, Any]], redacted: bool = False) -> list[dict[str, Any]]:
     """The findings list (``finding_groups``), each finding cut to what it says."""
+    if redacted:
+        groups = [
+            {
+                **group,
+                "entries": [
+                    {**entry, "finding": _redacted_finding(entry["finding"])}
+                    for entry in group["entries"]
+                ],
+            }
+            for group in groups
+        ]
     return [
         {
             **{name: group[name] for name in ("rule", "title", "count", "more")},
@@ -336,9 +459,18 @@ def shared_groups(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def _redacted_finding(finding: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **finding,
+        "text": redacted_finding_text(finding),
+        "ids": [as_identifier(value) for value in finding.get("ids") or []],
+    }
+
+
 def redacted_report(diagnosis: Diagnosis) -> dict[str, Any]:
     """The report of a redacted link: findings and structure, contents as lengths."""
     meta = diagnosis.meta or {}
+    quoted = quoted_values(diagnosis.findings)
     report = {
         "shared": "redacted",
         "explanation": (
@@ -351,25 +483,31 @@ def redacted_report(diagnosis: Diagnosis) -> dict[str, Any]:
         "repaired_messages": diagnosis.repaired_count,
         "needs_repair": diagnosis.needs_repair,
         "findings": [
-            {name: finding.get(name) for name in ("rule", "message", "line", "text", "ids")}
+            {
+                name: _redacted_finding(finding).get(name)
+                for name in ("rule", "message", "line", "text", "ids")
+            }
             for finding in diagnosis.findings
         ],
         "counts": dict(diagnosis.counts),
         "providers": {
-            name: {when: [issue["text"] for issue in checks[when]] for when in ("before", "after")}
+            name: {
+                when: [without_values(str(issue["text"]), quoted) for issue in checks[when]]
+                for when in ("before", "after")
+            }
             for name, checks in diagnosis.providers.items()
         },
         "problems": [_problem(problem, redacted=True) for problem in diagnosis.problems],
         "interrupted": [
             {
-                "id": str(call.get("tool_call_id") or call.get("id") or ""),
-                "name": str(call.get("name") or ""),
+                "id": as_identifier(str(call.get("tool_call_id") or call.get("id") or "")),
+                "name": as_identifier(str(call.get("name") or "")),
                 "arguments": length_of(call.get("arguments")),
             }
             for call in diagnosis.interrupted
             if isinstance(call, dict)
         ],
-        "meta": {name: meta[name] for name in META_STRUCTURE if name in meta},
+        "meta": {name: identifiers_only(meta[name]) for name in META_STRUCTURE if name in meta},
         # The whole annotated timeline: every row, in order.
         "timeline": [redact_row(row) for row in diagnosis.rows],
     }
@@ -392,29 +530,21 @@ class SecretCount:
 ROW_LINKS = 20
 
 
-def count_secrets(diagnosis: Diagnosis) -> SecretCount:
-    """How many credential-shaped strings the timeline's rows hold, by kind.
+def count_secrets(diagnosis: Diagnosis, file_name: str = "") -> SecretCount:
+    """How many credential-shaped strings a full share masks in the timeline, by kind.
 
-    Counts what the diagnosis holds: each row's text up to the diagnosis's
-    clip limit. Shared downloads mask the whole file regardless.
+    Counted by the walk that masks them (``mask_deep`` of each row as shown),
+    over every row, and in the file name. Shared downloads mask the whole
+    file regardless.
     """
     kinds: Counter[str] = Counter()
     rows: list[str] = []
     for row in diagnosis.rows:  # the annotated timeline, a chunk of the cache at a time
-        found = [match.kind for text in _row_texts(row) for match in find_secrets(text)]
+        found: list[SecretMatch] = []
+        mask_deep(shown_row(row), found)
         if found:
-            kinds.update(found)
+            kinds.update(match.kind for match in found)
             if len(rows) < ROW_LINKS:
                 rows.append(row["key"])
+    kinds.update(match.kind for match in find_secrets(file_name))
     return SecretCount(sum(kinds.values()), dict(kinds.most_common()), rows)
-
-
-def _row_texts(row: Row) -> Iterator[str]:
-    yield row.get("text") or ""
-    for part in row.get("parts") or []:
-        if part.get("type") != "text":  # text parts are in the row's text already
-            yield part.get("text") or ""
-            yield part.get("label") or ""
-    for call in row.get("calls") or []:
-        yield call.get("name") or ""
-        yield call.get("arguments") or ""

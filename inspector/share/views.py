@@ -24,12 +24,12 @@ from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.utils.http import content_disposition_header
 from django.views.decorators.debug import sensitive_variables
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from inspector.diagnosis import Diagnosis, repaired_bytes_all, report_from
 from inspector.engine import RULES
-from inspector.redact import mask
+from inspector.redact import DETECTOR_VERSION, mask
 from inspector.share.content import (
     SecretCount,
     count_secrets,
@@ -79,7 +79,7 @@ SECRET_COUNT_SECONDS = 24 * 60 * 60
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 @vary_on_headers("HX-Request")
 def share_panel(request: SignedInRequest, public_id: str) -> HttpResponse:
     """The transcript's share panel: possible secrets, a form for a new link, its links."""
@@ -133,9 +133,14 @@ def _panel(
 
 def secrets_in(transcript: Transcript) -> SecretCount:
     """``count_secrets`` of the transcript's diagnosis, kept a day per engine version."""
-    key = f"share:secrets:{transcript.public_id}:{transcript.sha256}:{transcript.engine_version}"
+    key = (
+        f"share:secrets:{transcript.public_id}:{transcript.sha256}:{transcript.engine_version}"
+        f":{DETECTOR_VERSION}"
+    )
     found = cache.get_or_set(
-        key, lambda: count_secrets(store.get_diagnosis(transcript)), SECRET_COUNT_SECONDS
+        key,
+        lambda: count_secrets(store.get_diagnosis(transcript), transcript.file_name),
+        SECRET_COUNT_SECONDS,
     )
     # get_or_set is typed Any | None; under this key the cache only ever holds a SecretCount.
     return cast(SecretCount, found)
@@ -181,7 +186,7 @@ def _live_link(token: str) -> ShareLink:
 
 
 @shared
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def shared_timeline(request: HtmxRequest, token: str) -> HttpResponse:
     link = _live_link(token)
@@ -206,13 +211,14 @@ def shared_timeline(request: HtmxRequest, token: str) -> HttpResponse:
     }
     if request.htmx:
         return render(request, "inspector/timeline.html#rows", context)
-    link.record_view()
+    if request.method == "GET":  # a HEAD reads nothing
+        link.record_view()
     titles = {rule_id: rule.title for rule_id, rule in RULES.items()}
     groups = finding_groups(diagnosis, positions, filters, page, titles)
     context |= _page_context(link, token, diagnosis) | {
         "form": form,
         "row_total": len(positions),
-        "groups": shared_groups(groups),
+        "groups": shared_groups(groups, link.mode == ShareLink.REDACTED),
         "views": [(v, filters.query(view=v)) for v in ("annotated", "original", "repaired")],
     }
     return render(request, "share/timeline.html", context)
@@ -235,18 +241,22 @@ def _page_context(link: ShareLink, token: str, diagnosis: Diagnosis) -> dict[str
 
 
 @shared
-@require_GET
+@require_safe
 def shared_download(request: HttpRequest, token: str, kind: str) -> HttpResponse:
     link = _live_link(token)
     if kind not in DOWNLOADS[link.mode]:
         raise Http404
     transcript = link.transcript
-    if link.mode == ShareLink.REDACTED:
-        report = redacted_report(store.get_diagnosis(transcript))
-        data = orjson.dumps(report, option=orjson.OPT_INDENT_2)
-        name = "shared-transcript.redacted-report.json"
-    else:
-        data, name = _full_download(transcript, kind)
+    try:
+        with store.depth_guarded():
+            if link.mode == ShareLink.REDACTED:
+                report = redacted_report(store.get_diagnosis(transcript))
+                data = orjson.dumps(report, option=orjson.OPT_INDENT_2)
+                name = "shared-transcript.redacted-report.json"
+            else:
+                data, name = _full_download(transcript, kind)
+    except store.UnreadableTranscript as error:
+        return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
     content_type = "application/json" if name.endswith(".json") else "application/octet-stream"
     response = HttpResponse(data, content_type=content_type)
     response["Content-Disposition"] = content_disposition_header(True, name)

@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from inspector.local import fix, sessions
 from inspector.watch import ingest
@@ -38,7 +38,7 @@ def watched_rows(project: Project) -> list[tuple[WatchedFile, bool]]:
 
 
 @login_required
-@require_GET
+@require_safe
 def panel(request: HttpRequest, slug: str) -> HttpResponse:
     project = _project(request, slug)
     context = {"project": project, "rows": watched_rows(project)}

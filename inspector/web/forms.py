@@ -57,6 +57,16 @@ def check_size(size: int) -> None:
         )
 
 
+def too_many_files() -> str:
+    """What to say when a request carries more files than Django will parse."""
+    limit = settings.DATA_UPLOAD_MAX_NUMBER_FILES
+    return (
+        f"More files were sent at once than the limit of {limit:,}. Upload the folder as one "
+        f".zip instead (a zip may hold up to {settings.INSPECTOR_SCAN_MAX_FILES:,} files), or "
+        "ask whoever runs this server to raise INSPECTOR_MAX_UPLOAD_FILES."
+    )
+
+
 class UploadForm(forms.Form):
     file = forms.FileField(required=False, label="Transcript file")
     text = forms.CharField(

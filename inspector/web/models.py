@@ -149,3 +149,24 @@ class ApiToken(models.Model):
         token = "ti_" + secrets.token_urlsafe(32)
         row = cls.objects.create(user=user, name=name, token_hash=hash_token(token), hint=token[:7])
         return row, token
+
+
+class WorkerBeat(models.Model):
+    """A task worker's heartbeat (``manage.py worker``): it is alive while this is recent.
+
+    django-tasks-db records which worker claimed a task but not whether that
+    worker still lives; the beat is the rest, so a task whose worker died is
+    queued again as soon as its beat stops, not after a fixed age.
+    """
+
+    worker_id = models.CharField(max_length=64, unique=True)
+    beat_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            # The requeue check's lookup of the claiming workers, and the sweep of old beats.
+            models.Index(fields=["beat_at"], name="workerbeat_beat_at_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"worker {self.worker_id} at {self.beat_at:%Y-%m-%d %H:%M:%S}"

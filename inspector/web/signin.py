@@ -2,7 +2,8 @@
 
 The token is Django's password-reset token machinery with its own salt: it
 hashes the user's ``last_login``, so signing in once (which updates
-``last_login``) invalidates the link, and it expires after
+``last_login``, by a compare-and-set that only one request can win)
+invalidates the link, and it expires after
 ``INSPECTOR_SIGNIN_LINK_SECONDS``.
 """
 
@@ -15,6 +16,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.tokens import PasswordResetTokenGenerator
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 from django.utils.encoding import force_bytes
 from django.utils.http import base36_to_int, urlsafe_base64_encode
@@ -50,6 +52,21 @@ class SignInTokenGenerator(PasswordResetTokenGenerator):
         if not constant_time_compare(expected, token):
             return False
         return 0 <= self._num_seconds(self._now()) - ts <= self.timeout_seconds
+
+    def consume(self, user: AbstractBaseUser) -> bool:
+        """Use the link up, once: ``True`` for the one request that does.
+
+        The token is valid while ``last_login`` is what it hashed; moving
+        ``last_login`` on, only from the value this request read, is one
+        compare-and-set in the database, so of two requests that checked the
+        same token at the same time exactly one signs in.
+        """
+        unchanged = type(user)._default_manager.filter(pk=user.pk)
+        if user.last_login is None:
+            unchanged = unchanged.filter(last_login__isnull=True)
+        else:
+            unchanged = unchanged.filter(last_login=user.last_login)
+        return unchanged.update(last_login=timezone.now()) == 1
 
 
 signin_tokens = SignInTokenGenerator()

@@ -16,11 +16,14 @@ import logging
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
+from pathlib import Path
 from typing import IO, Any, cast
 
 import zstandard
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
@@ -58,6 +61,76 @@ class UnreadableTranscript(ValueError):
         self.attempts = attempts or []
 
 
+# orjson writes JSON nested at most 255 levels deep (and reads at most 1024):
+# what is read in is written back out, as the cache file and as downloads, so
+# that is the most the reader takes. Deeper files are refused with this.
+DEPTH_LIMIT = 255
+TOO_DEEP = (
+    f"The file nests JSON more than {DEPTH_LIMIT} levels deep, and Transcript Inspector reads "
+    f"at most {DEPTH_LIMIT} levels. No transcript a tool writes nests that deep: check that "
+    "this is the file you meant."
+)
+
+
+class TooDeep(UnreadableTranscript):
+    """JSON nested deeper than ``DEPTH_LIMIT``: refused on every path with ``TOO_DEEP``."""
+
+    def __init__(self) -> None:
+        super().__init__(TOO_DEEP)
+
+
+def _too_deep(error: BaseException) -> bool:
+    text = str(error)
+    return isinstance(error, RecursionError) or (
+        isinstance(error, TypeError | ValueError)
+        and ("Recursion limit" in text or "depth limit exceeded" in text)
+    )
+
+
+@contextmanager
+def depth_guarded() -> Iterator[None]:
+    """Turn nesting too deep to read or write (anywhere inside) into ``TooDeep``."""
+    try:
+        yield
+    except UnreadableTranscript as error:
+        if error.attempts and any("depth limit exceeded" in why for _, why in error.attempts):
+            raise TooDeep() from error
+        raise
+    except (RecursionError, TypeError, ValueError) as error:
+        if not _too_deep(error):
+            raise
+        raise TooDeep() from error
+
+
+# What diagnosing a file holds at its peak, measured (bench/bench_memory.py):
+# about 1.3 to 2.3 KB for each JSON object in it, whatever its size, plus the
+# bytes themselves. Real sessions come to 4 to 5 times their size; a file of
+# a million one-word messages to 64 times. The estimate errs high.
+BYTES_PER_OBJECT = 2560
+FIXED_BYTES = 32 * 2**20  # what any diagnosis costs at first (modules it loads, arenas)
+
+
+def memory_estimate(data: bytes) -> int:
+    """An upper bound of the memory diagnosing ``data`` takes, from a count of its objects."""
+    return data.count(b"{") * BYTES_PER_OBJECT + len(data) + FIXED_BYTES
+
+
+class TooBigToDiagnose(UnreadableTranscript):
+    """Diagnosing the file would take more memory than INSPECTOR_MAX_DIAGNOSIS_MB allows."""
+
+
+def check_memory(data: bytes) -> None:
+    limit = settings.INSPECTOR_MAX_DIAGNOSIS_BYTES
+    need = memory_estimate(data)
+    if need > limit:
+        raise TooBigToDiagnose(
+            f"Diagnosing this file would take about {need / 2**20:,.0f} MB of memory (it holds "
+            f"{data.count(b'{'):,} JSON objects in {len(data) / 2**20:,.1f} MB); the limit is "
+            f"{limit / 2**20:,.0f} MB. Split it into smaller files, or ask whoever runs this "
+            "server to raise INSPECTOR_MAX_DIAGNOSIS_MB."
+        )
+
+
 def store_upload(
     owner: Any,
     data: bytes,
@@ -77,8 +150,10 @@ def store_upload(
     existing = Transcript.objects.filter(owner=owner, sha256=sha).first()
     if existing is not None:
         return existing, False
-    every = load_every(data, format)
-    diagnosis, conversations = _diagnose_every(every)
+    check_memory(data)
+    with depth_guarded():
+        every = load_every(data, format)
+        diagnosis, conversations = _diagnose_every(every)
     transcript = Transcript(
         public_id=new_public_id(),
         owner=owner,
@@ -91,7 +166,8 @@ def store_upload(
     _apply_summary(transcript, diagnosis, conversations)
     directory = transcript.storage_dir
     path = _diagnosis_path(transcript.public_id, transcript.engine_version)
-    encoded = cachefile.encode(diagnosis, GROUP_LIMIT)
+    with depth_guarded():
+        encoded = cachefile.encode(diagnosis, GROUP_LIMIT)
     try:
         _write(transcript.raw_path, _compress(data))
         _write(path, encoded.data)
@@ -124,6 +200,8 @@ def _loaded[T](load: Callable[[], T], size: int) -> T:
     try:
         return load()
     except formats.FormatError as error:
+        if "depth limit exceeded" in str(error):
+            raise TooDeep() from error
         message, attempts = str(error), []
         if ". Tried " in message and len(error.attempts) > 1:
             # Auto-detection ends its message with what each shape said; the
@@ -133,8 +211,10 @@ def _loaded[T](load: Callable[[], T], size: int) -> T:
     except InvalidTranscript as error:
         raise UnreadableTranscript(_sentence(str(error))) from error
     except RecursionError as error:
-        raise UnreadableTranscript("The file nests too deeply to be a transcript.") from error
+        raise TooDeep() from error
     except Exception as error:
+        if _too_deep(error):
+            raise TooDeep() from error
         # A reader bug must not turn an upload into a 500: say so, log it.
         log.exception("the loader failed on %d bytes", size)
         raise UnreadableTranscript(
@@ -153,7 +233,7 @@ def _diagnose(parsed: Parsed) -> Diagnosis:
     except InvalidTranscript as error:
         raise UnreadableTranscript(str(error)) from error
     except RecursionError as error:
-        raise UnreadableTranscript("The transcript nests too deeply to be repaired.") from error
+        raise TooDeep() from error
 
 
 def _diagnose_every(every: list[Parsed]) -> tuple[Diagnosis, list[dict[str, Any]]]:
@@ -259,10 +339,12 @@ def get_branch_diagnosis(transcript: Transcript, leaf: str) -> Diagnosis | None:
 
 def rebuild_diagnosis(transcript: Transcript) -> Diagnosis:
     """Diagnose the raw bytes again, store the cache, and remove caches of other versions."""
-    diagnosis, conversations = _diagnose_every(load_every(read_raw(transcript), transcript.format))
+    with depth_guarded():
+        every = load_every(read_raw(transcript), transcript.format)
+        diagnosis, conversations = _diagnose_every(every)
+        encoded = cachefile.encode(diagnosis, GROUP_LIMIT)
     _apply_summary(transcript, diagnosis, conversations)
     path = _diagnosis_path(transcript.public_id, transcript.engine_version)
-    encoded = cachefile.encode(diagnosis, GROUP_LIMIT)
     default_storage.delete(path)
     _write(path, encoded.data)
     directory, _, current = path.rpartition("/")
@@ -312,9 +394,23 @@ def delete_files(directory: str) -> None:
         return
     for name in files:
         default_storage.delete(f"{directory}/{name}")
+    _remove_empty_folders(directory)
     with _memory_lock:
         for key in [key for key in _memory if storage_dir(key[0]) == directory]:
             del _memory[key]
+
+
+def _remove_empty_folders(directory: str) -> None:
+    """Remove ``directory`` and its fan-out folder once empty (storages with folders only)."""
+    try:
+        folder = Path(default_storage.path(directory))
+    except NotImplementedError:
+        return  # object storage: a "folder" is a prefix and goes with its last file
+    for empty in (folder, folder.parent):
+        try:
+            empty.rmdir()
+        except OSError:
+            return  # not empty (another transcript shares the fan-out), or already gone
 
 
 def sweep_orphans(grace_seconds: int) -> list[str]:

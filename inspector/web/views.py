@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from functools import wraps
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -8,7 +10,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import TooManyFilesSent, ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.core.paginator import Paginator
 from django.db import connection
@@ -19,9 +21,10 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.encoding import force_str
 from django.utils.http import content_disposition_header, urlsafe_base64_decode
+from django.views import defaults
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from inspector.diagnosis import diagnose_all, repaired_bytes_all, report_all, report_from
@@ -35,6 +38,7 @@ from inspector.web.forms import (
     TranscriptFilterForm,
     UploadForm,
     check_size,
+    too_many_files,
 )
 from inspector.web.http import SignedInRequest
 from inspector.web.models import ApiToken, Transcript, hash_token
@@ -73,7 +77,7 @@ def _bad_request(request: HttpRequest, form: Form) -> HttpResponse:
 # --- pages -----------------------------------------------------------------
 
 
-@require_GET
+@require_safe
 def home(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return _upload_page(request, UploadForm())
@@ -89,7 +93,7 @@ def _upload_page(
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def upload(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         return _upload_page(request, UploadForm())
@@ -115,7 +119,7 @@ def upload(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def transcript_list(request: SignedInRequest) -> HttpResponse:
     form = TranscriptFilterForm(request.GET)
@@ -133,7 +137,7 @@ def transcript_list(request: SignedInRequest) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def timeline(request: SignedInRequest, public_id: str) -> HttpResponse:
     transcript = _get_transcript_for_user(request, public_id)
@@ -212,11 +216,23 @@ def _resume_hint(transcript: Transcript) -> dict[str, str] | None:
 
 
 @login_required
-@require_GET
+@require_safe
 def download(request: HttpRequest, public_id: str, kind: str) -> HttpResponse:
     transcript = _get_transcript_for_user(request, public_id)
     if kind not in DOWNLOADS:
         raise Http404("No such download.")
+    try:
+        with store.depth_guarded():
+            data, name = _download(transcript, kind)
+    except store.UnreadableTranscript as error:
+        return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
+    content_type = "application/json" if name.endswith(".json") else "application/octet-stream"
+    response = HttpResponse(data, content_type=content_type)
+    response["Content-Disposition"] = content_disposition_header(True, name)
+    return response
+
+
+def _download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
     stem, dot, extension = transcript.file_name.rpartition(".")
     if not dot:
         stem, extension = transcript.file_name, _extension(transcript.format)
@@ -233,10 +249,7 @@ def download(request: HttpRequest, public_id: str, kind: str) -> HttpResponse:
         shape = "source" if kind == "repaired" else "canonical"
         data = repaired_bytes_all(store.load_every_of(transcript), shape)
         name = f"{stem}.repaired.{extension}" if shape == "source" else f"{stem}.repaired.json"
-    content_type = "application/json" if name.endswith(".json") else "application/octet-stream"
-    response = HttpResponse(data, content_type=content_type)
-    response["Content-Disposition"] = content_disposition_header(True, name)
-    return response
+    return data, name
 
 
 def _extension(format: str) -> str:
@@ -253,12 +266,12 @@ def delete(request: HttpRequest, public_id: str) -> HttpResponse:
     return redirect("transcript_list")
 
 
-@require_GET
+@require_safe
 def rule_list(request: HttpRequest) -> HttpResponse:
     return render(request, "inspector/rules.html", {"rules": list(RULES.values())})
 
 
-@require_GET
+@require_safe
 def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
     rules = RULES
     rule = rules.get(rule_id)
@@ -289,13 +302,13 @@ def _source_link(source: str) -> tuple[str, str]:
     return source, source
 
 
-@require_GET
+@require_safe
 def spec_page(request: HttpRequest) -> HttpResponse:
     context = {"spec": spec.spec(), "seeds": spec.seed_names()}
     return render(request, "inspector/spec.html", context)
 
 
-@require_GET
+@require_safe
 def spec_seed(request: HttpRequest, name: str) -> HttpResponse:
     path = spec.seed_path(name)
     if path is None:
@@ -304,7 +317,7 @@ def spec_seed(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def account(request: SignedInRequest) -> HttpResponse:
     tokens = ApiToken.objects.filter(user=request.user)
     return render(request, "inspector/account.html", {"tokens": tokens, "form": TokenForm()})
@@ -360,17 +373,41 @@ def _unauthorized() -> HttpResponse:
     return response
 
 
-@csrf_exempt  # token-authenticated, no cookies: CSRF cannot apply
-@require_POST
+def api_view(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """An API view: token-authenticated, so exempt from CSRF (no cookies are read),
+    and a method it does not take is a JSON 405, like every other API error."""
+    allowed = sorted({*methods, *(["HEAD"] if "GET" in methods else [])})
+
+    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if request.method not in allowed:
+                response = _json(
+                    {"error": f"{request.method} is not allowed here: use {', '.join(allowed)}."},
+                    405,
+                )
+                response["Allow"] = ", ".join(allowed)
+                return response
+            return view(request, *args, **kwargs)
+
+        return csrf_exempt(wrapper)
+
+    return decorate
+
+
+@api_view("POST")
 def api_upload(request: HttpRequest) -> HttpResponse:
     user = _api_user(request)
     if user is None:
         return _unauthorized()
     form = ApiUploadForm(request.GET)
     if not form.is_valid():
-        return _json({"error": "Bad query parameters.", "fields": form.errors}, 400)
+        return _json({"error": "Bad query parameters.", "fields": _messages(form)}, 400)
     limit = settings.INSPECTOR_MAX_UPLOAD_BYTES
-    if int(request.headers.get("Content-Length") or 0) > limit + 64 * 1024:
+    length = request.headers.get("Content-Length") or "0"
+    if not length.isascii() or not length.isdigit():
+        return _json({"error": f"Content-Length must be a number of bytes, not {length!r}."}, 400)
+    if int(length) > limit + 64 * 1024:
         return _json({"error": f"The upload is larger than the limit of {limit:,} bytes."}, 413)
     try:
         data, name = _api_body(request)
@@ -391,6 +428,36 @@ def api_upload(request: HttpRequest) -> HttpResponse:
     except store.UnreadableTranscript as error:
         return _json({"error": str(error)}, 400)
     return _json(_api_summary(request, transcript, created), 201 if created else 200)
+
+
+def _messages(form: Form) -> dict[str, list[str]]:
+    """A form's errors as plain JSON: each field's messages, in words."""
+    return {field: [str(message) for message in errors] for field, errors in form.errors.items()}
+
+
+def api_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """404 for the whole site: JSON under /api/, the plain page elsewhere."""
+    if request.path.startswith("/api/"):
+        return _json({"error": "No such API address."}, 404)
+    return defaults.page_not_found(request, exception or Http404())
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """400 for the whole site: too many files names the limit; JSON under /api/."""
+    if isinstance(exception, TooManyFilesSent):
+        message = too_many_files()
+    else:
+        message = "The request could not be read: it is malformed or breaks a limit."
+    if request.path.startswith("/api/"):
+        return _json({"error": message}, 400)
+    return render(request, "inspector/refused.html", {"message": message}, status=400)
+
+
+def api_server_error(request: HttpRequest) -> HttpResponse:
+    """500 for the whole site: JSON under /api/, the plain page elsewhere."""
+    if request.path.startswith("/api/"):
+        return _json({"error": "The server failed on this request; it has been logged."}, 500)
+    return defaults.server_error(request)
 
 
 def _api_body(request: HttpRequest) -> tuple[bytes, str]:
@@ -422,7 +489,7 @@ def _api_summary(request: HttpRequest, transcript: Transcript, created: bool) ->
     }
 
 
-@require_GET
+@api_view("GET")
 def api_transcript(request: HttpRequest, public_id: str) -> HttpResponse:
     user = _api_user(request)
     if user is None:
@@ -432,14 +499,18 @@ def api_transcript(request: HttpRequest, public_id: str) -> HttpResponse:
         return _json({"error": "No transcript of yours has that id."}, 404)
     url = request.build_absolute_uri(transcript.get_absolute_url())
     header = {"id": transcript.public_id, "url": url, "file_name": transcript.file_name}
-    return _json(header | report_from(store.get_diagnosis(transcript)))
+    try:
+        with store.depth_guarded():
+            return _json(header | report_from(store.get_diagnosis(transcript)))
+    except store.UnreadableTranscript as error:
+        return _json({"error": str(error)}, 400)
 
 
 # --- foundation ------------------------------------------------------------
 
 
 @never_cache
-@require_GET
+@require_safe
 def healthz(request: HttpRequest) -> HttpResponse:
     """200 when the database answers a query, 503 otherwise (for load balancers)."""
     try:
@@ -461,7 +532,7 @@ def _user_from_uid(uidb64: str) -> User | None:
 
 
 @never_cache
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def signin_link(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
     """A one-time link signs in on POST; GET only shows the button.
 
@@ -469,10 +540,12 @@ def signin_link(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
     they would burn the single use before the person clicks.
     """
     user = _user_from_uid(uidb64)
-    valid = user is not None and user.is_active and signin_tokens.check_token(user, token)
-    if not valid:
+    if user is None or not user.is_active or not signin_tokens.check_token(user, token):
         return render(request, "registration/signin_link.html", {"valid": False}, status=400)
     if request.method == "POST":
+        if not signin_tokens.consume(user):
+            # Another request used the link first, between our check and now.
+            return render(request, "registration/signin_link.html", {"valid": False}, status=400)
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         return redirect("home")
     return render(request, "registration/signin_link.html", {"valid": True, "account": user})

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
+import orjson
 import pytest
 
-from inspector.redact import entropy, find_secrets, mask
+from inspector.redact import RULES, entropy, find_secrets, mask
 
 # Fake credentials of every shape we promise to catch (none of them is real).
 PLANTED = {
@@ -13,6 +14,102 @@ PLANTED = {
     "Google API key": "AIzaSyA-1234567890abcdefghijklmnopqrstu",
     "Slack token": "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
     "Slack webhook": "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+}
+
+
+# Fake credentials of the shapes a full share must never show (none is real):
+# name -> (as written in a transcript, the part that must not survive).
+B64 = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+SHAPES: dict[str, tuple[str, str]] = {
+    "OpenAI key": (f"sk-proj-{B64}abcd", f"sk-proj-{B64}abcd"),
+    "Anthropic key": (f"sk-ant-api03-{B64}-_abcdEFGH", f"sk-ant-api03-{B64}-_abcdEFGH"),
+    "GitHub token": (
+        "ghp_ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210",
+        "ghp_ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210",
+    ),
+    "GitHub fine-grained token": (f"github_pat_11ABCDEFG0_{B64}{B64}", f"11ABCDEFG0_{B64}{B64}"),
+    "AWS access key id": ("AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+    "AWS secret key, named": (
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ),
+    "AWS secret key, bare": (
+        "the key is 9dRt/UvQ2pLmN8xZkW4yB+hJcF6sA1eG7oI3nT0u here",
+        "9dRt/UvQ2pLmN8xZkW4yB+hJcF6sA1eG7oI3nT0u",
+    ),
+    "Google API key": (
+        "AIzaSyA-1234567890abcdefghijklmnopqrstu",
+        "AIzaSyA-1234567890abcdefghijklmnopqrstu",
+    ),
+    "Slack token": (
+        "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+        "1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+    ),
+    "Slack webhook": (
+        "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        "XXXXXXXXXXXXXXXXXXXXXXXX",
+    ),
+    "private key": (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
+        "-----END OPENSSH PRIVATE KEY-----",
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",
+    ),
+    "bearer token": (
+        "Authorization: Bearer abcDEF123456ghiJKL789mnoPQR",
+        "abcDEF123456ghiJKL789mnoPQR",
+    ),
+    "high-entropy *_KEY=": ("STRIPE_API_KEY=9f8Q2mZx7LkP4vBn3TqW8yR1", "9f8Q2mZx7LkP4vBn3TqW8yR1"),
+    "JWT": (
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
+        ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+        "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    ),
+    "Authorization: Basic": (
+        "Authorization: Basic YWRtaW46c3VwZXJzZWNyZXQ=",
+        "YWRtaW46c3VwZXJzZWNyZXQ",
+    ),
+    "postgres URL": ("postgres://admin:Pg5ecretPw@db.internal:5432/app", "Pg5ecretPw"),
+    "mysql URL, no digit": ("mysql://root:hunterwolf@localhost/db", "hunterwolf"),
+    "?password= in a URL": ("https://example.com/login?user=bob&password=Tr0ub4dor", "Tr0ub4dor"),
+    "?access_token= in a URL": (
+        "https://api.example.com/v1/data?access_token=ya29A0ARrdaMqq",
+        "ya29A0ARrdaMqq",
+    ),
+    "*_PASSWORD=, short": ("DB_PASSWORD=Zq9wK", "Zq9wK"),
+    "*_PASSWORD=, no digit": ("SMTP_PASSWORD=correcthorsebattery", "correcthorsebattery"),
+    "password: quoted": ('password: "Sup3r-S3cretVal"', "Sup3r-S3cretVal"),
+    "Stripe key, bare": (f"sk_live_51HcTz2Kx9Qa{B64}EFGH", f"51HcTz2Kx9Qa{B64}EFGH"),
+    "Stripe restricted key": (f"rk_live_51HcTz2Kx9Qb{B64}", f"51HcTz2Kx9Qb{B64}"),
+    "GitLab token": ("glpat-AbCdEf1234567890xYz_", "AbCdEf1234567890xYz_"),
+    "Hugging Face token": (
+        "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567",
+        "AbCdEfGhIjKlMnOpQrStUvWxYz01234567",
+    ),
+    "npm token": (f"npm_{B64}", f"npm_{B64}"),
+    "SendGrid key": (
+        "SG.AbCdEfGhIjKlMnOpQrStUv.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefg",
+        "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefg",
+    ),
+    "Django SECRET_KEY with #": (
+        "SECRET_KEY=django-insecure-k#9x!2@lm$q^z*w(p)v=+r3t-u5y",
+        "k#9x!2@lm$q^z*w(p)v=+r3t-u5y",
+    ),
+    "SECRET_KEY quoted, with #": ("SECRET_KEY = 'x7#kq!m2@z9$w8^p4%r'", "x7#kq!m2@z9$w8^p4%r"),
+    "key glued to a letter": (
+        "tokensk-proj-ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210",
+        "ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210",
+    ),
+    "Twilio key": ("SK0123456789abcdef0123456789abcdef", "0123456789abcdef0123456789abcdef"),
+    "Telegram bot token": (
+        "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1",
+        "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1",
+    ),
+    "Azure storage key": (f"AccountKey={B64 * 2}{'Qq12' * 4}==", f"{B64 * 2}{'Qq12' * 4}"),
+    "PyPI token": (f"pypi-AgEIcHlwaS5vcmc{B64 * 2}", f"{B64 * 2}"),
+    "npm authToken in .npmrc": (
+        "//registry.npmjs.org/:_authToken=0c8a6d2e-1f3b-4a5c-9d7e-8f0a1b2c3d4e",
+        "0c8a6d2e-1f3b-4a5c-9d7e-8f0a1b2c3d4e",
+    ),
 }
 
 
@@ -63,3 +160,54 @@ def test_text_without_secrets_is_returned_as_is():
 def test_entropy_separates_random_from_repetitive():
     assert entropy("aaaaaaaaaaaaaaaa") == 0
     assert entropy("9f8Q2mZx7LkP4vBn3TqW8yR1") > 4
+
+
+@pytest.mark.parametrize("padding", ["", "some words " * 100], ids=["short", "long"])
+@pytest.mark.parametrize(("written", "core"), SHAPES.values(), ids=SHAPES.keys())
+def test_every_shape_is_masked_where_it_is_written(written, core, padding):
+    # A long text is searched near its needles only; a short one whole.
+    masked = mask(f"{padding}config:\n{written}\nthat was it")
+    assert core not in masked
+    assert masked.startswith(f"{padding}config:\n") and masked.endswith("\nthat was it")
+
+
+@pytest.mark.parametrize(("written", "core"), SHAPES.values(), ids=SHAPES.keys())
+def test_every_shape_is_masked_inside_json_inside_json(written, core):
+    # A tool's arguments holding JSON, rendered as JSON: quotes come escaped twice.
+    arguments = orjson.dumps({"command": orjson.dumps({"env": written}).decode()}).decode()
+    shown = orjson.dumps(orjson.loads(arguments), option=orjson.OPT_INDENT_2).decode()
+    assert core not in mask(shown)
+
+
+@pytest.mark.parametrize(
+    "written",
+    [w for w, _ in SHAPES.values() if w[:1].isalpha() and "://" not in w and "=" not in w],
+)
+def test_a_key_glued_to_the_word_before_it_is_masked(written):
+    masked = mask(f"token{written}")
+    assert written[4:30] not in masked
+
+
+def test_escapes_map_back_to_where_the_key_is_written():
+    text = 'say \\"' + PLANTED["GitHub token"] + '\\" ok'
+    (match,) = find_secrets(text)
+    assert text[match.start : match.end] == PLANTED["GitHub token"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "risk-assessment-framework-2024 and desk-organisation-tips-for-you",
+        "CACHE_KEY=user-profile-settings",
+        "The password: field is required, and the secret: ingredient is love",
+        "git checkout 5f3c2a9b8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b",
+        '{"id": "toolu_01AbCdEfGhIjKlMnOpQrStUv", "uuid": "5a3bb1c8-c3ce-466e-b487-24212cbf1da1"}',
+        "PWD=/home/dev/project OLDPWD=/home/dev",
+    ],
+)
+def test_ordinary_text_is_left_alone(text):
+    assert mask(text) == text
+
+
+def test_every_rule_has_needles_so_none_scans_everything():
+    assert all(rule.needles for rule in RULES)

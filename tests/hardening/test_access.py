@@ -179,7 +179,12 @@ TABLE: dict[str, list[Case]] = {
         )
     ],
     "api_transcript": [
-        Case(transcript_id, api(200, 404), everyone(405) | dict.fromkeys(TOKENS, 405))
+        Case(
+            transcript_id,
+            api(200, 404),
+            everyone(405) | dict.fromkeys(TOKENS, 405),
+            csrf_exempt=True,  # token-authenticated: a POST gets the API's JSON 405
+        )
     ],
     # --- inspector.share ---
     "share_panel": [
@@ -382,3 +387,17 @@ def test_every_url_answers_each_visitor_as_the_table_says(name, world):
 
 def test_the_table_names_only_urls_that_exist():
     assert sorted(TABLE) == URL_NAMES
+
+
+@pytest.mark.parametrize("name", URL_NAMES)
+def test_head_answers_wherever_get_does_with_the_same_status_and_no_body(name, world):
+    for case in TABLE.get(name, []):
+        url = lambda case=case: reverse(name, kwargs=case.kwargs(world))  # noqa: E731
+        clients = visitors(world)
+        for who in case.get:
+            client, headers = clients[who]
+            get = send(client, "get", url(), headers, None, csrf=False)
+            head = client.head(url(), **headers)
+            assert head.status_code == get.status_code, f"HEAD {url()} {who}"
+            if head.status_code == 200 and not head.streaming:
+                assert head.content == b"", f"HEAD {url()} {who} sent a body"

@@ -42,3 +42,49 @@ def test_requeued_task_is_picked_up_again():
     stale = _task("RUNNING", timedelta(hours=2))
     requeue_stale_tasks(stale_seconds=600)
     assert DBTaskResult.objects.ready().filter(pk=stale.pk).exists()
+
+
+def _claimed(worker_id: str, started_ago: timedelta) -> DBTaskResult:
+    task = _task("RUNNING", started_ago)
+    task.worker_ids = [worker_id]
+    task.save(update_fields=["worker_ids"])
+    return task
+
+
+def test_a_task_of_a_worker_whose_beat_stopped_is_requeued_without_an_age():
+    from inspector.web.management.commands.worker import requeue_orphaned_tasks
+    from inspector.web.models import WorkerBeat
+
+    now = timezone.now()
+    silent = _claimed("elsewhere:41:aaaaaaaa", timedelta(seconds=40))
+    beating = _claimed("elsewhere:42:bbbbbbbb", timedelta(seconds=40))
+    never = _claimed("elsewhere:43:cccccccc", timedelta(seconds=40))  # a plain db_worker
+    WorkerBeat.objects.create(
+        worker_id="elsewhere:41:aaaaaaaa", beat_at=now - timedelta(seconds=31)
+    )
+    WorkerBeat.objects.create(worker_id="elsewhere:42:bbbbbbbb", beat_at=now - timedelta(seconds=5))
+
+    assert requeue_orphaned_tasks(beat_seconds=10, stale_seconds=600) == 1
+    statuses = {t.pk: DBTaskResult.objects.get(pk=t.pk).status for t in (silent, beating, never)}
+    assert statuses == {silent.pk: "READY", beating.pk: "RUNNING", never.pk: "RUNNING"}
+
+
+def test_a_task_of_a_dead_process_on_this_machine_is_requeued_at_once():
+    import socket
+    import subprocess
+    import sys
+
+    from inspector.web.management.commands.worker import requeue_orphaned_tasks
+    from inspector.web.models import WorkerBeat
+
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True
+    )
+    host = socket.gethostname()[:40].replace(":", "-")
+    worker = f"{host}:{int(gone.stdout)}:dddddddd"
+    task = _claimed(worker, timedelta(seconds=1))
+    WorkerBeat.objects.create(worker_id=worker, beat_at=timezone.now())  # its beat is fresh
+
+    assert requeue_orphaned_tasks(beat_seconds=10, stale_seconds=600) == 1
+    task.refresh_from_db()
+    assert task.status == "READY"
