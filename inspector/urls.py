@@ -8,3 +8,5 @@ urlpatterns = [
     path("", include("inspector.share.urls")),
     path("", include("inspector.watch.urls")),
 ]
+
+handler404 = "inspector.web.views.not_found"

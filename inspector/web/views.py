@@ -148,11 +148,16 @@ def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
     pages = page_count(positions)
     page = data["page"] or 1
     if page > pages:
-        raise Http404("That page of the timeline does not exist.")
+        raise Http404(
+            f"This view of the timeline has {pages:,} page{'s' if pages != 1 else ''} of rows; "
+            f"there is no page {page:,}."
+        )
+    rows = page_rows(diagnosis, positions, page)
     context = {
         "transcript": transcript,
         "filters": filters,
-        "rows": page_rows(diagnosis, positions, page),
+        "rows": rows,
+        "subagent_links": _subagent_links(transcript, diagnosis, rows),
         "page": page,
         "pages": pages,
         "next_query": filters.query(page=page + 1) if page < pages else None,
@@ -169,9 +174,49 @@ def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
             (view, filters.query(view=view)) for view in ("annotated", "original", "repaired")
         ],
         "resume": _resume_hint(transcript),
+        "parent": _parent_session(transcript),
         "branch_links": True,
     }
     return render(request, "inspector/timeline.html", context)
+
+
+def _subagent_links(
+    transcript: Transcript, diagnosis: Any, rows: list[dict[str, Any]]
+) -> dict[str, str]:
+    """Task call id -> the address of the owner's transcript of the subagent that answered it."""
+    answered = diagnosis.meta.get("subagents") or {}
+    if not answered:
+        return {}
+    on_page = {
+        call["id"]: answered[call["id"]]
+        for row in rows
+        for call in row.get("calls") or ()
+        if call.get("id") in answered
+    }
+    if not on_page:
+        return {}
+    found = Transcript.objects.filter(
+        owner=transcript.owner_id, meta__agent_id__in=set(on_page.values())
+    ).values_list("public_id", "meta__agent_id")
+    where = {agent: reverse("timeline", args=[public_id]) for public_id, agent in found}
+    return {call: where[agent] for call, agent in on_page.items() if agent in where}
+
+
+def _parent_session(transcript: Transcript) -> Transcript | None:
+    """The session a subagent's transcript was started from, when the owner has it."""
+    if not transcript.meta.get("sidechain"):
+        return None
+    if transcript.parent_id is not None:
+        return transcript.parent
+    session = transcript.meta.get("parent_session")
+    if not session:
+        return None
+    return (
+        Transcript.objects.filter(owner=transcript.owner_id, meta__session_id=session)
+        .exclude(meta__sidechain=True)
+        .exclude(pk=transcript.pk)
+        .first()
+    )
 
 
 def _resume_hint(transcript: Transcript) -> dict[str, str] | None:
@@ -403,6 +448,19 @@ def api_transcript(request: HttpRequest, public_id: str) -> HttpResponse:
 
 
 # --- foundation ------------------------------------------------------------
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Every 404 as a page of the site, with the reason when it is one of ours.
+
+    Django's own messages ("No Transcript matches the given query.") name
+    models, not what the reader asked for; they get the general sentence.
+    """
+    reason = exception.args[0] if exception is not None and exception.args else ""
+    if not isinstance(reason, str) or "matches the given query" in reason:
+        reason = ""
+    back = request.path if request.GET else ""
+    return render(request, "404.html", {"reason": reason, "back": back}, status=404)
 
 
 @never_cache

@@ -1,4 +1,9 @@
-"""Small filters the inspector's templates share. None of them marks anything safe."""
+"""Small filters the inspector's templates share. None of them marks anything safe.
+
+``readable`` hands the rows partial what ``inspector.web.render`` makes of a
+row; the HTML in it (Markdown, highlighted code) is sanitised or escaped
+there, and the template marks it safe where it draws it.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from django import template
 
 from inspector.engine import RULES
 from inspector.web.forms import describe_size
+from inspector.web.render import readable_row
 from inspector.web.timeline import original_page as _original_page
 
 register = template.Library()
@@ -67,3 +73,14 @@ def provider_label(name: str) -> str:
 @register.filter
 def original_page(row: dict[str, Any]) -> int:
     return _original_page(row)
+
+
+@register.simple_tag(takes_context=True)
+def readable(context: template.Context, row: dict[str, Any]) -> dict[str, Any]:
+    """The row's content as drawn: from the very row the page shows (masked on share pages).
+
+    The calls seen so far in this render are kept, so a result reads in the
+    light of its call; the view's ``subagent_links`` give Task calls their link.
+    """
+    seen = context.render_context.setdefault("readable_calls", {})
+    return readable_row(row, seen, context.get("subagent_links"))

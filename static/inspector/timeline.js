@@ -1,0 +1,164 @@
+// The timeline's keys and toggles. Every key has a plain-link equivalent on the
+// page (rows have anchors, findings are listed with links, pages load by
+// scrolling), so nothing here is needed to read a transcript; it only makes
+// reading one faster.
+//
+//   j / k   next / previous row        n / p   next / previous finding
+//   /       the search box             ?       the list of keys
+(function () {
+  "use strict";
+  var root = document.documentElement;
+  var timeline = document.getElementById("timeline");
+  if (!timeline) return;
+  var keys = document.getElementById("keys");
+
+  function store(name, value) {
+    try { localStorage.setItem(name, value); } catch (error) { /* this page only */ }
+  }
+
+  // --- show or hide thinking and tool calls; the choice is kept (theme.js restores it) ---
+  var toggles = document.querySelector("[data-show-toggles]");
+  if (toggles) {
+    toggles.hidden = false;
+    Array.prototype.forEach.call(toggles.querySelectorAll("[data-hide]"), function (button) {
+      var name = "hide-" + button.getAttribute("data-hide");
+      button.setAttribute("aria-pressed", root.classList.contains(name) ? "false" : "true");
+      button.addEventListener("click", function () {
+        var hidden = root.classList.toggle(name);
+        button.setAttribute("aria-pressed", hidden ? "false" : "true");
+        store("inspector-" + name, hidden ? "1" : "0");
+      });
+    });
+  }
+
+  var opener = document.querySelector("[data-keys-open]");
+  if (opener && keys && keys.showModal) {
+    opener.hidden = false;
+    opener.addEventListener("click", function () { keys.showModal(); });
+  }
+
+  // --- moving between rows ---
+  function visibleRows(selector) {
+    return Array.prototype.filter.call(timeline.querySelectorAll(selector), function (row) {
+      return row.offsetParent !== null;
+    });
+  }
+
+  function current() {
+    var marked = timeline.querySelector("article.row.current");
+    if (marked) return marked;
+    if (location.hash) {
+      var target = document.getElementById(location.hash.slice(1));
+      if (target && timeline.contains(target)) return target;
+    }
+    return null;
+  }
+
+  function go(row) {
+    var was = timeline.querySelector("article.row.current");
+    if (was) was.classList.remove("current");
+    row.classList.add("current");
+    row.focus({ preventScroll: true });
+    row.scrollIntoView({ block: "start" });
+    if (history.replaceState) history.replaceState(null, "", "#" + row.id);
+  }
+
+  // The row after (step 1) or before (step -1) the current one among these;
+  // with no current row, the first one below the top of the window.
+  function neighbour(rows, step) {
+    var here = current();
+    if (here) {
+      var all = visibleRows("article.row");
+      var at = all.indexOf(here);
+      var i;
+      for (i = at + step; i >= 0 && i < all.length; i += step) {
+        if (rows.indexOf(all[i]) !== -1) return all[i];
+      }
+      return null;
+    }
+    for (var k = 0; k < rows.length; k++) {
+      if (rows[k].getBoundingClientRect().bottom > 0) {
+        return step > 0 ? rows[k] : rows[Math.max(0, k - 1)];
+      }
+    }
+    return null;
+  }
+
+  function number(key) {
+    var match = /^r(\d+)$/.exec(key || "");
+    return match ? parseInt(match[1], 10) : -1;
+  }
+
+  // A finding that is not loaded: the findings list links to its page.
+  function unloadedFinding(step) {
+    var here = current();
+    var at = here ? number(here.id) : -1;
+    var links = Array.prototype.slice.call(document.querySelectorAll(".findings a[href*='#r']"));
+    var best = null;
+    links.forEach(function (link) {
+      var key = link.getAttribute("href").split("#")[1];
+      var n = number(key);
+      if (n < 0 || document.getElementById(key)) return;
+      if (step > 0 && n > at && (best === null || n < best.n)) best = { n: n, link: link };
+      if (step < 0 && n < at && (best === null || n > best.n)) best = { n: n, link: link };
+    });
+    return best && best.link;
+  }
+
+  function move(selector, step) {
+    var rows = visibleRows(selector);
+    var next = neighbour(rows, step);
+    if (next) { go(next); return; }
+    if (selector !== "article.row") {
+      var link = unloadedFinding(step);
+      if (link) { location.href = link.href; return; }
+    }
+    if (step > 0) {
+      // Past the last loaded row: the next page comes in as the sentinel is reached.
+      var sentinel = timeline.querySelector("a.sentinel");
+      if (sentinel) sentinel.scrollIntoView({ block: "end" });
+    } else {
+      var earlier = timeline.querySelector("a.earlier");
+      if (earlier && !current()) earlier.focus();
+    }
+  }
+
+  function typing(target) {
+    var tag = target && target.tagName;
+    return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || (target && target.isContentEditable);
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+    if (keys && keys.open && event.key !== "?") return;
+    switch (event.key) {
+      case "j": move("article.row", 1); break;
+      case "k": move("article.row", -1); break;
+      case "n": move("article.row.has-findings", 1); break;
+      case "p": move("article.row.has-findings", -1); break;
+      case "/": {
+        var box = document.querySelector("[data-search-box]");
+        if (!box) return;
+        box.focus();
+        box.select();
+        break;
+      }
+      case "?":
+        if (!keys || !keys.showModal) return;
+        if (keys.open) keys.close(); else keys.showModal();
+        break;
+      default:
+        return;
+    }
+    event.preventDefault();
+  });
+
+  // Clicking a row makes it the current one, so j/k go on from there.
+  timeline.addEventListener("click", function (event) {
+    var row = event.target.closest("article.row");
+    if (!row) return;
+    var was = timeline.querySelector("article.row.current");
+    if (was) was.classList.remove("current");
+    row.classList.add("current");
+  });
+})();
