@@ -51,6 +51,7 @@ from inspector.web.timeline import (
     page_count,
     page_rows,
     select_positions,
+    session_map,
 )
 from inspector.web.views import _bad_request, _get_transcript_for_user
 
@@ -210,6 +211,7 @@ def shared_timeline(request: HttpRequest, token: str) -> HttpResponse:
         "form": form,
         "row_total": len(positions),
         "groups": shared_groups(groups),
+        "session_map": session_map(diagnosis, positions, filters, page),
         "views": [(v, filters.query(view=v)) for v in ("annotated", "original", "repaired")],
     }
     return render(request, "share/timeline.html", context)

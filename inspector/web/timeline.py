@@ -8,6 +8,7 @@ the in-process diagnosis cache: nothing here changes them.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -198,3 +199,86 @@ def example_text(value: Any) -> str:
             for part in value
         )
     return orjson.dumps(value).decode()
+
+
+# --- the map of the session ---------------------------------------------------
+
+# The map draws at most this many marks; a longer view shares them out evenly.
+MAP_MARKS = 300
+# Rows looked at to colour a mark that stands for many: enough to find the usual role.
+MAP_SAMPLES = 12
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    role: str
+    key: str  # the first row it stands for
+    page: int
+    rows: int  # how many rows it stands for
+    finding: str  # the rules found in them, "" for none
+    finding_key: str  # the first row with a finding, for the finding's own link
+
+
+@dataclass(frozen=True, slots=True)
+class SessionMap:
+    marks: list[Mark]
+    window: tuple[int, int]  # the marks the page being shown covers, [start, stop)
+    per_page: float  # marks one page of rows covers, for pages that load as you scroll
+    total: int
+
+
+def session_map(
+    diagnosis: Diagnosis, positions: Sequence[int], filters: Filters, page: int
+) -> SessionMap | None:
+    """One mark per row of the view (or per run of rows, past ``MAP_MARKS``), by role.
+
+    Reads only the row index: a few thousand list lookups whatever the length.
+    """
+    total = len(positions)
+    if total == 0:
+        return None
+    index = indexed_rows(diagnosis).row_index
+    roles = index.original_roles if filters.view == "original" else index.roles
+    names = index.role_names
+    count = min(total, MAP_MARKS)
+    bounds = [total * b // count for b in range(count + 1)]
+    # Where each finding row stands in this view: in the annotated view with every
+    # row shown (the usual case) a row's place is its position.
+    if total == len(index) and positions[0] == 0 and positions[-1] == total - 1:
+        at = {p: p for p in index.findings}
+    else:
+        wanted = index.findings
+        at = {p: i for i, p in enumerate(positions) if p in wanted} if wanted else {}
+    found: dict[int, tuple[list[str], int]] = {}
+    for position, place in sorted(at.items(), key=lambda item: item[1]):
+        mark = _mark_of(place, bounds)
+        rules_here, first = found.setdefault(mark, ([], position))
+        rules_here.extend(rule for rule in index.findings[position] if rule not in rules_here)
+    marks = []
+    for b in range(count):
+        start, stop = bounds[b], bounds[b + 1]
+        step = max(1, (stop - start) // MAP_SAMPLES)
+        sample = [roles[p] for p in positions[start:stop:step]]
+        role = max(set(sample), key=sample.count)
+        rules, first = found.get(b, ([], -1))
+        marks.append(
+            Mark(
+                role=names[role] if role is not None and role < len(names) else "",
+                key=index.key(positions[start]),
+                page=start // PAGE_SIZE + 1,
+                rows=stop - start,
+                finding=" ".join(rules),
+                finding_key=index.key(first) if first >= 0 else "",
+            )
+        )
+    first_row = (page - 1) * PAGE_SIZE
+    window = (
+        _mark_of(first_row, bounds),
+        _mark_of(min(total, first_row + PAGE_SIZE) - 1, bounds) + 1,
+    )
+    return SessionMap(marks, window, count * PAGE_SIZE / total, total)
+
+
+def _mark_of(view_index: int, bounds: list[int]) -> int:
+    """The mark whose rows include this place in the view (``bounds`` are the marks' starts)."""
+    return bisect.bisect_right(bounds, view_index) - 1

@@ -44,6 +44,7 @@ from inspector.web.timeline import (
     page_count,
     page_rows,
     select_positions,
+    session_map,
 )
 
 log = logging.getLogger(__name__)
@@ -168,6 +169,8 @@ def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
     context |= {
         "form": form,
         "diagnosis": diagnosis,
+        "healthy": _healthy(diagnosis),
+        "session_map": session_map(diagnosis, positions, filters, page),
         "row_total": len(positions),
         "groups": finding_groups(diagnosis, positions, filters, page, titles),
         "views": [
@@ -178,6 +181,15 @@ def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
         "branch_links": True,
     }
     return render(request, "inspector/timeline.html", context)
+
+
+def _healthy(diagnosis: Any) -> bool:
+    """Nothing to repair, nothing unreadable, and every provider accepts it as uploaded."""
+    return (
+        not diagnosis.needs_repair
+        and not diagnosis.problems
+        and all(not verdict["before"] for verdict in diagnosis.providers.values())
+    )
 
 
 def _subagent_links(

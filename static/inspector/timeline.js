@@ -153,6 +153,19 @@
     event.preventDefault();
   });
 
+  // Pages that load as you scroll widen the map's frame of the rows shown.
+  // (data-per-page: the marks one page of rows covers; a page is 200 rows.)
+  var frame = document.querySelector("svg.map .m-window");
+  if (frame) {
+    var startWidth = parseFloat(frame.getAttribute("width"));
+    var perRow = parseFloat(frame.getAttribute("data-per-page")) / 200;
+    var startRows = timeline.querySelectorAll("article.row").length;
+    document.body.addEventListener("htmx:afterSettle", function () {
+      var loaded = timeline.querySelectorAll("article.row").length - startRows;
+      frame.setAttribute("width", String(startWidth + loaded * perRow));
+    });
+  }
+
   // Clicking a row makes it the current one, so j/k go on from there.
   timeline.addEventListener("click", function (event) {
     var row = event.target.closest("article.row");

@@ -36,3 +36,19 @@ def test_every_page_carries_the_skip_link_and_the_theme_script(owner_client, tra
     assert "inspector/theme.js" in body and "inspector/timeline.js" in body
     assert 'id="keys"' in body
     assert 'class="skip" href="#content"' in owner_client.get("/rules/").content.decode()
+
+
+def test_the_map_of_a_filtered_view_has_a_mark_per_row_it_shows(owner_client, transcript):
+    from inspector.web import store
+    from inspector.web.timeline import Filters, select_positions, session_map
+
+    diagnosis = store.get_page_diagnosis(transcript)
+    filters = Filters(around=0)
+    positions = select_positions(diagnosis, filters)
+    shown = session_map(diagnosis, positions, filters, 1)
+    assert shown is not None and len(shown.marks) == len(positions)
+    assert all(mark.finding for mark in shown.marks), "every row of 'only findings' has one"
+    assert [mark.key for mark in shown.marks] == [f"r{p}" for p in positions]
+    original = Filters(view="original")
+    everything = session_map(diagnosis, select_positions(diagnosis, original), original, 1)
+    assert everything is not None and len(everything.marks) == diagnosis.message_count
