@@ -42,7 +42,7 @@ from inspector.share.content import (
 )
 from inspector.share.forms import RevokeForm, ShareForm
 from inspector.share.models import ShareLink, hash_token
-from inspector.web import store
+from inspector.web import store, words
 from inspector.web.forms import TimelineForm
 from inspector.web.models import Transcript
 from inspector.web.timeline import (
@@ -53,7 +53,7 @@ from inspector.web.timeline import (
     select_positions,
     session_map,
 )
-from inspector.web.views import _bad_request, _get_transcript_for_user
+from inspector.web.views import _bad_request, _get_transcript_for_user, _in_order
 
 SHARE_HEADERS = {
     "Referrer-Policy": "no-referrer",
@@ -184,7 +184,13 @@ def _live_link(token: str) -> ShareLink:
 def shared_timeline(request: HttpRequest, token: str) -> HttpResponse:
     link = _live_link(token)
     diagnosis = store.get_page_diagnosis(link.transcript)
-    form = TimelineForm(request.GET, rule_ids=_rule_ids(diagnosis))
+    titles = {rule_id: words.title(rule, rule_id) for rule_id, rule in RULES.items()}
+    form = TimelineForm(
+        request.GET,
+        rule_ids=_rule_ids(diagnosis),
+        present=_in_order(diagnosis.counts),
+        titles=titles,
+    )
     if not form.is_valid():
         return _bad_request(request, form)
     data = form.cleaned_data
@@ -205,7 +211,6 @@ def shared_timeline(request: HttpRequest, token: str) -> HttpResponse:
     if request.htmx:
         return render(request, "inspector/timeline.html#rows", context)
     link.record_view()
-    titles = {rule_id: rule.title for rule_id, rule in RULES.items()}
     groups = finding_groups(diagnosis, positions, filters, page, titles)
     context |= _page_context(link, token, diagnosis) | {
         "form": form,

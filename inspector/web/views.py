@@ -26,7 +26,7 @@ from django.views.decorators.vary import vary_on_headers
 from inspector.diagnosis import repaired_bytes, report_from
 from inspector.engine import RULES
 from inspector.local import agents
-from inspector.web import spec, store
+from inspector.web import spec, store, words
 from inspector.web.forms import (
     ApiUploadForm,
     TimelineForm,
@@ -136,7 +136,10 @@ def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
     diagnosis = store.get_page_diagnosis(transcript)
     rules = RULES
     rule_ids = list(rules) + [rule for rule in diagnosis.counts if rule not in rules]
-    form = TimelineForm(request.GET, rule_ids=rule_ids)
+    titles = {rule_id: words.title(rule, rule_id) for rule_id, rule in rules.items()}
+    form = TimelineForm(
+        request.GET, rule_ids=rule_ids, present=_in_order(diagnosis.counts), titles=titles
+    )
     if not form.is_valid():
         return _bad_request(request, form)
     data = form.cleaned_data
@@ -165,7 +168,6 @@ def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
     }
     if request.htmx:
         return render(request, "inspector/timeline.html#rows", context)
-    titles = {rule_id: rule.title for rule_id, rule in rules.items()}
     context |= {
         "form": form,
         "diagnosis": diagnosis,
@@ -181,6 +183,12 @@ def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
         "branch_links": True,
     }
     return render(request, "inspector/timeline.html", context)
+
+
+def _in_order(counts: dict[str, int]) -> dict[str, int]:
+    """Findings per rule, the rules in the catalogue's order."""
+    order = {rule_id: n for n, rule_id in enumerate(RULES)}
+    return dict(sorted(counts.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
 
 
 def _healthy(diagnosis: Any) -> bool:
@@ -279,7 +287,11 @@ def delete(request: HttpRequest, public_id: str) -> HttpResponse:
 
 @require_GET
 def rule_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "inspector/rules.html", {"rules": list(RULES.values())})
+    rules = [
+        (rule, words.title(rule, rule_id), words.PLAIN.get(rule_id))
+        for rule_id, rule in RULES.items()
+    ]
+    return render(request, "inspector/rules.html", {"rules": rules})
 
 
 @require_GET
@@ -292,9 +304,13 @@ def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
     breaking = None
     if request.user.is_authenticated:
         breaking = Transcript.objects.filter(owner=request.user, counts__has_key=rule_id)[:50]
+    plain = words.PLAIN.get(rule.id)
     context = {
         "rule": rule,
-        "related": related,
+        "plain": plain,
+        "plain_title": words.title(rule, rule.id),
+        "terms": words.terms_in(rule.title, rule.summary, rule.explanation),
+        "related": [(other, words.title(other, other.id)) for other in related],
         "breaking": breaking,
         "before": example_rows(rule.example_before),
         "appended": example_rows(list(rule.example_appended)),
@@ -306,11 +322,11 @@ def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
 
 
 def _source_link(source: str) -> tuple[str, str]:
-    """(label, address) of a rule's source: a seed file is served under /spec/seeds/."""
+    """(words, address) of a rule's source: a seed file is served under /spec/seeds/."""
     if source.startswith("seeds/"):
         name = source.removeprefix("seeds/")
-        return f"seed document {name}", reverse("spec_seed", args=[name])
-    return source, source
+        return words.source_words(source), reverse("spec_seed", args=[name])
+    return words.source_words(source), source
 
 
 @require_GET
