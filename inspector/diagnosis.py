@@ -27,7 +27,7 @@ from inspector.formats.jsonl import collector_paused
 
 # Bump when the engine, a parser or this module changes what a diagnosis
 # holds: stored transcripts then rebuild their cached diagnosis on next view.
-ENGINE_VERSION = "3"
+ENGINE_VERSION = "4"
 
 # A row's text is what a person reads on the timeline; past this length the
 # rest is left to the downloads, so a 50 MB session stays a page, not a dump.
@@ -107,7 +107,8 @@ def diagnose(parsed: Parsed, is_read_only: ReadOnly = None) -> Diagnosis:
 
 def _diagnose(parsed: Parsed, is_read_only: ReadOnly) -> Diagnosis:
     repair = repair_parsed(parsed, is_read_only)
-    builder = _Timeline(parsed, repair)
+    facts = message_facts(parsed)
+    builder = _Timeline(parsed, repair, facts)
     rows, findings = builder.build()
     counts: dict[str, int] = {}
     for finding in findings:
@@ -124,8 +125,80 @@ def _diagnose(parsed: Parsed, is_read_only: ReadOnly) -> Diagnosis:
         findings=findings,
         rows=rows,
         interrupted=[_public(call) for call in repair.interrupted],
-        meta=_plain(parsed.meta),
+        meta=_plain(parsed.meta) | ({"timing": _totals(facts)} if any(facts) else {}),
     )
+
+
+# --- what happened when -----------------------------------------------------
+
+Facts = dict[str, Any]
+_NO_FACTS: Facts = {"at": None, "model": None, "tokens_in": None, "tokens_out": None}
+
+
+def message_facts(parsed: Parsed) -> list[Facts | None]:
+    """Per message, what the file records of it: when, which model, tokens in and out.
+
+    Read from the records each message came from (``parsed.state.pieces``) for
+    the shapes that keep them: Claude Code (timestamps, model, usage) and
+    Codex (timestamps). ``[]`` for shapes that record none of it.
+    """
+    state = parsed.state
+    pieces = getattr(state, "pieces", None)
+    if parsed.format == "claude-code" and pieces is not None:
+        records = state.records
+        return [_claude_facts([records[piece[0]] for piece in own]) for own in pieces]
+    if parsed.format == "codex" and pieces is not None:
+        values = state.values
+        return [_codex_facts([values[piece.rec] for piece in own]) for own in pieces]
+    return []
+
+
+def _claude_facts(records: list[Any]) -> Facts | None:
+    if not records:
+        return None
+    first = records[0].value
+    last = records[-1].value if len(records) > 1 else first
+    if not isinstance(first, dict) or not isinstance(last, dict):
+        return None
+    message = last.get("message") if isinstance(last.get("message"), dict) else {}
+    usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
+    tokens_in = None
+    if usage:
+        # What the model read: new input plus what came from (and went into) the cache.
+        tokens_in = sum(
+            value
+            for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+            if isinstance(value := usage.get(key), int)
+        )
+    out = usage.get("output_tokens")
+    model = message.get("model")
+    return {
+        "at": first.get("timestamp") if isinstance(first.get("timestamp"), str) else None,
+        "model": model if isinstance(model, str) and model != "<synthetic>" else None,
+        "tokens_in": tokens_in,
+        "tokens_out": out if isinstance(out, int) else None,
+    }
+
+
+def _codex_facts(values: list[Any]) -> Facts | None:
+    stamp = values[0].get("timestamp") if values and isinstance(values[0], dict) else None
+    return {**_NO_FACTS, "at": stamp} if isinstance(stamp, str) else None
+
+
+def _totals(facts: list[Facts | None]) -> dict[str, Any]:
+    """The header's sums: first and last timestamp, tokens in and out, models by use."""
+    stamps = [f["at"] for f in facts if f and f["at"]]
+    models: dict[str, int] = {}
+    for f in facts:
+        if f and f["model"]:
+            models[f["model"]] = models.get(f["model"], 0) + 1
+    return {
+        "first": min(stamps) if stamps else None,
+        "last": max(stamps) if stamps else None,
+        "tokens_in": sum(f["tokens_in"] or 0 for f in facts if f),
+        "tokens_out": sum(f["tokens_out"] or 0 for f in facts if f),
+        "models": models,
+    }
 
 
 def provider_verdicts(
@@ -212,8 +285,11 @@ def repaired_bytes(parsed: Parsed, fmt: str = "source", is_read_only: ReadOnly =
 class _Timeline:
     """Lays original and repaired messages out as annotated rows."""
 
-    def __init__(self, parsed: Parsed, repair: Any) -> None:
+    def __init__(
+        self, parsed: Parsed, repair: Any, facts: list[Facts | None] | None = None
+    ) -> None:
         self.parsed = parsed
+        self.facts = facts or []
         self.inputs = parsed.messages
         self.outputs = repair.messages
         self.actions = repair.actions
@@ -403,6 +479,7 @@ class _Timeline:
             text, parts = content, []  # ``_render_content``'s answer for most messages
         else:
             text, parts = _render_content(content)
+        facts = None
         if in_index is None:
             lines = []
             cause = None
@@ -410,6 +487,10 @@ class _Timeline:
             sources = self.sources
             lines = list(sources[in_index]) if in_index < len(sources) else []
             cause = self.causes.get(in_index)
+            if in_index < len(self.facts):
+                facts = self.facts[in_index]
+        if facts is None:
+            facts = _NO_FACTS
         return {
             "key": f"r{key_number}",
             "input_index": in_index,
@@ -432,6 +513,10 @@ class _Timeline:
             "cause": cause,
             "in_original": in_index is not None,
             "in_repaired": out_index is not None,
+            "at": facts["at"],
+            "model": facts["model"],
+            "tokens_in": facts["tokens_in"],
+            "tokens_out": facts["tokens_out"],
         }
 
     def _calls(

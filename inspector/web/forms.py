@@ -70,7 +70,13 @@ class UploadForm(forms.Form):
     def clean_file(self) -> UploadedFile | None:
         upload = self.cleaned_data.get("file")
         if upload is not None:
-            check_size(upload.size)
+            try:
+                check_size(upload.size)
+            except forms.ValidationError as error:
+                # Named, so an error after dropping several files says which one.
+                raise forms.ValidationError(
+                    f"{upload.name}: {' '.join(error.messages)}", code="too_large"
+                ) from error
         return upload
 
     def clean_text(self) -> str:

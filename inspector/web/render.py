@@ -25,6 +25,8 @@ import difflib
 import html
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
@@ -416,18 +418,74 @@ def _excerpt(text: str, path: str) -> dict[str, Any] | None:
 # --- rows -------------------------------------------------------------------
 
 
+@dataclass(slots=True)
+class Page:
+    """What drawing one page's rows carries from row to row."""
+
+    calls: dict[str, dict[str, Any]] = field(default_factory=dict)  # call id -> its view
+    last_at: datetime | None = None  # the previous row's timestamp
+
+
+def when(stamp: Any) -> datetime | None:
+    if not isinstance(stamp, str) or not stamp:
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def duration(seconds: float) -> str:
+    """A gap between rows, as people say it: 0.4 s, 12 s, 3 min, 2 h 5 min, 3 days."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds // 60:.0f} min"
+    if seconds < 86400:
+        hours, rest = divmod(seconds, 3600)
+        return f"{hours:.0f} h {rest // 60:.0f} min" if rest >= 60 else f"{hours:.0f} h"
+    return f"{seconds / 86400:.0f} days"
+
+
+def timing_words(timing: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The header's totals of what the rows record: when, how long, tokens, models."""
+    if not timing:
+        return None
+    first, last = when(timing.get("first")), when(timing.get("last"))
+    models = timing.get("models") or {}
+    return {
+        "first": first,
+        "last": last,
+        "took": duration((last - first).total_seconds()) if first and last else "",
+        "tokens_in": timing.get("tokens_in") or 0,
+        "tokens_out": timing.get("tokens_out") or 0,
+        "models": sorted(models, key=lambda name: -models[name]),
+    }
+
+
 def readable_row(
-    row: Row, seen: dict[str, dict[str, Any]], subagent_links: Mapping[str, str] | None = None
+    row: Row, page: Page, subagent_links: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """What the page draws of a row's content: ``html`` (its text), ``output``,
     ``parts`` and ``calls`` (each with its ``view``).
 
-    ``seen`` carries the views of the calls of the rows drawn before it on the
-    same page, so a result is read in the light of its call; ``subagent_links``
+    ``page`` carries the views of the calls of the rows drawn before it on the
+    same page, so a result is read in the light of its call, and the previous
+    row's time, for the time since it; ``subagent_links``
     maps a Task call's id to the address of the subagent's own transcript.
     The row itself is shared with the diagnosis cache and is not changed.
     """
-    content: dict[str, Any] = {"html": "", "output": None}
+    content: dict[str, Any] = {"html": "", "output": None, "when": None, "since": ""}
+    seen = page.calls
+    moment = when(row.get("at"))
+    if moment is not None:
+        content["when"] = moment
+        if page.last_at is not None and moment >= page.last_at:
+            content["since"] = duration((moment - page.last_at).total_seconds())
+        page.last_at = moment
     text = row.get("text") or ""
     if row.get("role") == "tool":
         call_id = (row.get("result") or {}).get("id") or ""
@@ -454,8 +512,8 @@ def readable_rows(
     rows: Iterable[Row], subagent_links: Mapping[str, str] | None = None
 ) -> list[dict[str, Any]]:
     """``readable_row`` of each row, in order (for tests and scripts; pages use the tag)."""
-    seen: dict[str, dict[str, Any]] = {}
-    return [readable_row(row, seen, subagent_links) for row in rows]
+    page = Page()
+    return [readable_row(row, page, subagent_links) for row in rows]
 
 
 def _call(

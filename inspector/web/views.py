@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import orjson
@@ -11,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.db import connection
+from django.db.models import Q
 from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
 from django.shortcuts import get_object_or_404, redirect, render
@@ -36,6 +38,7 @@ from inspector.web.forms import (
     check_size,
 )
 from inspector.web.models import ApiToken, Transcript, hash_token
+from inspector.web.render import timing_words
 from inspector.web.signin import signin_tokens
 from inspector.web.timeline import (
     Filters,
@@ -50,7 +53,7 @@ from inspector.web.timeline import (
 log = logging.getLogger(__name__)
 
 LIST_PAGE_SIZE = 50
-DOWNLOADS = ("repaired", "canonical", "report", "original")
+DOWNLOADS = ("repaired", "in-place", "canonical", "report", "original")
 # Shapes that are one agent's own session files, so the repaired file resumes in it.
 RESUMABLE = ("claude-code", "codex")
 
@@ -87,6 +90,12 @@ def _upload_page(
 @login_required
 @require_http_methods(["GET", "POST"])
 def upload(request: HttpRequest) -> HttpResponse:
+    """The upload form; upload.js sends it with ``Accept: application/json`` to show progress.
+
+    Sent so, a stored upload answers with where to go instead of a redirect,
+    which the script would follow on its own (and so show the page's notes,
+    such as 'the same transcript', to no one).
+    """
     if request.method != "POST":
         return _upload_page(request, UploadForm())
     form = UploadForm(request.POST, request.FILES)
@@ -101,12 +110,18 @@ def upload(request: HttpRequest) -> HttpResponse:
                 format=form.cleaned_data["format"] or "auto",
             )
         except store.UnreadableTranscript as error:
-            form.add_error(None, str(error))
+            named = name if form.cleaned_data.get("file") is not None else "The pasted text"
+            form.add_error(None, f"{named}: {error}")
             return _upload_page(request, form, status=400, attempts=error.attempts)
-        else:
-            if not created:
-                messages.info(request, "You uploaded these exact bytes before; here they are.")
-            return redirect(transcript)
+        if not created:
+            messages.info(
+                request,
+                f"{name} is the same transcript as {transcript.file_name}, uploaded "
+                f"{transcript.created:%Y-%m-%d %H:%M}: the bytes are identical, so here it is.",
+            )
+        if "application/json" in request.headers.get("Accept", ""):
+            return JsonResponse({"location": transcript.get_absolute_url(), "created": created})
+        return redirect(transcript)
     return _upload_page(request, form, status=400)
 
 
@@ -172,6 +187,7 @@ def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
         "form": form,
         "diagnosis": diagnosis,
         "healthy": _healthy(diagnosis),
+        "timing": timing_words(diagnosis.meta.get("timing")),
         "session_map": session_map(diagnosis, positions, filters, page),
         "row_total": len(positions),
         "groups": finding_groups(diagnosis, positions, filters, page, titles),
@@ -179,6 +195,8 @@ def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
             (view, filters.query(view=view)) for view in ("annotated", "original", "repaired")
         ],
         "resume": _resume_hint(transcript),
+        "in_place": _in_place(transcript),
+        "neighbours": _needing_repair_beside(transcript),
         "parent": _parent_session(transcript),
         "branch_links": True,
     }
@@ -239,12 +257,60 @@ def _parent_session(transcript: Transcript) -> Transcript | None:
     )
 
 
+def _in_place(transcript: Transcript) -> dict[str, str] | None:
+    """Where the repaired session goes so its agent resumes it, and the name it needs there."""
+    if transcript.format not in RESUMABLE:
+        return None
+    agent = agents.BY_FORMAT[transcript.format]
+    session = transcript.session_id
+    root = f"~/{agent.default_home}/{agent.sessions}"
+    if transcript.format == "claude-code":
+        name = f"{session}.jsonl" if session else transcript.file_name
+        cwd = str(transcript.meta.get("cwd") or "")
+        # Claude Code names a project's folder after its path, every other character a dash.
+        folder = re.sub(r"[^A-Za-z0-9]", "-", cwd) if cwd else "<the project's folder>"
+    else:
+        name = (
+            transcript.file_name
+            if transcript.file_name.startswith("rollout-")
+            else (f"rollout-{session}.jsonl")
+        )
+        day = re.search(r"rollout-(\d{4})-(\d{2})-(\d{2})T", name)
+        folder = "/".join(day.groups()) if day else "<year>/<month>/<day>"
+    path = f"{root}/{folder}/{name}"
+    commands = f"cp {path} {path}.bak\nmv ~/Downloads/{name} {path}"
+    home = f"~/{agent.default_home}"
+    return {"name": name, "path": path, "commands": commands, "env": agent.env, "home": home}
+
+
+def _needing_repair_beside(transcript: Transcript) -> dict[str, Transcript | None] | None:
+    """The project's sessions that need repair just before and after this one, by date."""
+    if transcript.project_id is None:
+        return None
+    from inspector.scan.reports import sessions_of  # the dashboard's dates and order
+
+    sessions = sessions_of(transcript.project).filter(needs_repair=True)
+    here = sessions_of(transcript.project).filter(pk=transcript.pk).values_list("date", flat=True)
+    date = here.first()
+    if date is None:
+        return None
+    earlier = Q(date__lt=date) | Q(date=date, pk__lt=transcript.pk)
+    later = Q(date__gt=date) | Q(date=date, pk__gt=transcript.pk)
+    previous = sessions.filter(earlier).order_by("-date", "-pk").first()
+    following = sessions.filter(later).order_by("date", "pk").first()
+    if previous is None and following is None:
+        return None
+    return {"previous": previous, "next": following}
+
+
 def _resume_hint(transcript: Transcript) -> dict[str, str] | None:
     if transcript.format not in RESUMABLE:
         return None
     agent = agents.BY_FORMAT[transcript.format]
     session = transcript.session_id or "<session id>"
-    return {"tool": agent.label, "command": agent.resume_command(session), "session": session}
+    cwd = str(transcript.meta.get("cwd") or "") or None
+    command = agent.resume_command(session, cwd=cwd)
+    return {"tool": agent.label, "command": command, "session": session}
 
 
 @login_required
@@ -256,15 +322,20 @@ def download(request: HttpRequest, public_id: str, kind: str) -> HttpResponse:
     stem, dot, extension = transcript.file_name.rpartition(".")
     if not dot:
         stem, extension = transcript.file_name, _extension(transcript.format)
+    in_place = _in_place(transcript) if kind == "in-place" else None
+    if kind == "in-place" and in_place is None:
+        raise Http404("Only an agent's own session files are put in place.")
     if kind == "original":
         data, name = store.read_raw(transcript), transcript.file_name
     elif kind == "report":
         report = report_from(store.get_diagnosis(transcript))
         data, name = orjson.dumps(report, option=orjson.OPT_INDENT_2), f"{stem}.report.json"
     else:
-        shape = "source" if kind == "repaired" else "canonical"
+        shape = "canonical" if kind == "canonical" else "source"
         data = repaired_bytes(store.load_transcript(transcript), shape)
         name = f"{stem}.repaired.{extension}" if shape == "source" else f"{stem}.repaired.json"
+        if in_place is not None:
+            name = in_place["name"]  # the agent's own name for it, to replace the original
     content_type = "application/json" if name.endswith(".json") else "application/octet-stream"
     response = HttpResponse(data, content_type=content_type)
     response["Content-Disposition"] = content_disposition_header(True, name)

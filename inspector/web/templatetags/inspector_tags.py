@@ -16,7 +16,7 @@ from django.utils.safestring import SafeString
 
 from inspector.engine import RULES
 from inspector.web.forms import describe_size
-from inspector.web.render import readable_row
+from inspector.web.render import Page, readable_row
 from inspector.web.timeline import Filters, SessionMap
 from inspector.web.timeline import original_page as _original_page
 
@@ -86,8 +86,10 @@ def readable(context: template.Context, row: dict[str, Any]) -> dict[str, Any]:
     The calls seen so far in this render are kept, so a result reads in the
     light of its call; the view's ``subagent_links`` give Task calls their link.
     """
-    seen = context.render_context.setdefault("readable_calls", {})
-    return readable_row(row, seen, context.get("subagent_links"))
+    page = context.render_context.get("readable_page")
+    if page is None:
+        page = context.render_context["readable_page"] = Page()
+    return readable_row(row, page, context.get("subagent_links"))
 
 
 MAP_HEIGHT = 20
@@ -149,3 +151,9 @@ def session_map_svg(session_map: SessionMap | None, filters: Filters, page: int)
         width=max(stop - start, 1),
         per_page=f"{session_map.per_page:.4f}",
     )
+
+
+@register.filter
+def intcomma_plain(value: Any) -> str:
+    """12345 -> "12,345" (humanize's intcomma, without the app)."""
+    return f"{int(value or 0):,}"
