@@ -161,6 +161,12 @@ class TimelineForm(forms.Form):
         return self.cleaned_data.get("view") or "annotated"
 
 
+class SearchForm(TimelineForm):
+    """A search within one transcript: the words, and the view whose pages the hits are on."""
+
+    q = forms.CharField(max_length=200, strip=True, label="Search this transcript")
+
+
 class ApiUploadForm(forms.Form):
     """Query parameters of ``POST /api/transcripts``."""
 

@@ -282,3 +282,50 @@ def session_map(
 def _mark_of(view_index: int, bounds: list[int]) -> int:
     """The mark whose rows include this place in the view (``bounds`` are the marks' starts)."""
     return bisect.bisect_right(bounds, view_index) - 1
+
+
+# --- search ---------------------------------------------------------------
+
+# The most hits a search returns by row; the count is of every row that matches.
+SEARCH_HITS = 2000
+
+
+def row_matches(row: Row, needle: str) -> bool:
+    """Does the row's text, thinking, calls (names and arguments) or result name hold ``needle``?
+
+    ``needle`` is casefolded already; so is what it is compared with.
+    """
+    if needle in (row.get("text") or "").casefold():
+        return True
+    for part in row.get("parts") or ():
+        if needle in (part.get("text") or "").casefold():
+            return True
+    for call in row.get("calls") or ():
+        if needle in (call.get("name") or "").casefold():
+            return True
+        if needle in (call.get("arguments") or "").casefold():
+            return True
+    result = row.get("result") or {}
+    return needle in str(result.get("name") or "").casefold()
+
+
+def search(
+    diagnosis: Diagnosis, positions: Sequence[int], query: str
+) -> tuple[int, list[dict[str, Any]]]:
+    """Every row of this view that holds ``query`` (any case): how many, and the first of them
+    with the page of the view that shows each.
+
+    Reads every row, a chunk at a time: the page loads 200 rows, the search
+    looks at all of them.
+    """
+    needle = query.casefold()
+    rows = indexed_rows(diagnosis)
+    place = {position: i for i, position in enumerate(positions)}
+    hits: list[tuple[int, str]] = []
+    for position, row in enumerate(rows):
+        at = place.get(position)
+        if at is not None and row_matches(row, needle):
+            hits.append((at, row["key"]))
+    hits.sort()
+    shown = [{"key": key, "page": at // PAGE_SIZE + 1} for at, key in hits[:SEARCH_HITS]]
+    return len(hits), shown

@@ -3,6 +3,7 @@ from __future__ import annotations
 import logging
 import re
 from typing import Any
+from urllib.parse import urlencode
 
 import orjson
 from django.conf import settings
@@ -31,6 +32,7 @@ from inspector.local import agents
 from inspector.web import spec, store, words
 from inspector.web.forms import (
     ApiUploadForm,
+    SearchForm,
     TimelineForm,
     TokenForm,
     TranscriptFilterForm,
@@ -46,6 +48,7 @@ from inspector.web.timeline import (
     finding_groups,
     page_count,
     page_rows,
+    search,
     select_positions,
     session_map,
 )
@@ -187,6 +190,8 @@ def timeline(request: HttpRequest, public_id: str) -> HttpResponse:
         "form": form,
         "diagnosis": diagnosis,
         "healthy": _healthy(diagnosis),
+        "search_url": reverse("transcript_search", args=[transcript.public_id]),
+        "search_filters": filters.query(),
         "timing": timing_words(diagnosis.meta.get("timing")),
         "session_map": session_map(diagnosis, positions, filters, page),
         "row_total": len(positions),
@@ -255,6 +260,32 @@ def _parent_session(transcript: Transcript) -> Transcript | None:
         .exclude(pk=transcript.pk)
         .first()
     )
+
+
+@login_required
+@require_GET
+def transcript_search(request: HttpRequest, public_id: str) -> HttpResponse:
+    """Every row of the view that holds the words: JSON for the search box, else a page of links."""
+    transcript = _get_transcript_for_user(request, public_id)
+    diagnosis = store.get_page_diagnosis(transcript)
+    form = SearchForm(request.GET, rule_ids=list(RULES) + list(diagnosis.counts))
+    if not form.is_valid():
+        return _bad_request(request, form)
+    data = form.cleaned_data
+    filters = Filters(data["view"], data["rule"], data["role"], data["around"], data["branch"])
+    if filters.branch:
+        diagnosis = store.get_branch_diagnosis(transcript, filters.branch)
+        if diagnosis is None:
+            raise Http404("This session has no branch ending there.")
+    count, hits = search(diagnosis, select_positions(diagnosis, filters), data["q"])
+    timeline_url = reverse("timeline", args=[transcript.public_id])
+    for hit in hits:
+        query = urlencode(filters.query(page=hit["page"], q=data["q"]))
+        hit["href"] = f"{timeline_url}?{query}#{hit['key']}"
+    if "application/json" in request.headers.get("Accept", ""):
+        return JsonResponse({"query": data["q"], "count": count, "hits": hits})
+    context = {"transcript": transcript, "query": data["q"], "count": count, "hits": hits}
+    return render(request, "inspector/search.html", context)
 
 
 def _in_place(transcript: Transcript) -> dict[str, str] | None:

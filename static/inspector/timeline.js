@@ -166,6 +166,118 @@
     });
   }
 
+  // --- search: every row of the view, not only the loaded ones ---
+  // Enter in the box goes to the next hit, Shift+Enter to the previous one; a hit
+  // on a page not loaded opens that page, and the search goes on from there.
+  var searchForm = document.querySelector("[data-search]");
+  if (searchForm) {
+    var box = searchForm.querySelector("[data-search-box]");
+    var counter = searchForm.querySelector("[data-search-count]");
+    var found = { query: null, hits: [], count: 0, at: -1 };
+
+    var markHits = function () {
+      Array.prototype.forEach.call(timeline.querySelectorAll(".search-hit"), function (row) {
+        row.classList.remove("search-hit");
+      });
+      found.hits.forEach(function (hit) {
+        var row = document.getElementById(hit.key);
+        if (row) row.classList.add("search-hit");
+      });
+    };
+
+    var showCount = function () {
+      if (!found.query) { counter.textContent = ""; return; }
+      if (!found.count) { counter.textContent = "no row holds it"; return; }
+      var more = found.count > found.hits.length ? " (the first " + found.hits.length + " can be stepped through)" : "";
+      counter.textContent = (found.at >= 0 ? found.at + 1 + " of " : "") + found.count +
+        " row" + (found.count === 1 ? "" : "s") + more;
+    };
+
+    var ask = function (then) {
+      var query = box.value.trim();
+      if (!query) { found = { query: null, hits: [], count: 0, at: -1 }; markHits(); showCount(); return; }
+      var request = new XMLHttpRequest();
+      request.open("GET", searchForm.action + "?" + new URLSearchParams(new FormData(searchForm)).toString());
+      request.setRequestHeader("Accept", "application/json");
+      request.addEventListener("load", function () {
+        if (request.status !== 200) { counter.textContent = "This cannot be searched for."; return; }
+        var answer = JSON.parse(request.responseText);
+        found = { query: query, hits: answer.hits, count: answer.count, at: -1 };
+        markHits();
+        showCount();
+        then();
+      });
+      counter.textContent = "searching…";
+      request.send();
+    };
+
+    // The hit to start from: the first after the current row (or before it, going back).
+    var firstFrom = function (step) {
+      var here = current();
+      if (!here) return step > 0 ? 0 : found.hits.length - 1;
+      var rows = visibleRows("article.row");
+      var at = rows.indexOf(here);
+      var lastBefore = -1;
+      var firstPage = parseInt(new URLSearchParams(location.search).get("page") || "1", 10);
+      found.hits.forEach(function (hit, i) {
+        var row = document.getElementById(hit.key);
+        if (row ? rows.indexOf(row) !== -1 && rows.indexOf(row) <= at : hit.page < firstPage) {
+          lastBefore = i;
+        }
+      });
+      var count = found.hits.length;
+      if (step > 0) return (lastBefore + 1) % count;
+      var onHit = lastBefore >= 0 && found.hits[lastBefore].key === here.id;
+      return ((onHit ? lastBefore - 1 : lastBefore) + count) % count;
+    };
+
+    var reveal = function (row) {
+      Array.prototype.forEach.call(timeline.querySelectorAll(".search-current, .row.current"), function (r) {
+        r.classList.remove("search-current");
+        r.classList.remove("current");
+      });
+      row.classList.add("search-current");
+      row.classList.add("current");
+      row.scrollIntoView({ block: "center" });
+      if (history.replaceState) history.replaceState(null, "", "#" + row.id);
+    };
+
+    var stepHits = function (step) {
+      if (!found.hits.length) { showCount(); return; }
+      found.at = found.at < 0 ? firstFrom(step) : (found.at + step + found.hits.length) % found.hits.length;
+      var hit = found.hits[found.at];
+      var row = document.getElementById(hit.key);
+      if (row) { reveal(row); showCount(); return; }
+      counter.textContent = "opening page " + hit.page + "…";
+      location.href = hit.href;
+    };
+
+    var seek = function (step) {
+      if (box.value.trim() !== found.query) ask(function () { stepHits(step); });
+      else stepHits(step);
+    };
+
+    box.addEventListener("keydown", function (event) {
+      if (event.key === "Enter") { event.preventDefault(); seek(event.shiftKey ? -1 : 1); }
+      if (event.key === "Escape") box.blur();
+    });
+    searchForm.addEventListener("submit", function (event) { event.preventDefault(); seek(1); });
+
+    // Arrived at a hit on another page: the same search, from that hit.
+    var asked = new URLSearchParams(location.search).get("q");
+    if (asked) {
+      box.value = asked;
+      ask(function () {
+        var key = location.hash.slice(1);
+        found.hits.forEach(function (hit, i) { if (hit.key === key) found.at = i; });
+        var row = document.getElementById(key);
+        if (row) reveal(row);
+        showCount();
+      });
+    }
+    document.body.addEventListener("htmx:afterSettle", markHits);
+  }
+
   // Clicking a row makes it the current one, so j/k go on from there.
   timeline.addEventListener("click", function (event) {
     var row = event.target.closest("article.row");
