@@ -223,7 +223,8 @@ def day_chart(project: Project) -> dict[str, Any] | None:
                 **{key: counts[key] for key in DAY_KINDS},
             }
         )
-    width = span * step
+    # A few days still get room for their dates and the axis's words.
+    width = max(span * step, MIN_DAY_WIDTH)
     return {
         "bars": bars,
         "width": width,
@@ -241,6 +242,7 @@ def day_chart(project: Project) -> dict[str, Any] | None:
 
 
 DAY_KINDS = ("repair", "clean", "empty", "unreadable")
+MIN_DAY_WIDTH = 320
 # At most this many dates along the bottom of the day chart.
 DATE_LABELS = 6
 

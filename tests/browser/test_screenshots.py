@@ -7,11 +7,13 @@ Skipped unless asked for, so a test run never rewrites the repository:
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
 import pytest
 
+from tests.scan.conftest import PROJECTS
 from tests.testdata import read
 from tests.web.conftest import BROKEN_CLAUDE_CODE
 
@@ -23,14 +25,21 @@ pytestmark = [
 
 
 def test_screenshots_of_the_main_screens(signed_in_page, owner):
-    from inspector.scan.tasks import link_subagents
+    from django.core.management import call_command
+
     from inspector.web.store import project_for, store_upload
 
-    project = project_for(owner, "entire-cli")
-    transcript, _ = store_upload(
-        owner, read(BROKEN_CLAUDE_CODE), BROKEN_CLAUDE_CODE.name, project=project
+    # A dashboard with sessions on many days: the corpus's Claude Code projects, scanned.
+    call_command(
+        "scan", str(PROJECTS), project="claude-code", owner=owner.username, stdout=io.StringIO()
     )
-    link_subagents(project)
+    transcript, _ = store_upload(
+        owner,
+        read(BROKEN_CLAUDE_CODE),
+        BROKEN_CLAUDE_CODE.name,
+        project=project_for(owner, "claude-code"),
+    )
+    project = transcript.project
     folder = Path(OUT)
     folder.mkdir(parents=True, exist_ok=True)
     page = signed_in_page
