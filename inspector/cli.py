@@ -118,6 +118,11 @@ def add_repair_arguments(parser: argparse.ArgumentParser) -> None:
     _read_only_option(parser)
     parser.add_argument("--report", action="store_true", help="print the report as JSON")
     parser.add_argument(
+        "--text",
+        action="store_true",
+        help="with --report: the report as a person reads it, not JSON",
+    )
+    parser.add_argument(
         "--canonical", action="store_true", help="write canonical JSON, not the source shape"
     )
     parser.add_argument("--output", "-o", help="write the repaired transcript here")
@@ -155,7 +160,14 @@ def run_repair(args: argparse.Namespace, out: IO[str]) -> int:
     is_read_only = read_only_predicate(args.read_only.split(","))
     try:
         diagnoses = diagnose_all(every, is_read_only)
-        if args.report:
+        if args.report and getattr(args, "text", False):
+            text = (
+                text_report(diagnoses[0], args.file)
+                if len(diagnoses) == 1
+                else _conversations_text(args.file, diagnoses)
+            )
+            data = text.encode()
+        elif args.report:
             data = orjson.dumps(report_all(every, diagnoses), option=orjson.OPT_INDENT_2) + b"\n"
         else:
             fmt = "canonical" if args.canonical else "source"

@@ -124,7 +124,8 @@ def diagnose(parsed: Parsed, is_read_only: ReadOnly = None) -> Diagnosis:
 
 def _diagnose(parsed: Parsed, is_read_only: ReadOnly) -> Diagnosis:
     repair = repair_parsed(parsed, is_read_only)
-    builder = _Timeline(parsed, repair)
+    facts = message_facts(parsed)
+    builder = _Timeline(parsed, repair, facts)
     rows, findings = builder.build()
     glued = _line_findings(parsed, rows, findings)
     renames: dict[str, dict[str, str]] = {}
@@ -149,7 +150,7 @@ def _diagnose(parsed: Parsed, is_read_only: ReadOnly) -> Diagnosis:
         findings=findings,
         rows=rows,
         interrupted=[_public(call) for call in repair.interrupted],
-        meta=_plain(parsed.meta),
+        meta=_plain(parsed.meta) | ({"timing": _totals(facts)} if any(facts) else {}),
     )
 
 
@@ -221,6 +222,80 @@ def _stored_history(parsed: Parsed) -> str:
     """The stored response a Responses request body continues, if it names one."""
     value = parsed.meta.get("previous_response_id") if isinstance(parsed.meta, dict) else None
     return value if isinstance(value, str) and parsed.format == "responses" else ""
+
+
+# --- what happened when -----------------------------------------------------
+
+Facts = dict[str, Any]
+_NO_FACTS: Facts = {"at": None, "model": None, "tokens_in": None, "tokens_out": None}
+
+
+def message_facts(parsed: Parsed) -> list[Facts | None]:
+    """Per message, what the file records of it: when, which model, tokens in and out.
+
+    Read from the records each message came from (``parsed.state.pieces``) for
+    the shapes that keep them: Claude Code (timestamps, model, usage) and
+    Codex (timestamps). ``[]`` for shapes that record none of it.
+    """
+    state = parsed.state
+    pieces = getattr(state, "pieces", None)
+    if parsed.format == "claude-code" and pieces is not None:
+        records = state.records
+        return [_claude_facts([records[piece[0]] for piece in own]) for own in pieces]
+    if parsed.format == "codex" and pieces is not None:
+        values = state.values
+        return [_codex_facts([values[piece.rec] for piece in own]) for own in pieces]
+    return []
+
+
+def _claude_facts(records: list[Any]) -> Facts | None:
+    if not records:
+        return None
+    first = records[0].value
+    last = records[-1].value if len(records) > 1 else first
+    if not isinstance(first, dict) or not isinstance(last, dict):
+        return None
+    found = last.get("message")
+    message: dict[str, Any] = found if isinstance(found, dict) else {}
+    spent = message.get("usage")
+    usage: dict[str, Any] = spent if isinstance(spent, dict) else {}
+    tokens_in = None
+    if usage:
+        # What the model read: new input plus what came from (and went into) the cache.
+        tokens_in = sum(
+            value
+            for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+            if isinstance(value := usage.get(key), int)
+        )
+    out = usage.get("output_tokens")
+    model = message.get("model")
+    return {
+        "at": first.get("timestamp") if isinstance(first.get("timestamp"), str) else None,
+        "model": model if isinstance(model, str) and model != "<synthetic>" else None,
+        "tokens_in": tokens_in,
+        "tokens_out": out if isinstance(out, int) else None,
+    }
+
+
+def _codex_facts(values: list[Any]) -> Facts | None:
+    stamp = values[0].get("timestamp") if values and isinstance(values[0], dict) else None
+    return {**_NO_FACTS, "at": stamp} if isinstance(stamp, str) else None
+
+
+def _totals(facts: list[Facts | None]) -> dict[str, Any]:
+    """The header's sums: first and last timestamp, tokens in and out, models by use."""
+    stamps = [f["at"] for f in facts if f and f["at"]]
+    models: dict[str, int] = {}
+    for f in facts:
+        if f and f["model"]:
+            models[f["model"]] = models.get(f["model"], 0) + 1
+    return {
+        "first": min(stamps) if stamps else None,
+        "last": max(stamps) if stamps else None,
+        "tokens_in": sum(f["tokens_in"] or 0 for f in facts if f),
+        "tokens_out": sum(f["tokens_out"] or 0 for f in facts if f),
+        "models": models,
+    }
 
 
 def provider_verdicts(
@@ -457,8 +532,11 @@ def report_all(parsed: Sequence[Parsed], diagnoses: Sequence[Diagnosis]) -> dict
 class _Timeline:
     """Lays original and repaired messages out as annotated rows."""
 
-    def __init__(self, parsed: Parsed, repair: Repair) -> None:
+    def __init__(
+        self, parsed: Parsed, repair: Repair, facts: list[Facts | None] | None = None
+    ) -> None:
         self.parsed = parsed
+        self.facts = facts or []
         self.inputs = parsed.messages
         self.outputs = repair.messages
         self.actions = repair.actions
@@ -650,6 +728,7 @@ class _Timeline:
             text, parts = content, []  # ``_render_content``'s answer for most messages
         else:
             text, parts = _render_content(content)
+        facts = None
         if in_index is None:
             lines = []
             cause = None
@@ -657,6 +736,10 @@ class _Timeline:
             sources = self.sources
             lines = list(sources[in_index]) if in_index < len(sources) else []
             cause = self.causes.get(in_index)
+            if in_index < len(self.facts):
+                facts = self.facts[in_index]
+        if facts is None:
+            facts = _NO_FACTS
         return {
             "key": f"r{key_number}",
             "input_index": in_index,
@@ -679,6 +762,10 @@ class _Timeline:
             "cause": cause,
             "in_original": in_index is not None,
             "in_repaired": out_index is not None,
+            "at": facts["at"],
+            "model": facts["model"],
+            "tokens_in": facts["tokens_in"],
+            "tokens_out": facts["tokens_out"],
         }
 
     def _calls(

@@ -119,27 +119,24 @@ def page(browser, live_server) -> Iterator[object]:
     context.close()
 
 
-@pytest.fixture
-def signed_in_page(page, live_server, owner):
-    """A page whose browser context carries the owner's session cookie."""
+def signed_in_cookie(user, url: str) -> dict:
+    """A session cookie for ``user`` on the live server at ``url``, for a browser context."""
     from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.sessions.backends.db import SessionStore
 
     session = SessionStore()
-    session[SESSION_KEY] = str(owner.pk)
+    session[SESSION_KEY] = str(user.pk)
     session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
-    session[HASH_SESSION_KEY] = owner.get_session_auth_hash()
+    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
     session.save()
-    page.context.add_cookies(
-        [
-            {
-                "name": settings.SESSION_COOKIE_NAME,
-                "value": session.session_key,
-                "url": live_server.url,
-            }
-        ]
-    )
+    return {"name": settings.SESSION_COOKIE_NAME, "value": session.session_key, "url": url}
+
+
+@pytest.fixture
+def signed_in_page(page, live_server, owner):
+    """A page whose browser context carries the owner's session cookie."""
+    page.context.add_cookies([signed_in_cookie(owner, live_server.url)])
     return page
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.db.models import (
@@ -188,12 +188,30 @@ def rule_chart(summary: Summary) -> dict[str, Any]:
     return {"bars": bars, "height": len(bars) * 26, "width": 96 + BAR_WIDTH + 90}
 
 
+def session_day(when: Any, first_timestamp: Any) -> date:
+    """The day a session is drawn on: its own first timestamp, else the scan's date or upload's."""
+    if isinstance(first_timestamp, str):
+        try:
+            moment = datetime.fromisoformat(first_timestamp)
+        except ValueError:
+            moment = None
+        if moment is not None:
+            return timezone.localdate(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+    return timezone.localdate(when)
+
+
 def day_chart(project: Project) -> dict[str, Any] | None:
-    """Stacked bars per day: sessions needing repair, clean ones, and unreadable files."""
+    """Stacked bars per day: sessions needing repair, clean, empty, and unreadable files.
+
+    With its axes: a few session counts up the side, a few dates along the bottom.
+    """
     days: dict[date, Counter[str]] = {}
-    for when, needs_repair in sessions_of(project).values_list("date", "needs_repair"):
-        key = "repair" if needs_repair else "clean"
-        days.setdefault(timezone.localdate(when), Counter())[key] += 1
+    rows = sessions_of(project).values_list(
+        "date", "needs_repair", "message_count", "meta__timing__first"
+    )
+    for when, needs_repair, messages, first in rows:
+        key = "empty" if not messages else "repair" if needs_repair else "clean"
+        days.setdefault(session_day(when, first), Counter())[key] += 1
     for started, finished in unreadable_files(project).values_list("started", "finished"):
         at = started or finished
         if at is not None:
@@ -214,7 +232,7 @@ def day_chart(project: Project) -> dict[str, Any] | None:
             continue
         x, y = offset * step, DAY_HEIGHT
         parts = []
-        for key in ("repair", "clean", "unreadable"):
+        for key in DAY_KINDS:
             height = round(DAY_HEIGHT * counts[key] / top) if counts[key] else 0
             if counts[key] and height < 1:
                 height = 1
@@ -227,17 +245,40 @@ def day_chart(project: Project) -> dict[str, Any] | None:
                 "x": x,
                 "width": max(step - 1, 1),
                 "parts": parts,
-                "repair": counts["repair"],
-                "clean": counts["clean"],
-                "unreadable": counts["unreadable"],
+                **{key: counts[key] for key in DAY_KINDS},
             }
         )
+    # A few days still get room for their dates and the axis's words.
+    width = max(span * step, MIN_DAY_WIDTH)
     return {
         "bars": bars,
-        "width": span * step,
+        "width": width,
         "height": DAY_HEIGHT,
         "first": first,
         "last": last,
         "top": top,
         "hidden_days": hidden,
+        "y_ticks": [
+            {"value": value, "y": DAY_HEIGHT - round(DAY_HEIGHT * value / top)}
+            for value in sorted({0, top // 2, top})
+        ],
+        "x_ticks": _date_ticks(first, span, step),
     }
+
+
+DAY_KINDS = ("repair", "clean", "empty", "unreadable")
+MIN_DAY_WIDTH = 320
+# At most this many dates along the bottom of the day chart.
+DATE_LABELS = 6
+
+
+def _date_ticks(first: date, span: int, step: int) -> list[dict[str, Any]]:
+    """Dates to label under the day chart: evenly spaced, the first and the last among them."""
+    count = min(DATE_LABELS, span)
+    offsets = sorted({round(i * (span - 1) / max(count - 1, 1)) for i in range(count)})
+    ticks = []
+    for offset in offsets:
+        x = offset * step + step / 2
+        anchor = "start" if offset == 0 else "end" if offset == span - 1 else "middle"
+        ticks.append({"day": first + timedelta(days=offset), "x": x, "anchor": anchor})
+    return ticks

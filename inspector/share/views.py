@@ -42,7 +42,7 @@ from inspector.share.content import (
 )
 from inspector.share.forms import RevokeForm, ShareForm
 from inspector.share.models import ShareLink, hash_token
-from inspector.web import store
+from inspector.web import store, words
 from inspector.web.forms import TimelineForm
 from inspector.web.http import HtmxRequest, SignedInRequest
 from inspector.web.models import Transcript
@@ -52,8 +52,9 @@ from inspector.web.timeline import (
     page_count,
     page_rows,
     select_positions,
+    session_map,
 )
-from inspector.web.views import _bad_request, _get_transcript_for_user
+from inspector.web.views import _bad_request, _get_transcript_for_user, _in_order
 
 SHARE_HEADERS = {
     "Referrer-Policy": "no-referrer",
@@ -191,7 +192,13 @@ def _live_link(token: str) -> ShareLink:
 def shared_timeline(request: HtmxRequest, token: str) -> HttpResponse:
     link = _live_link(token)
     diagnosis = store.get_page_diagnosis(link.transcript)
-    form = TimelineForm(request.GET, rule_ids=_rule_ids(diagnosis))
+    titles = {rule_id: words.title(rule, rule_id) for rule_id, rule in RULES.items()}
+    form = TimelineForm(
+        request.GET,
+        rule_ids=_rule_ids(diagnosis),
+        present=_in_order(diagnosis.counts),
+        titles=titles,
+    )
     if not form.is_valid():
         return _bad_request(request, form)
     data = form.cleaned_data
@@ -219,6 +226,7 @@ def shared_timeline(request: HtmxRequest, token: str) -> HttpResponse:
         "form": form,
         "row_total": len(positions),
         "groups": shared_groups(groups, link.mode == ShareLink.REDACTED),
+        "session_map": session_map(diagnosis, positions, filters, page),
         "views": [(v, filters.query(view=v)) for v in ("annotated", "original", "repaired")],
     }
     return render(request, "share/timeline.html", context)

@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import UploadedFile
 from inspector.formats import FORMATS
 
 FORMAT_LABELS = [
-    ("canonical", "Canonical (FlowDrop buffer)"),
+    ("canonical", "Canonical JSON (the spec's own message list)"),
     ("openai-chat", "OpenAI Chat Completions"),
     ("anthropic", "Anthropic Messages"),
     ("responses", "OpenAI Responses"),
@@ -88,7 +88,13 @@ class UploadForm(forms.Form):
     def clean_file(self) -> UploadedFile | None:
         upload = self.cleaned_data.get("file")
         if upload is not None:
-            check_size(upload.size)
+            try:
+                check_size(upload.size)
+            except forms.ValidationError as error:
+                # Named, so an error after dropping several files says which one.
+                raise forms.ValidationError(
+                    f"{upload.name}: {' '.join(error.messages)}", code="too_large"
+                ) from error
         return upload
 
     def clean_text(self) -> str:
@@ -141,21 +147,45 @@ class TimelineForm(forms.Form):
         required=False,
         min_value=0,
         max_value=100,
-        label="Only findings, with rows of context",
+        label="Show only the rows with findings, and this many rows before and after each",
         help_text="Leave empty to show every row.",
     )
     page = forms.IntegerField(required=False, min_value=1)
     branch = forms.CharField(required=False, max_length=200)
     conversation = forms.IntegerField(required=False, min_value=0)
 
-    def __init__(self, *args: Any, rule_ids: list[str], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        rule_ids: list[str],
+        present: dict[str, int] | None = None,
+        titles: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
-        cast(forms.ChoiceField, self.fields["rule"]).choices = [("", "Any rule")] + [
-            (rule, rule) for rule in rule_ids
-        ]
+        # Any rule id is accepted (a link may name one this transcript lacks), but the
+        # menu offers only the rules found here, each with its count.
+        rule_field = cast(forms.ChoiceField, self.fields["rule"])
+        rule_field.choices = [("", "Any rule")] + [(rule, rule) for rule in rule_ids]
+        if present is not None:
+            titles = titles or {}
+            offered = [
+                (rule, f"{rule} {titles.get(rule, '')} ({count:,})".replace("  ", " "))
+                for rule, count in present.items()
+            ]
+            chosen = self.data.get("rule") if self.is_bound else None
+            if chosen and chosen in rule_ids and chosen not in present:
+                offered.append((chosen, f"{chosen} (none here)"))
+            rule_field.widget.choices = [("", "Any rule"), *offered]
 
     def clean_view(self) -> str:
         return self.cleaned_data.get("view") or "annotated"
+
+
+class SearchForm(TimelineForm):
+    """A search within one transcript: the words, and the view whose pages the hits are on."""
+
+    q = forms.CharField(max_length=200, strip=True, label="Search this transcript")
 
 
 class ApiUploadForm(forms.Form):

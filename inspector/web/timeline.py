@@ -8,6 +8,7 @@ the in-process diagnosis cache: nothing here changes them.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -201,3 +202,133 @@ def example_text(value: Any) -> str:
             for part in value
         )
     return orjson.dumps(value).decode()
+
+
+# --- the map of the session ---------------------------------------------------
+
+# The map draws at most this many marks; a longer view shares them out evenly.
+MAP_MARKS = 300
+# Rows looked at to colour a mark that stands for many: enough to find the usual role.
+MAP_SAMPLES = 12
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    role: str
+    key: str  # the first row it stands for
+    page: int
+    rows: int  # how many rows it stands for
+    finding: str  # the rules found in them, "" for none
+    finding_key: str  # the first row with a finding, for the finding's own link
+
+
+@dataclass(frozen=True, slots=True)
+class SessionMap:
+    marks: list[Mark]
+    window: tuple[int, int]  # the marks the page being shown covers, [start, stop)
+    per_page: float  # marks one page of rows covers, for pages that load as you scroll
+    total: int
+
+
+def session_map(
+    diagnosis: Diagnosis, positions: Sequence[int], filters: Filters, page: int
+) -> SessionMap | None:
+    """One mark per row of the view (or per run of rows, past ``MAP_MARKS``), by role.
+
+    Reads only the row index: a few thousand list lookups whatever the length.
+    """
+    total = len(positions)
+    if total == 0:
+        return None
+    index = indexed_rows(diagnosis).row_index
+    roles = index.original_roles if filters.view == "original" else index.roles
+    names = index.role_names
+    count = min(total, MAP_MARKS)
+    bounds = [total * b // count for b in range(count + 1)]
+    # Where each finding row stands in this view: in the annotated view with every
+    # row shown (the usual case) a row's place is its position.
+    if total == len(index) and positions[0] == 0 and positions[-1] == total - 1:
+        at = {p: p for p in index.findings}
+    else:
+        wanted = index.findings
+        at = {p: i for i, p in enumerate(positions) if p in wanted} if wanted else {}
+    found: dict[int, tuple[list[str], int]] = {}
+    for position, place in sorted(at.items(), key=lambda item: item[1]):
+        mark = _mark_of(place, bounds)
+        rules_here, first = found.setdefault(mark, ([], position))
+        rules_here.extend(rule for rule in index.findings[position] if rule not in rules_here)
+    marks = []
+    for b in range(count):
+        start, stop = bounds[b], bounds[b + 1]
+        step = max(1, (stop - start) // MAP_SAMPLES)
+        sample = [roles[p] for p in positions[start:stop:step]]
+        role = max(set(sample), key=sample.count)
+        rules, first = found.get(b, ([], -1))
+        marks.append(
+            Mark(
+                role=names[role] if role is not None and role < len(names) else "",
+                key=index.key(positions[start]),
+                page=start // PAGE_SIZE + 1,
+                rows=stop - start,
+                finding=" ".join(rules),
+                finding_key=index.key(first) if first >= 0 else "",
+            )
+        )
+    first_row = (page - 1) * PAGE_SIZE
+    window = (
+        _mark_of(first_row, bounds),
+        _mark_of(min(total, first_row + PAGE_SIZE) - 1, bounds) + 1,
+    )
+    return SessionMap(marks, window, count * PAGE_SIZE / total, total)
+
+
+def _mark_of(view_index: int, bounds: list[int]) -> int:
+    """The mark whose rows include this place in the view (``bounds`` are the marks' starts)."""
+    return bisect.bisect_right(bounds, view_index) - 1
+
+
+# --- search ---------------------------------------------------------------
+
+# The most hits a search returns by row; the count is of every row that matches.
+SEARCH_HITS = 2000
+
+
+def row_matches(row: Row, needle: str) -> bool:
+    """Does the row's text, thinking, calls (names and arguments) or result name hold ``needle``?
+
+    ``needle`` is casefolded already; so is what it is compared with.
+    """
+    if needle in (row.get("text") or "").casefold():
+        return True
+    for part in row.get("parts") or ():
+        if needle in (part.get("text") or "").casefold():
+            return True
+    for call in row.get("calls") or ():
+        if needle in (call.get("name") or "").casefold():
+            return True
+        if needle in (call.get("arguments") or "").casefold():
+            return True
+    result = row.get("result") or {}
+    return needle in str(result.get("name") or "").casefold()
+
+
+def search(
+    diagnosis: Diagnosis, positions: Sequence[int], query: str
+) -> tuple[int, list[dict[str, Any]]]:
+    """Every row of this view that holds ``query`` (any case): how many, and the first of them
+    with the page of the view that shows each.
+
+    Reads every row, a chunk at a time: the page loads 200 rows, the search
+    looks at all of them.
+    """
+    needle = query.casefold()
+    rows = indexed_rows(diagnosis)
+    place = {position: i for i, position in enumerate(positions)}
+    hits: list[tuple[int, str]] = []
+    for position, row in enumerate(rows):
+        at = place.get(position)
+        if at is not None and row_matches(row, needle):
+            hits.append((at, row["key"]))
+    hits.sort()
+    shown = [{"key": key, "page": at // PAGE_SIZE + 1} for at, key in hits[:SEARCH_HITS]]
+    return len(hits), shown

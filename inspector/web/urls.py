@@ -12,6 +12,7 @@ urlpatterns = [
     path("upload/", views.upload, name="upload"),
     path("t/", views.transcript_list, name="transcript_list"),
     path("t/<str:public_id>/", views.timeline, name="timeline"),
+    path("t/<str:public_id>/search/", views.transcript_search, name="transcript_search"),
     path("t/<str:public_id>/download/<str:kind>/", views.download, name="download"),
     path("t/<str:public_id>/delete/", views.delete, name="delete"),
     path("rules/", views.rule_list, name="rule_list"),

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from functools import wraps
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
 
 import orjson
 from django.conf import settings
@@ -14,6 +16,7 @@ from django.core.exceptions import TooManyFilesSent, ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.core.paginator import Paginator
 from django.db import connection
+from django.db.models import Q
 from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
 from django.shortcuts import get_object_or_404, redirect, render
@@ -30,9 +33,10 @@ from django.views.decorators.vary import vary_on_headers
 from inspector.diagnosis import diagnose_all, repaired_bytes_all, report_all, report_from
 from inspector.engine import RULES
 from inspector.local import agents
-from inspector.web import spec, store
+from inspector.web import spec, store, words
 from inspector.web.forms import (
     ApiUploadForm,
+    SearchForm,
     TimelineForm,
     TokenForm,
     TranscriptFilterForm,
@@ -42,6 +46,7 @@ from inspector.web.forms import (
 )
 from inspector.web.http import SignedInRequest
 from inspector.web.models import ApiToken, Transcript, hash_token
+from inspector.web.render import timing_words
 from inspector.web.signin import signin_tokens
 from inspector.web.timeline import (
     Filters,
@@ -49,7 +54,9 @@ from inspector.web.timeline import (
     finding_groups,
     page_count,
     page_rows,
+    search,
     select_positions,
+    session_map,
 )
 
 if TYPE_CHECKING:
@@ -58,7 +65,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LIST_PAGE_SIZE = 50
-DOWNLOADS = ("repaired", "canonical", "report", "original")
+DOWNLOADS = ("repaired", "in-place", "canonical", "report", "original")
 # Shapes that are one agent's own session files, so the repaired file resumes in it.
 RESUMABLE = ("claude-code", "codex")
 
@@ -95,6 +102,12 @@ def _upload_page(
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def upload(request: HttpRequest) -> HttpResponse:
+    """The upload form; upload.js sends it with ``Accept: application/json`` to show progress.
+
+    Sent so, a stored upload answers with where to go instead of a redirect,
+    which the script would follow on its own (and so show the page's notes,
+    such as 'the same transcript', to no one).
+    """
     if request.method != "POST":
         return _upload_page(request, UploadForm())
     form = UploadForm(request.POST, request.FILES)
@@ -109,12 +122,18 @@ def upload(request: HttpRequest) -> HttpResponse:
                 format=form.cleaned_data["format"] or "auto",
             )
         except store.UnreadableTranscript as error:
-            form.add_error(None, str(error))
+            named = name if form.cleaned_data.get("file") is not None else "The pasted text"
+            form.add_error(None, f"{named}: {error}")
             return _upload_page(request, form, status=400, attempts=error.attempts)
-        else:
-            if not created:
-                messages.info(request, "You uploaded these exact bytes before; here they are.")
-            return redirect(transcript)
+        if not created:
+            messages.info(
+                request,
+                f"{name} is the same transcript as {transcript.file_name}, uploaded "
+                f"{transcript.created:%Y-%m-%d %H:%M}: the bytes are identical, so here it is.",
+            )
+        if "application/json" in request.headers.get("Accept", ""):
+            return JsonResponse({"location": transcript.get_absolute_url(), "created": created})
+        return redirect(transcript)
     return _upload_page(request, form, status=400)
 
 
@@ -144,7 +163,10 @@ def timeline(request: SignedInRequest, public_id: str) -> HttpResponse:
     diagnosis = store.get_page_diagnosis(transcript)
     rules = RULES
     rule_ids = list(rules) + [rule for rule in diagnosis.counts if rule not in rules]
-    form = TimelineForm(request.GET, rule_ids=rule_ids)
+    titles = {rule_id: words.title(rule, rule_id) for rule_id, rule in rules.items()}
+    form = TimelineForm(
+        request.GET, rule_ids=rule_ids, present=_in_order(diagnosis.counts), titles=titles
+    )
     if not form.is_valid():
         return _bad_request(request, form)
     data = form.cleaned_data
@@ -166,27 +188,39 @@ def timeline(request: SignedInRequest, public_id: str) -> HttpResponse:
     pages = page_count(positions)
     page = data["page"] or 1
     if page > pages:
-        raise Http404("That page of the timeline does not exist.")
+        raise Http404(
+            f"This view of the timeline has {pages:,} page{'s' if pages != 1 else ''} of rows; "
+            f"there is no page {page:,}."
+        )
+    rows = page_rows(diagnosis, positions, page)
     context = {
         "transcript": transcript,
         "filters": filters,
-        "rows": page_rows(diagnosis, positions, page),
+        "rows": rows,
+        "subagent_links": _subagent_links(transcript, diagnosis, rows),
         "page": page,
         "pages": pages,
         "next_query": filters.query(page=page + 1) if page < pages else None,
     }
     if request.htmx:
         return render(request, "inspector/timeline.html#rows", context)
-    titles = {rule_id: rule.title for rule_id, rule in rules.items()}
     context |= {
         "form": form,
         "diagnosis": diagnosis,
+        "healthy": _healthy(diagnosis),
+        "search_url": reverse("transcript_search", args=[transcript.public_id]),
+        "search_filters": filters.query(),
+        "timing": timing_words(diagnosis.meta.get("timing")),
+        "session_map": session_map(diagnosis, positions, filters, page),
         "row_total": len(positions),
         "groups": finding_groups(diagnosis, positions, filters, page, titles),
         "views": [
             (view, filters.query(view=view)) for view in ("annotated", "original", "repaired")
         ],
         "resume": _resume_hint(transcript),
+        "in_place": _in_place(transcript),
+        "neighbours": _needing_repair_beside(transcript),
+        "parent": _parent_session(transcript),
         "branch_links": True,
         "conversations": conversation_list(transcript, filters.conversation),
         "conversations_broken": sum(
@@ -207,12 +241,142 @@ def conversation_list(transcript: Transcript, current: int | None) -> list[dict[
     return [{**item, "current": item["key"] == shown} for item in listed]
 
 
+def _in_order(counts: dict[str, int]) -> dict[str, int]:
+    """Findings per rule, the rules in the catalogue's order."""
+    order = {rule_id: n for n, rule_id in enumerate(RULES)}
+    return dict(sorted(counts.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
+
+
+def _healthy(diagnosis: Any) -> bool:
+    """Nothing to repair, nothing unreadable, and every provider accepts it as uploaded."""
+    return (
+        not diagnosis.needs_repair
+        and not diagnosis.problems
+        and all(not verdict["before"] for verdict in diagnosis.providers.values())
+    )
+
+
+def _subagent_links(
+    transcript: Transcript, diagnosis: Any, rows: list[dict[str, Any]]
+) -> dict[str, str]:
+    """Task call id -> the address of the owner's transcript of the subagent that answered it."""
+    answered = diagnosis.meta.get("subagents") or {}
+    if not answered:
+        return {}
+    on_page = {
+        call["id"]: answered[call["id"]]
+        for row in rows
+        for call in row.get("calls") or ()
+        if call.get("id") in answered
+    }
+    if not on_page:
+        return {}
+    found = Transcript.objects.filter(
+        owner=transcript.owner_id, meta__agent_id__in=set(on_page.values())
+    ).values_list("public_id", "meta__agent_id")
+    where = {agent: reverse("timeline", args=[public_id]) for public_id, agent in found}
+    return {call: where[agent] for call, agent in on_page.items() if agent in where}
+
+
+def _parent_session(transcript: Transcript) -> Transcript | None:
+    """The session a subagent's transcript was started from, when the owner has it."""
+    if not transcript.meta.get("sidechain"):
+        return None
+    if transcript.parent_id is not None:
+        return transcript.parent
+    session = transcript.meta.get("parent_session")
+    if not session:
+        return None
+    return (
+        Transcript.objects.filter(owner=transcript.owner_id, meta__session_id=session)
+        .exclude(meta__sidechain=True)
+        .exclude(pk=transcript.pk)
+        .first()
+    )
+
+
+@login_required
+@require_safe
+def transcript_search(request: HttpRequest, public_id: str) -> HttpResponse:
+    """Every row of the view that holds the words: JSON for the search box, else a page of links."""
+    transcript = _get_transcript_for_user(request, public_id)
+    diagnosis = store.get_page_diagnosis(transcript)
+    form = SearchForm(request.GET, rule_ids=list(RULES) + list(diagnosis.counts))
+    if not form.is_valid():
+        return _bad_request(request, form)
+    data = form.cleaned_data
+    filters = Filters(data["view"], data["rule"], data["role"], data["around"], data["branch"])
+    if filters.branch:
+        branch = store.get_branch_diagnosis(transcript, filters.branch)
+        if branch is None:
+            raise Http404("This session has no branch ending there.")
+        diagnosis = branch
+    count, hits = search(diagnosis, select_positions(diagnosis, filters), data["q"])
+    timeline_url = reverse("timeline", args=[transcript.public_id])
+    for hit in hits:
+        query = urlencode(filters.query(page=hit["page"], q=data["q"]))
+        hit["href"] = f"{timeline_url}?{query}#{hit['key']}"
+    if "application/json" in request.headers.get("Accept", ""):
+        return JsonResponse({"query": data["q"], "count": count, "hits": hits})
+    context = {"transcript": transcript, "query": data["q"], "count": count, "hits": hits}
+    return render(request, "inspector/search.html", context)
+
+
+def _in_place(transcript: Transcript) -> dict[str, str] | None:
+    """Where the repaired session goes so its agent resumes it, and the name it needs there."""
+    if transcript.format not in RESUMABLE:
+        return None
+    agent = agents.BY_FORMAT[transcript.format]
+    session = transcript.session_id
+    root = f"~/{agent.default_home}/{agent.sessions}"
+    if transcript.format == "claude-code":
+        name = f"{session}.jsonl" if session else transcript.file_name
+        cwd = str(transcript.meta.get("cwd") or "")
+        # Claude Code names a project's folder after its path, every other character a dash.
+        folder = re.sub(r"[^A-Za-z0-9]", "-", cwd) if cwd else "<the project's folder>"
+    else:
+        name = (
+            transcript.file_name
+            if transcript.file_name.startswith("rollout-")
+            else (f"rollout-{session}.jsonl")
+        )
+        day = re.search(r"rollout-(\d{4})-(\d{2})-(\d{2})T", name)
+        folder = "/".join(day.groups()) if day else "<year>/<month>/<day>"
+    path = f"{root}/{folder}/{name}"
+    commands = f"cp {path} {path}.bak\nmv ~/Downloads/{name} {path}"
+    home = f"~/{agent.default_home}"
+    return {"name": name, "path": path, "commands": commands, "env": agent.env, "home": home}
+
+
+def _needing_repair_beside(transcript: Transcript) -> dict[str, Transcript | None] | None:
+    """The project's sessions that need repair just before and after this one, by date."""
+    project = transcript.project
+    if project is None:
+        return None
+    from inspector.scan.reports import sessions_of  # the dashboard's dates and order
+
+    sessions = sessions_of(project).filter(needs_repair=True)
+    here = sessions_of(project).filter(pk=transcript.pk).values_list("date", flat=True)
+    date = here.first()
+    if date is None:
+        return None
+    earlier = Q(date__lt=date) | Q(date=date, pk__lt=transcript.pk)
+    later = Q(date__gt=date) | Q(date=date, pk__gt=transcript.pk)
+    previous = sessions.filter(earlier).order_by("-date", "-pk").first()
+    following = sessions.filter(later).order_by("date", "pk").first()
+    if previous is None and following is None:
+        return None
+    return {"previous": previous, "next": following}
+
+
 def _resume_hint(transcript: Transcript) -> dict[str, str] | None:
     if transcript.format not in RESUMABLE:
         return None
     agent = agents.BY_FORMAT[transcript.format]
     session = transcript.session_id or "<session id>"
-    return {"tool": agent.label, "command": agent.resume_command(session), "session": session}
+    cwd = str(transcript.meta.get("cwd") or "") or None
+    command = agent.resume_command(session, cwd=cwd)
+    return {"tool": agent.label, "command": command, "session": session}
 
 
 @login_required
@@ -236,6 +400,9 @@ def _download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
     stem, dot, extension = transcript.file_name.rpartition(".")
     if not dot:
         stem, extension = transcript.file_name, _extension(transcript.format)
+    in_place = _in_place(transcript) if kind == "in-place" else None
+    if kind == "in-place" and in_place is None:
+        raise Http404("Only an agent's own session files are put in place.")
     if kind == "original":
         data, name = store.read_raw(transcript), transcript.file_name
     elif kind == "report" and transcript.meta.get("conversation_list"):
@@ -246,9 +413,11 @@ def _download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
         report = report_from(store.get_diagnosis(transcript))
         data, name = orjson.dumps(report, option=orjson.OPT_INDENT_2), f"{stem}.report.json"
     else:
-        shape = "source" if kind == "repaired" else "canonical"
+        shape = "canonical" if kind == "canonical" else "source"
         data = repaired_bytes_all(store.load_every_of(transcript), shape)
         name = f"{stem}.repaired.{extension}" if shape == "source" else f"{stem}.repaired.json"
+        if in_place is not None:
+            name = in_place["name"]  # the agent's own name for it, to replace the original
     return data, name
 
 
@@ -268,7 +437,11 @@ def delete(request: HttpRequest, public_id: str) -> HttpResponse:
 
 @require_safe
 def rule_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "inspector/rules.html", {"rules": list(RULES.values())})
+    rules = [
+        (rule, words.title(rule, rule_id), words.PLAIN.get(rule_id))
+        for rule_id, rule in RULES.items()
+    ]
+    return render(request, "inspector/rules.html", {"rules": rules})
 
 
 @require_safe
@@ -281,9 +454,13 @@ def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
     breaking = None
     if request.user.is_authenticated:
         breaking = Transcript.objects.filter(owner=request.user, counts__has_key=rule_id)[:50]
+    plain = words.PLAIN.get(rule.id)
     context = {
         "rule": rule,
-        "related": related,
+        "plain": plain,
+        "plain_title": words.title(rule, rule.id),
+        "terms": words.terms_in(rule.title, rule.summary, rule.explanation),
+        "related": [(other, words.title(other, other.id)) for other in related],
         "breaking": breaking,
         "before": example_rows(rule.example_before),
         "appended": example_rows(list(rule.example_appended)),
@@ -295,11 +472,11 @@ def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
 
 
 def _source_link(source: str) -> tuple[str, str]:
-    """(label, address) of a rule's source: a seed file is served under /spec/seeds/."""
+    """(words, address) of a rule's source: a seed file is served under /spec/seeds/."""
     if source.startswith("seeds/"):
         name = source.removeprefix("seeds/")
-        return f"seed document {name}", reverse("spec_seed", args=[name])
-    return source, source
+        return words.source_words(source), reverse("spec_seed", args=[name])
+    return words.source_words(source), source
 
 
 @require_safe
@@ -439,7 +616,7 @@ def api_not_found(request: HttpRequest, exception: Exception | None = None) -> H
     """404 for the whole site: JSON under /api/, the plain page elsewhere."""
     if request.path.startswith("/api/"):
         return _json({"error": "No such API address."}, 404)
-    return defaults.page_not_found(request, exception or Http404())
+    return not_found(request, exception)
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
@@ -507,6 +684,19 @@ def api_transcript(request: HttpRequest, public_id: str) -> HttpResponse:
 
 
 # --- foundation ------------------------------------------------------------
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Every 404 as a page of the site, with the reason when it is one of ours.
+
+    Django's own messages ("No Transcript matches the given query.") name
+    models, not what the reader asked for; they get the general sentence.
+    """
+    reason = exception.args[0] if exception is not None and exception.args else ""
+    if not isinstance(reason, str) or "matches the given query" in reason:
+        reason = ""
+    back = request.path if request.GET else ""
+    return render(request, "404.html", {"reason": reason, "back": back}, status=404)
 
 
 @never_cache

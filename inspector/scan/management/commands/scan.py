@@ -7,6 +7,7 @@ file never stops the run; unchanged files are skipped on a second scan.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,12 @@ class Command(BaseCommand):
             "--owner", default="", help="user name (default: the first superuser, made if none)"
         )
         parser.add_argument(
+            "--base-url",
+            default=os.environ.get("INSPECTOR_BASE_URL", "http://127.0.0.1:8000"),
+            help="where the server answers, for the dashboard's address "
+            "(default: $INSPECTOR_BASE_URL, else http://127.0.0.1:8000, what make run serves)",
+        )
+        parser.add_argument(
             "--workers",
             type=int,
             default=0,
@@ -44,8 +51,16 @@ class Command(BaseCommand):
         )
 
     def handle(
-        self, *args: Any, path: str, project: str, owner: str, workers: int, **_: Any
+        self,
+        *args: Any,
+        path: str,
+        project: str,
+        owner: str,
+        workers: int,
+        base_url: str = "http://127.0.0.1:8000",
+        **_: Any,
     ) -> None:
+        self.base_url = base_url.rstrip("/")
         root = Path(path).expanduser().resolve()
         if not root.exists():
             raise CommandError(f"{path} does not exist.")
@@ -136,9 +151,25 @@ class Command(BaseCommand):
             out(f"\nUnreadable files ({len(unreadable):,}):")
             for row in unreadable:
                 out(f"  {row.path}\n      {row.reason}")
+        broken = reports.job_transcripts(job).filter(needs_repair=True).order_by("relative_path")
+        if broken:
+            out(f"\nNeed repair ({len(broken):,}):")
+            for transcript in broken[:LISTED]:
+                counts = ", ".join(f"{rule}: {n}" for rule, n in transcript.counts.items())
+                out(f"  {transcript.relative_path or transcript.file_name}  ({counts})")
+                out(f"      {self.base_url}{transcript.get_absolute_url()}")
+            if len(broken) > LISTED:
+                out(f"  … and {len(broken) - LISTED:,} more: the dashboard lists them all")
         for note in job.notes:
             out(f"\nNote: {note}")
-        out(f"\nProject dashboard: /p/{job.project.slug}/ (scan page: {job.get_absolute_url()})")
+        dashboard = f"{self.base_url}/p/{job.project.slug}/"
+        out(
+            f"\nProject dashboard: {dashboard} (scan page: {self.base_url}{job.get_absolute_url()})"
+        )
+
+
+# Sessions needing repair listed by name; the dashboard has the rest.
+LISTED = 50
 
 
 class Progress:

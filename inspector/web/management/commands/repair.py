@@ -20,7 +20,8 @@ from inspector import cli
 class Command(BaseCommand):
     help = (
         "Repair FILE (any supported shape; '-' reads stdin). Writes the repaired transcript in "
-        "its own shape to stdout or --output, or the diagnosis with --report. "
+        "its own shape to stdout or --output, or the diagnosis with --report (as JSON; "
+        "--report --text: as a person reads it). "
         "Exit 0 clean, 1 repaired, 2 bad input."
     )
 
@@ -28,6 +29,6 @@ class Command(BaseCommand):
         cli.add_repair_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        names = ("file", "format", "read_only", "report", "canonical", "output")
+        names = ("file", "format", "read_only", "report", "text", "canonical", "output")
         namespace = argparse.Namespace(command="repair", **{k: options[k] for k in names})
         sys.exit(cli.main_with(cli.run_repair, namespace, sys.stdout))
