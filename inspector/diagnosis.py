@@ -373,9 +373,11 @@ def _export_findings(
     if not renames:
         return []
     by_id: dict[str, list[str]] = {}
+    new_ids: dict[str, list[str]] = {}  # named in the finding, so a redacted share masks them
     for provider, renamed in renames.items():
         for old, new in renamed.items():
             by_id.setdefault(old, []).append(f"{PROVIDER_NAMES.get(provider, provider)} as {new}")
+            new_ids.setdefault(old, []).append(new)
     found: list[dict[str, Any]] = []
     for row in rows:
         for call in row.get("calls") or ():
@@ -394,7 +396,7 @@ def _export_findings(
                         f"call id {shown} is refused by a provider: the export sends it to "
                         + "; ".join(sent)
                     ),
-                    "ids": [cid],
+                    "ids": [cid, *dict.fromkeys(new_ids.get(cid, []))],
                     "message": row["input_index"],
                     "line": row["lines"][0] if row["lines"] else None,
                 }

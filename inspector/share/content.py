@@ -284,7 +284,9 @@ def quoted_values(findings: Iterable[dict[str, Any]]) -> list[str]:
     values: set[str] = set()
     for finding in findings:
         ids = [str(value) for value in finding.get("ids") or [] if value]
-        values.update(value for value in ids if as_identifier(value) != value)
+        # An id made from one that is no identifier (ID-3's rewrite) carries its words.
+        wordy = any(as_identifier(value) != value for value in ids)
+        values.update(value for value in ids if wordy or as_identifier(value) != value)
         text = str(finding.get("text") or "")
         for value in ids:  # the tool's name is read after the ids, which may hold " to "
             text = text.replace(value, "")
@@ -463,8 +465,15 @@ def _redacted_finding(finding: dict[str, Any]) -> dict[str, Any]:
     return {
         **finding,
         "text": redacted_finding_text(finding),
-        "ids": [as_identifier(value) for value in finding.get("ids") or []],
+        "ids": _shown_ids(finding.get("ids") or []),
     }
+
+
+def _shown_ids(ids: list[Any]) -> list[Any]:
+    """A finding's ids as a redacted share shows them: all as lengths if any is wordy."""
+    if any(as_identifier(value) != value for value in ids if value):
+        return [f"[redacted: {len(str(value)):,} characters]" if value else value for value in ids]
+    return [as_identifier(value) for value in ids]
 
 
 def redacted_report(diagnosis: Diagnosis) -> dict[str, Any]:

@@ -23,6 +23,22 @@ class Plain:
 
 
 PLAIN: dict[str, Plain] = {
+    "LINE-1": Plain(
+        "Two records were written on one line",
+        "A newline was lost while the file was written, so one line holds two records back to "
+        "back. Tools that read the file line by line skip or refuse that line.",
+        "Both records are read as they are, and the repaired file writes each on a line of its "
+        "own, its bytes unchanged; nothing else in the file is touched.",
+        "Use the repaired file; nothing is lost, so there is nothing to check.",
+    ),
+    "ID-3": Plain(
+        "A call id one provider refuses",
+        "The id is fine for the tool that wrote it, but a provider's rules for ids (Anthropic's "
+        "letters, digits, - and _; OpenAI Responses' 64 characters) refuse it.",
+        "The export to that provider sends the call and its result under a new id, always the "
+        "same one for the same history; the file itself keeps the old id.",
+        "Nothing to do: send the exported history to that provider as it is.",
+    ),
     "PAIR-1": Plain(
         "A tool call never got its result",
         "The agent asked for a tool and the session stopped (a crash, a stop, a cut stream) "
