@@ -145,6 +145,8 @@ TABLE: dict[str, list[Case]] = {
     "upload": [Case(none, users(200), users(302), {"text": HEALTHY_CANONICAL.decode()})],
     "transcript_list": [Case(none, users(200), users(405))],
     "timeline": [Case(transcript_id, owners(200), users(405))],
+    # Without words to look for the owner's search is a bad request (tests/web/test_search.py).
+    "transcript_search": [Case(transcript_id, owners(400), users(405))],
     "download": [
         *(Case(kind(name), owners(200), users(405)) for name in DOWNLOAD_KINDS),
         Case(kind("nonsense"), owners(404), users(405)),
