@@ -84,7 +84,7 @@ def test_the_spec_its_cases_and_seeds_are_in_docs():
     assert len(list(testdata.SEEDS.glob("*.txt"))) == 4
 
 
-def test_bringing_shared_material_in_keeps_the_repositorys_own_files_and_rows(tmp_path):
+def test_bringing_new_material_in_keeps_the_repositorys_own_files_and_rows(tmp_path):
     from tests.data import update
 
     ours = "# Corpus\n\n| file | licence |\n|---|---|\n| a.jsonl | MIT |\n| ours.jsonl | MIT |\n"
@@ -92,11 +92,11 @@ def test_bringing_shared_material_in_keeps_the_repositorys_own_files_and_rows(tm
     merged = update.merged_readme(ours, theirs)
     assert merged == ours + "| new.jsonl | BSD |\n"
     assert update.merged_readme(merged, theirs) == merged
-    shared, repo = tmp_path / "shared", tmp_path / "repo"
-    (shared / "x").mkdir(parents=True)
-    (shared / "x" / "big.json").write_bytes(b"[" + b"1," * 40_000 + b"1]")
+    incoming, repo = tmp_path / "incoming", tmp_path / "repo"
+    (incoming / "x").mkdir(parents=True)
+    (incoming / "x" / "big.json").write_bytes(b"[" + b"1," * 40_000 + b"1]")
     (repo / "x").mkdir(parents=True)
     (repo / "x" / "own.json").write_bytes(b"[]")
-    update.copy_file(shared / "x" / "big.json", repo / "x" / "big.json", compress=True)
-    assert testdata.read(repo / "x" / "big.json") == (shared / "x" / "big.json").read_bytes()
+    update.copy_file(incoming / "x" / "big.json", repo / "x" / "big.json", compress=True)
+    assert testdata.read(repo / "x" / "big.json") == (incoming / "x" / "big.json").read_bytes()
     assert (repo / "x" / "own.json").read_bytes() == b"[]"

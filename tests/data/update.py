@@ -1,14 +1,14 @@
-"""Copy what the tests need from the team's shared folder into the repository.
+"""Copy what the tests need from the team's material folder into the repository.
 
 The repository must pass its tests with nothing beside it, so the spec, its
 worked cases, the seed documents, the real corpus and the provider oracle
-live here as copies. `../shared/` is where new material arrives; running
+live here as copies. The team's folder is where new material arrives; running
 this script is the deliberate step that brings it in:
 
-    .venv/bin/python tests/data/update.py [PATH-TO-SHARED]   # default ../shared
+    .venv/bin/python tests/data/update.py PATH-TO-THE-TEAMS-FOLDER
 
 Files are added or replaced, never removed: the repository also holds real
-files of its own (found for shapes and defects the shared corpus lacks), so a
+files of its own (found for shapes and defects the team's corpus lacks), so a
 file gone upstream is removed by hand. A README's table gains the rows it
 lacks and keeps its own. Data files over 64 KiB are stored zstd-compressed as
 `NAME.zst` (a tenth of the size for JSON lines); `tests/testdata.py` reads
@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 COMPRESS_OVER = 64 * 1024
 LEVEL = 19
 
-# (source under shared/, destination in the repository, compress large files)
+# (source in the team's folder, destination in the repository, compress large files)
 COPIES = [
     ("SPEC.md", "docs/SPEC.md", False),
     ("spec/cases", "docs/spec/cases", False),
@@ -65,12 +65,15 @@ def _first_cell(line: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    shared = Path(argv[1]) if len(argv) > 1 else REPO.parent / "shared"
-    if not (shared / "SPEC.md").is_file():
-        print(f"{shared} holds no SPEC.md: name the shared folder", file=sys.stderr)
+    if len(argv) != 2:
+        print("usage: update.py PATH-TO-THE-TEAMS-FOLDER", file=sys.stderr)
+        return 2
+    incoming = Path(argv[1])
+    if not (incoming / "SPEC.md").is_file():
+        print(f"{incoming} holds no SPEC.md: name the team's folder", file=sys.stderr)
         return 2
     for source_name, target_name, compress in COPIES:
-        source, target = shared / source_name, REPO / target_name
+        source, target = incoming / source_name, REPO / target_name
         if source.is_file():
             copy_file(source, target, compress)
             continue
