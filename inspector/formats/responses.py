@@ -22,18 +22,40 @@ fields as JSON text where it has none (``{"tools": [...]}``). Reasoning and
 server tool items stay as content parts (type kept), and so do a call and
 its output that the server ran itself (``"execution": "server"``).
 
+A canonical call keeps what its item holds beyond the call (public, so a
+canonical download keeps it too): ``item``, the item's other fields (its
+kind, item id ``fc_...``/``ctc_...``, status, a function's ``namespace``;
+left out for a bare ``function_call``), and ``after_parts``, how many of the
+turn's content parts came before it (left out when none came after it). A
+tool message keeps ``item`` in its metadata: its output item's fields beyond
+its content (kind, id, status, an output that is not text), left out for the
+output kind its call's kind takes and nothing else.
+
 ``sources`` are the 1-based numbers of the items a message came from; the
 response's items continue the numbering after the request's.
 
 Export (``to_wire``) writes what the Responses API accepts from any
-canonical history, without adding events. System messages stay where they
-are, as ``system`` message items. Parts another provider made (thinking
-blocks, Gemini parts) are left out, and so is a message item left with an
-empty content list. Of the items kept whole as parts, reasoning, item
-references and server tool calls (``web_search_call``) go out as they are; a
-client call item kept as a part (reading could not take it as a call) does
-not, as it would be a call with no output. An item repeated under the same
-``id`` goes out once (``Duplicate item found with id``).
+canonical history, without adding events. Each call goes out as the item it
+was read from (or the whole ``item`` a canonical call carries), where it
+stood among the turn's parts; a call with no item, or one whose arguments
+do not fit its item's kind, goes out as a ``function_call``. A result goes
+out as the kind it was read as, else as the output kind of its call (a
+``custom_tool_call`` is answered by a ``custom_tool_call_output``...), and so
+does a result the repair made: its text in ``output``; an
+``apply_patch_call_output`` also ``status: "failed"``, and a
+``tool_search_output`` the tools it found, none (``tools: []``).
+System messages stay where they are, as ``system`` message items. Parts
+another provider made (thinking blocks, Gemini parts) are left out, and so
+is a message item left with an empty content list. Of the items kept whole
+as parts, reasoning, item references and what the server ran
+(``web_search_call``, MCP items, a ``tool_search`` with ``execution:
+"server"``) go out as they are; a client call item kept as a part (reading
+could not take it as a call) does not, as it would be a call with no
+output. An item repeated under the same ``id`` goes out once (``Duplicate
+item found with id``); a call under an item id already sent (ID-1 split one
+item in two) goes out without it. A reasoning item that no item of the
+model follows (its call was cut, INT-1) goes with its call, in the export
+and in the repaired file alike: the API refuses it alone.
 """
 
 from __future__ import annotations
@@ -42,7 +64,13 @@ from typing import Any
 
 import orjson
 
-from inspector.engine.providers import RESPONSES_CALLS, follows_reasoning
+from inspector.engine.canonical import json_object
+from inspector.engine.providers import (
+    RESPONSES_CALLS,
+    RESPONSES_OUTPUTS,
+    RESPONSES_SERVER_ITEMS,
+    follows_reasoning,
+)
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.canonical import (
     END,
@@ -80,10 +108,26 @@ _CLIENT_CALLS = frozenset(
     }
 )
 _CALL_FIELDS = frozenset({"type", "id", "call_id", "status", "name"})
-# The output kind of the call kinds whose output is not named "<kind>_output".
+# The fields of a call item that its canonical call holds, by kind (any other kind: its
+# call id and name, and every field outside ``_CALL_FIELDS``, which are its arguments).
+_HELD = {
+    "function_call": frozenset({"call_id", "name", "arguments"}),
+    "custom_tool_call": frozenset({"call_id", "name", "input"}),
+}
+# A call item that needs no ``item`` on its canonical call: the kind every export writes.
+_PLAIN_CALL = {"type": "function_call"}
 # Fields of an output item that are not its output.
 _OUTPUT_FIELDS = frozenset({"type", "id", "call_id", "status", "execution"})
-_NATIVE_PARTS = frozenset({"reasoning", "item_reference"})
+# Output kinds whose result is their ``output`` field, and those whose result is in
+# fields of their own (``tool_search_output``'s ``tools``).
+_TEXT_OUTPUTS = frozenset(RESPONSES_OUTPUTS) - {"tool_search_output"}
+_FIELD_OUTPUTS = frozenset({"tool_search_output"})
+# Items kept whole as parts that go out as they are: reasoning, references, what the
+# server ran (``web_search_call``, MCP items, compaction) and the other items of the API.
+_NATIVE_PARTS = frozenset(
+    {"reasoning", "item_reference", "compaction", "mcp_approval_response", "additional_tools"}
+    | RESPONSES_SERVER_ITEMS
+)
 
 _STRONG = Alternatives(
     rb'"type"\s*:\s*"(function_call|function_call_output|reasoning|custom_tool_call'
@@ -189,12 +233,27 @@ def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> d
     out: list[Any] = []
     seen: set[str] = set()
     for item, iid in _sendable(items):
-        if iid is not None:
-            if iid in seen:
-                continue  # the API refuses an item id twice
-            seen.add(iid)
-        out.append(item)
+        unique = _once(item, iid, seen)
+        if unique is not None:
+            out.append(unique)
     return {"input": _without_lone_reasoning(out)}
+
+
+def _once(item: Any, iid: str | None, seen: set[str]) -> Any:
+    """``item`` as the request may hold it, given the item ids ``seen`` before it.
+
+    The API refuses an item id twice. An item repeated under its id goes out
+    once; a call or an output under an id already sent (the two calls ID-1
+    told apart came from one item) goes out without it, as the call it is.
+    """
+    if iid is None:
+        return item
+    if iid not in seen:
+        seen.add(iid)
+        return item
+    if _is_call(item) or _is_output(item):
+        return {k: v for k, v in item.items() if k != "id"}
+    return None
 
 
 def _without_lone_reasoning(items: list[Any]) -> list[Any]:
@@ -268,6 +327,7 @@ def _read(records: list[Any]) -> tuple[list[Message], list[list[int]], list[Prob
     sources: list[list[int]] = []
     problems: list[Problem] = []
     names: dict[str, Any] = {}
+    kinds: dict[str, str] = {}  # the kind of each call read so far, by call id
     group: dict[str, Any] | None = None
 
     def close(end: int) -> None:
@@ -275,6 +335,9 @@ def _read(records: list[Any]) -> tuple[list[Message], list[list[int]], list[Prob
         if group is None:
             return
         parts = group["parts"]
+        for call, at in zip(group["calls"], group["calls_at"], strict=True):
+            if at < len(parts):
+                call["after_parts"] = at  # a part of the turn came after it
         if len(parts) == 1 and group["text_only"] is not None:
             content: Any = group["text_only"]
         else:
@@ -288,7 +351,14 @@ def _read(records: list[Any]) -> tuple[list[Message], list[list[int]], list[Prob
     def open_group(index: int) -> dict[str, Any]:
         nonlocal group
         if group is None:
-            group = {"start": index, "parts": [], "calls": [], "text": False, "text_only": None}
+            group = {
+                "start": index,
+                "parts": [],
+                "calls": [],
+                "calls_at": [],
+                "text": False,
+                "text_only": None,
+            }
         return group
 
     for index, item in enumerate(records):
@@ -321,13 +391,19 @@ def _read(records: list[Any]) -> tuple[list[Message], list[list[int]], list[Prob
             md = {"tool_call_id": rid}
             if isinstance(names.get(rid), str):
                 md["name"] = names[rid]
+            envelope = _output_envelope(item)
+            if envelope != {"type": _output_kind(kinds.get(rid, "function_call"))}:
+                md["item"] = envelope
             md |= {REC: index, END: index + 1}
             messages.append({"role": "tool", "content": _output_content(item), "metadata": md})
             sources.append([index + 1])
         elif _is_call(item):
             call = _canonical_call(item)
             names[call["tool_call_id"]] = call["name"]
-            open_group(index)["calls"].append(call)
+            kinds.setdefault(call["tool_call_id"], item["type"])
+            current = open_group(index)
+            current["calls"].append(call)
+            current["calls_at"].append(len(current["parts"]))
         elif isinstance(kind, str):
             # Reasoning, server-side tools (web_search_call, ...) and items this reader
             # does not know: the assistant's turn, kept whole as a part.
@@ -350,7 +426,46 @@ def _canonical_call(item: dict[str, Any]) -> dict[str, Any]:
     else:
         arguments = {k: v for k, v in item.items() if k not in _CALL_FIELDS}
     name = item.get("name") if isinstance(item.get("name"), str) else kind
-    return {"tool_call_id": call_id_of(item), "name": name, "arguments": arguments}
+    call = {"tool_call_id": call_id_of(item), "name": name, "arguments": arguments}
+    envelope = _call_envelope(item)
+    if envelope != _PLAIN_CALL:
+        call["item"] = envelope
+    return call
+
+
+def _call_envelope(item: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a call item that its canonical call does not hold: its kind, its
+    item id (``fc_...``, ``ctc_...``), its status, a function's ``namespace``..."""
+    held = _HELD.get(item["type"])
+    pairs_by_id = not item.get("call_id")  # then its ``id`` is the call id
+    out: dict[str, Any] = {}
+    for key, value in item.items():
+        if key == "id" and pairs_by_id:
+            continue
+        if held is None:
+            if key in _CALL_FIELDS and key not in ("call_id", "name"):
+                out[key] = value
+        elif key not in held:
+            out[key] = value
+    return out
+
+
+def _output_envelope(item: dict[str, Any]) -> dict[str, Any]:
+    """The fields of an output item that its tool message's content does not hold.
+
+    That is the item less its call id, less its ``output`` where that is the
+    message's text, and less the fields a ``tool_search_output`` holds its
+    result in (the content is their JSON text). An output kind this reader
+    does not know keeps all its fields.
+    """
+    kind = item["type"]
+    pairs_by_id = not item.get("call_id")
+    out = {k: v for k, v in item.items() if k != "call_id" and not (k == "id" and pairs_by_id)}
+    if kind in _TEXT_OUTPUTS and isinstance(out.get("output"), str):
+        del out["output"]
+    elif kind in _FIELD_OUTPUTS and "output" not in item:
+        out = {k: v for k, v in out.items() if k in _OUTPUT_FIELDS}
+    return out
 
 
 def _text_parts(content: Any) -> list[Any]:
@@ -468,7 +583,7 @@ def _wire(messages: list[Message], state: dict[str, Any] | None) -> tuple[Any, l
         if originals.get(SYSTEM_REC) != [messages[0]]:
             instructions = _text(messages[0]["content"])
         start = 1
-    kinds: dict[str, str] = {}
+    kinds: dict[str, str] = {}  # the kind each call went out as, by call id
     items: list[Any] = []
     for message in messages[start:]:
         rec = origin(message)
@@ -476,8 +591,6 @@ def _wire(messages: list[Message], state: dict[str, Any] | None) -> tuple[Any, l
         template: list[Any] = []
         if rec is not None and isinstance(end, int) and 0 <= rec < end <= len(records):
             template = records[rec:end]
-        for call, item in zip(calls_of(message), _template_calls(template), strict=False):
-            kinds[call_id(call)] = item.get("type", "function_call")
         if rec is not None and originals.get(rec) == [message]:
             items.extend(template)
             for item in template:
@@ -535,11 +648,9 @@ def _input_memo(messages: list[Message], memo: dict[Any, Any]) -> list[Any]:
             made = [_wire_message(public(message), None, True)]
             hit = memo[id(message)] = (message, _sendable(made))
         for item, iid in hit[1]:
-            if iid is not None:
-                if iid in seen:
-                    continue
-                seen.add(iid)
-            out.append(item)
+            unique = _once(item, iid, seen)
+            if unique is not None:
+                out.append(unique)
     return _without_lone_reasoning(out)
 
 
@@ -581,87 +692,261 @@ def _wire_content(content: Any, text_type: str, native_only: bool) -> Any:
         elif kind == "image":
             url = part.get("url") or f"data:{part.get('media_type')};base64,{part.get('data')}"
             parts.append({"type": "input_image", "image_url": url})
-        elif not native_only:
+        elif not native_only or kind == "input_file":
             parts.append(part)
     return parts
 
 
 def _wire_assistant(message: Message, template: list[Any], native_only: bool) -> list[Any]:
-    """The items of an assistant turn; the source's item order kept where it can be."""
+    """The items of an assistant turn, in the order they were read.
+
+    With the turn's items in the source file (``template``) and its content
+    unchanged, those items go out again with the calls as the repair left
+    them. Otherwise the items are made from the content, each call placed
+    where it was read (``after_parts``) as the item it was read from.
+    """
     calls = calls_of(message)
     content = message["content"]
     old_calls = _template_calls(template)
     if template:
         kept = [i for i in template if not (isinstance(i, dict) and _is_call(i))]
         rebuilt, _, _ = _read(kept)
-        same = (rebuilt[0]["content"] if rebuilt else "") == content
-        if same:
-            out: list[Any] = []
-            pending = list(calls)
-            for item in template:
-                if isinstance(item, dict) and _is_call(item):
-                    if pending:
-                        out.append(_wire_call(pending.pop(0), item))
-                else:
-                    out.append(item)
-            return out + [_wire_call(call, None) for call in pending]
-    out = []
-    texts: list[Any] = []
-    for part in content if isinstance(content, list) else [{"type": "text", "text": content}]:
+        if (rebuilt[0]["content"] if rebuilt else "") == content:
+            return _wire_template_turn(template, calls, old_calls)
+    sources = _source_items(calls, old_calls)
+    parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+    places = _call_places(calls, len(parts))
+    out: list[Any] = []
+    texts: list[Any] = []  # the text parts of the message item being made
+    waiting = 0  # the calls already placed
+
+    def flush() -> None:
+        if texts:
+            out.append({"type": "message", "role": "assistant", "content": texts.copy()})
+            texts.clear()
+
+    def place(before: int) -> None:
+        nonlocal waiting
+        while waiting < len(calls) and places[waiting] <= before:
+            flush()
+            out.append(_wire_call(calls[waiting], sources[waiting]))
+            waiting += 1
+
+    for index, part in enumerate(parts):
+        place(index)
         if isinstance(part, dict) and part.get("type") == "text":
             if part.get("text"):
                 texts.append({"type": "output_text", "text": part["text"]})
             continue
-        if texts:
-            out.append({"type": "message", "role": "assistant", "content": texts})
-            texts = []
+        flush()
         kind = part.get("type") if isinstance(part, dict) else None
         if isinstance(kind, str) and (
             not native_only
             or kind in _NATIVE_PARTS
+            or part.get("execution") == "server"
             or (kind.endswith("_call") and not _is_call(part))
         ):
             out.append(part)
-    if texts:
-        out.append({"type": "message", "role": "assistant", "content": texts})
-    for index, call in enumerate(calls):
-        out.append(_wire_call(call, old_calls[index] if index < len(old_calls) else None))
+    flush()
+    place(len(parts))
     return out
 
 
-def _wire_call(call: dict[str, Any], old: Any) -> dict[str, Any]:
-    item = dict(old) if isinstance(old, dict) else {"type": "function_call"}
-    cid = call_id(call)
-    if "call_id" in item or "id" not in item:
-        item["call_id"] = cid
+def _call_places(calls: list[dict[str, Any]], count: int) -> list[int]:
+    """How many of the turn's ``count`` content parts go out before each call.
+
+    A call read from Responses says where it stood (``after_parts``) when a
+    part came after it; any other goes after every part. Calls keep their
+    order (their results follow it), so none goes before the one before it.
+    """
+    places: list[int] = []
+    floor = 0
+    for call in calls:
+        at = call.get("after_parts")
+        if not isinstance(at, int) or isinstance(at, bool) or not 0 <= at < count:
+            at = count
+        floor = max(floor, at)
+        places.append(floor)
+    return places
+
+
+def _wire_template_turn(
+    template: list[Any], calls: list[dict[str, Any]], old_calls: list[dict[str, Any]]
+) -> list[Any]:
+    """A turn's items from the source file, with its calls as the repair left them.
+
+    Each call takes the place of the item it was read from. An item whose call
+    the repair removed (INT-1: its arguments were cut) is left out, and so is
+    a reasoning item that no item of the model follows any more: the API
+    refuses a reasoning item without its following item, and this one was
+    the cut call's. A call the source did not hold goes last.
+    """
+    sources = _source_items(calls, old_calls)
+    call_of = {id(source): call for call, source in zip(calls, sources, strict=True) if source}
+    out: list[Any] = []
+    lost = False
+    for item in template:
+        if isinstance(item, dict) and _is_call(item):
+            call = call_of.get(id(item))
+            if call is None:
+                lost = True
+                continue
+            out.append(_wire_call(call, item))
+        else:
+            out.append(item)
+    out += [
+        _wire_call(call, None) for call, source in zip(calls, sources, strict=True) if not source
+    ]
+    return _without_lone_reasoning(out) if lost else out
+
+
+def _source_items(calls: list[dict[str, Any]], old_calls: list[dict[str, Any]]) -> list[Any]:
+    """The call item each call was read from, or None for a call the source did not hold.
+
+    Repair removes calls (INT-1) and renames them (ID-1, ID-2), but never
+    reorders them or changes their name and arguments. With as many calls
+    as items, they pair in order; with fewer, each pairs with the next item
+    that reads as the same name and arguments.
+    """
+    if len(calls) == len(old_calls):
+        return list(old_calls)
+    out: list[Any] = []
+    start = 0
+    for call in calls:
+        found = None
+        for index in range(start, len(old_calls)):
+            read = _canonical_call(old_calls[index])
+            if read["name"] == call.get("name") and read["arguments"] == call.get("arguments"):
+                found = index
+                break
+        if found is None:
+            out.append(None)
+        else:
+            out.append(old_calls[found])
+            start = found + 1
+    return out
+
+
+def _carried_call(call: dict[str, Any]) -> dict[str, Any]:
+    """The item a call goes out as, from what it carries of the one it was read from.
+
+    A call read from Responses carries its item's own fields (``item``: kind,
+    item id, status...); a canonical call may carry the whole item. A call
+    with none, or whose arguments cannot be that kind's (a custom tool's
+    ``input``, another kind's fields), goes out as a ``function_call``.
+    """
+    carried = call.get("item")
+    if not isinstance(carried, dict):
+        return dict(_PLAIN_CALL)
+    kind = carried.get("type")
+    arguments = call.get("arguments")
+    if kind == "function_call":
+        fits = True
+    elif kind == "custom_tool_call":
+        fits = isinstance(arguments, dict) and "input" in arguments
     else:
-        item["id"] = cid  # a writer that pairs by "id" keeps doing so
+        fits = (
+            isinstance(kind, str)
+            and (kind in RESPONSES_CALLS or kind.endswith("_call"))
+            and kind not in RESPONSES_SERVER_ITEMS
+            and carried.get("execution") != "server"
+            and isinstance(arguments, dict)
+        )
+    if not fits:
+        return dict(_PLAIN_CALL)
+    return {k: v for k, v in carried.items() if k != "call_id"}
+
+
+def _wire_call(call: dict[str, Any], old: Any) -> dict[str, Any]:
+    """The call item for a canonical call; ``old`` is the item the source file holds."""
+    if isinstance(old, dict):
+        item = dict(old)
+        by_id = "call_id" not in item and "id" in item  # a writer that pairs by "id"
+    else:
+        item = _carried_call(call)
+        by_id = False
+    cid = call_id(call)
+    if by_id:
+        item["id"] = cid
+    else:
+        item["call_id"] = cid
     arguments = call.get("arguments")
     kind = item.get("type")
+    name = call.get("name")
     if kind == "function_call":
-        item["name"] = call.get("name")
+        item["name"] = name
         item["arguments"] = arguments_string(arguments)
     elif kind == "custom_tool_call" and isinstance(arguments, dict):
-        item["name"] = call.get("name")
+        item["name"] = name
         item["input"] = arguments.get("input")
     elif isinstance(arguments, dict):
+        if isinstance(name, str) and name != kind:
+            item["name"] = name
         item.update(arguments)
     return item
 
 
+def _carried_output(md: dict[str, Any]) -> dict[str, Any] | None:
+    """What a tool message carries of the output item it was read from, if anything."""
+    carried = md.get("item")
+    if isinstance(carried, dict):
+        kind = carried.get("type")
+        if isinstance(kind, str) and kind.endswith("_output"):
+            return carried
+    return None
+
+
 def _wire_output(message: Message, old: Any, kinds: dict[str, str]) -> dict[str, Any]:
-    rid = metadata(message).get("tool_call_id", "")
-    item = dict(old) if isinstance(old, dict) and _is_output(old) else {}
-    if not item:
-        item["type"] = _output_kind(kinds.get(rid, "function_call"))
-    if "call_id" in item or "id" not in item:
-        item["call_id"] = rid
-    else:
-        item["id"] = rid
+    """The output item for a tool message; ``old`` is the item the source file holds.
+
+    A result read from Responses goes out as the kind it was read as, with
+    its own fields; any other (a result another provider's transcript holds,
+    or one the repair made) as the output kind of the call it answers.
+    """
+    md = metadata(message)
+    rid = md.get("tool_call_id", "")
     content = message["content"]
-    if old is None or _output_content(item) != content:
-        if isinstance(content, str):
-            item["output"] = content
+    if isinstance(old, dict) and _is_output(old):
+        item = dict(old)
+        if "call_id" in item or "id" not in item:
+            item["call_id"] = rid
         else:
-            item["output"] = _wire_content(content, "input_text", True)
+            item["id"] = rid
+        if _output_content(item) != content:
+            _put_output(item, content, md)
+        return item
+    carried = _carried_output(md)
+    if carried is None:
+        item = {"type": _output_kind(kinds.get(rid, "function_call")), "call_id": rid}
+    else:
+        item = {"type": carried["type"], "call_id": rid}
+        item |= {k: v for k, v in carried.items() if k not in ("type", "call_id")}
+    holds = any(key not in _OUTPUT_FIELDS for key in item)  # its result came with it
+    if not (holds and _output_content(item) == content):
+        _put_output(item, content, md)
     return item
+
+
+def _put_output(item: dict[str, Any], content: Any, md: dict[str, Any]) -> None:
+    """Write ``content`` into an output item, in the fields its kind holds a result in.
+
+    A result the repair made (``healed``) says so in text; a kind whose result
+    is not text gets no made-up result: a ``tool_search_output`` found no
+    tools, an ``apply_patch_call_output`` did not complete.
+    """
+    kind = item.get("type")
+    healed = md.get("healed") is True
+    if kind in _FIELD_OUTPUTS:
+        fields = None if healed or not isinstance(content, str) else json_object(content)
+        if fields is not None:
+            item.pop("output", None)
+            item.update({k: v for k, v in fields.items() if k not in _OUTPUT_FIELDS})
+        else:
+            item.setdefault("tools", [])
+        return
+    if kind == "apply_patch_call_output" and "status" not in item:
+        item["status"] = "failed" if healed or md.get("is_error") else "completed"
+    if isinstance(content, str):
+        item["output"] = content
+    else:
+        item["output"] = _wire_content(content, "input_text", True)

@@ -83,6 +83,8 @@ def digest(message: dict[str, Any]) -> Digest | None:
         rid = metadata.get("tool_call_id")
         if rid.__class__ is not str or not rid or metadata.get("tool_calls"):
             return None
+        if "item" in metadata and not _kind(metadata["item"], "function_call_output"):
+            return None  # a Responses output of its own kind (the checks' texts name it)
         content = message.get("content")
         if content.__class__ is not str and not _parts(content):
             return None
@@ -95,6 +97,10 @@ def digest(message: dict[str, Any]) -> Digest | None:
         for call in calls:
             if call.__class__ is not dict or call.get("arguments").__class__ is not dict:
                 return None
+            if "item" in call and not _kind(call["item"], "function_call"):
+                return None  # a Responses call of its own kind (the checks' texts name it)
+            if "after_parts" in call:
+                return None  # Responses places it among its message's parts
             value = call.get("tool_call_id") or call.get("id") or ""
             if value.__class__ is not str:
                 return None
@@ -131,6 +137,11 @@ def digest(message: dict[str, Any]) -> Digest | None:
     if not (texts or ids):
         return None  # thinking alone: some providers leave the whole message out
     return (role, len(content), texts, runs, ids, "")
+
+
+def _kind(item: Any, kind: str) -> bool:
+    """Whether what a call or result carries of its Responses item is of ``kind``."""
+    return item.__class__ is dict and item.get("type") == kind
 
 
 def _parts(content: Any) -> bool:
