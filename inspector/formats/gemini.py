@@ -25,7 +25,12 @@ in ``state["synthetic_ids"]`` and never written back.
 A user turn holding ``functionResponse`` parts becomes one tool message per
 response (and a user message for its other parts); writing back joins them.
 Parts that are neither text, images nor calls (thoughts, executable code)
-become ``{"type": "gemini", "part": {...}}`` content parts.
+become ``{"type": "gemini", "part": {...}}`` content parts. The
+``thoughtSignature`` of a ``functionCall`` or text part is kept on its
+canonical call or text part as ``thought_signature`` (public, so canonical
+downloads keep it), and goes out on that call's or text's part again, in the
+export and in the repaired file: Gemini 3 refuses the current turn's calls
+without it. A signature is only ever the one a part was read with.
 
 ``sources`` are 1-based content (or record, or line) numbers.
 
@@ -37,8 +42,9 @@ history, without adding events:
 - turns alternate: consecutive messages of one side share a turn, so tool
   results and the user text after them form one user turn, and a function
   call turn always follows a user turn;
-- parts the API does not take (another provider's reasoning, empty text, a
-  call or response part reading could not pair) are left out, and a turn
+- parts the API does not take (another provider's reasoning, empty text
+  that carries no signature, a call or response part reading could not
+  pair) are left out, and a turn
   left without parts is dropped (``contents.parts must not be empty``), its
   neighbours joined;
 - a history that starts with a function call turn gets a user turn first
@@ -82,6 +88,9 @@ from inspector.formats.canonical import (
 
 NAME = "gemini"
 PROVIDER = "gemini"
+
+# The key a canonical call or text part keeps the ``thoughtSignature`` of its part under.
+SIGNATURE = "thought_signature"
 
 _STRONG = Alternatives(
     rb'"functionCall"\s*:',
@@ -271,7 +280,11 @@ def _model_turn(
                 cid = f"call_{turn}_{index}"
                 synthetic.add(cid)
             arguments = call.get("args", {})
-            calls.append({"tool_call_id": cid, "name": call.get("name"), "arguments": arguments})
+            made = {"tool_call_id": cid, "name": call.get("name"), "arguments": arguments}
+            signature = _signature(part)
+            if signature is not None:
+                made[SIGNATURE] = signature
+            calls.append(made)
         else:
             content.append(_canonical_part(part))
     md: dict[str, Any] = {"tool_calls": calls} if calls else {}
@@ -330,11 +343,21 @@ def _match(waiting: list[list[Any]], name: Any) -> str | None:
     return None
 
 
+def _signature(part: dict[str, Any]) -> str | None:
+    """The ``thoughtSignature`` a part carries (proto JSON also spells it snake_case)."""
+    value = part.get("thoughtSignature", part.get("thought_signature"))
+    return value if isinstance(value, str) and value else None
+
+
 def _canonical_part(part: Any) -> Any:
     if not isinstance(part, dict):
         return {"type": "gemini", "part": part}
     if isinstance(part.get("text"), str) and not part.get("thought"):
-        return {"type": "text", "text": part["text"]}
+        text = {"type": "text", "text": part["text"]}
+        signature = _signature(part)
+        if signature is not None:
+            text[SIGNATURE] = signature
+        return text
     inline = part.get("inlineData")
     if isinstance(inline, dict) and str(inline.get("mimeType", "")).startswith("image/"):
         return {"type": "image", "media_type": inline["mimeType"], "data": inline.get("data")}
@@ -918,7 +941,24 @@ def _function_call(
         arguments = arguments_object(call.get("arguments"))
         function["args"] = {} if arguments is None else arguments
     part["functionCall"] = function
+    _sign(part, call.get(SIGNATURE))
     return part
+
+
+def _sign(part: dict[str, Any], signature: Any) -> None:
+    """Give a part the signature its call or text was read with, and no other.
+
+    The part a source turn held for the place keeps its own spelling when it
+    is that signature; a signature is never taken from another call's part.
+    """
+    if not (isinstance(signature, str) and signature):
+        signature = None
+    if _signature(part) == signature:
+        return
+    part.pop("thoughtSignature", None)
+    part.pop("thought_signature", None)
+    if signature is not None:
+        part["thoughtSignature"] = signature
 
 
 def _sendable(part: Any) -> bool:
@@ -943,8 +983,13 @@ def _wire_parts(content: Any, native_only: bool) -> list[Any]:
         kind = part.get("type")
         if kind == "text":
             text = part.get("text", "")
-            if not native_only or (isinstance(text, str) and text):
-                parts.append({"text": text})
+            signature = part.get(SIGNATURE)
+            signed = isinstance(signature, str) and bool(signature)
+            # An empty text part is left out, unless it carries the turn's signature.
+            if not native_only or (isinstance(text, str) and (text or signed)):
+                made = {"text": text}
+                _sign(made, signature)
+                parts.append(made)
         elif kind == "image" and part.get("url"):
             mime = part.get("media_type") or "image/jpeg"
             parts.append({"fileData": {"mimeType": mime, "fileUri": part["url"]}})

@@ -7,7 +7,9 @@ from typing import Any
 import orjson
 import pytest
 
+from inspector import formats
 from inspector.engine import repair_history
+from inspector.engine.providers import check
 from inspector.formats import FormatError, gemini
 from inspector.formats.canonical import strip_private
 from tests import testdata
@@ -267,3 +269,156 @@ def test_cli_record_of_unknown_type_is_reported_not_dropped_silently():
     parsed = gemini.parse(orjson.dumps(doc))
     assert [(p.line, p.kind) for p in parsed.problems] == [(5, "skipped")]
     assert "'compression'" in parsed.problems[0].reason
+
+
+# --- thoughtSignature: kept on the parts it was read with, never made up -------------------
+
+
+def signed(part: dict[str, Any], signature: str = "c2lnLWE=") -> dict[str, Any]:
+    return {**part, "thoughtSignature": signature}
+
+
+def test_a_calls_signature_goes_out_with_it():
+    data = body(
+        {"role": "user", "parts": [text("hi")]},
+        {"role": "model", "parts": [signed(call("a", id="x1")), call("b", id="x2")]},
+        {"role": "user", "parts": [response("a", id="x1"), response("b", id="x2")]},
+    )
+    parsed = gemini.parse(data)
+    calls = parsed.messages[1]["metadata"]["tool_calls"]
+    assert [c.get("thought_signature") for c in calls] == ["c2lnLWE=", None]
+    contents = formats.to_wire(parsed.messages, "gemini")["contents"]
+    assert contents == orjson.loads(data)["contents"]
+    # Gemini 3 refuses the current turn's calls unsigned; as exported they are signed.
+    assert check("gemini", {"contents": contents}, model="gemini-3-pro-preview").accepted
+
+
+def test_signatures_stay_on_their_calls_after_repair():
+    data = body(
+        {"role": "user", "parts": [text("hi")]},
+        {"role": "model", "parts": [signed(call("a", id="x1")), call("b", id="x2")]},
+        {"role": "user", "parts": [response("b", id="x2")]},
+        {"role": "model", "parts": [signed(call("c", id="x1"), "c2lnLWM=")]},
+    )
+    parsed = gemini.parse(data)
+    repaired = repair_history(parsed.messages)
+    # x1's result is missing (PAIR-1) and x1 is used again (ID-1).
+    assert {a.rule for a in repaired.actions} >= {"PAIR-1", "ID-1"}
+    exported, _ = formats.export_wire(repaired.messages, "gemini")
+    written = orjson.loads(gemini.serialise(repaired.messages, parsed))["contents"]
+    for contents in (exported["contents"], written):
+        calls = [p for turn in contents for p in turn["parts"] if "functionCall" in p]
+        assert [(p["functionCall"]["id"], p.get("thoughtSignature")) for p in calls] == [
+            ("x1", "c2lnLWE="),
+            ("x2", None),
+            ("x1_1", "c2lnLWM="),
+        ]
+        assert check("gemini", {"contents": contents}, model="gemini-3-pro-preview").accepted
+
+
+def test_a_text_parts_signature_goes_out_with_it_even_when_the_text_is_empty():
+    data = body(
+        {"role": "user", "parts": [text("hi")]},
+        {"role": "model", "parts": [signed(text("Mexico City.")), signed(text(""), "ZW5k")]},
+        {"role": "user", "parts": [text("thanks")]},
+        {"role": "model", "parts": [text("you are welcome"), text("")]},
+    )
+    parsed = gemini.parse(data)
+    assert parsed.messages[1]["content"][0] == {
+        "type": "text",
+        "text": "Mexico City.",
+        "thought_signature": "c2lnLWE=",
+    }
+    contents = formats.to_wire(parsed.messages, "gemini")["contents"]
+    assert contents[1]["parts"] == [signed(text("Mexico City.")), signed(text(""), "ZW5k")]
+    assert contents[3]["parts"] == [text("you are welcome")]  # an empty text alone is left out
+
+
+def test_a_signature_is_never_made_up():
+    data = body(
+        {"role": "user", "parts": [text("hi")]},
+        {"role": "model", "parts": [text("let me see"), call("a"), call("b")]},
+    )
+    parsed = gemini.parse(data)
+    repaired = repair_history(parsed.messages).messages
+    exported, _ = formats.export_wire(repaired, "gemini")
+    written = orjson.loads(gemini.serialise(repaired, parsed))["contents"]
+    for contents in (exported["contents"], written):
+        assert [len(turn["parts"]) for turn in contents] == [1, 3, 2]
+        assert b"ignature" not in orjson.dumps(contents)
+    # A call another provider made has none either.
+    messages = [
+        {"role": "user", "content": "hi", "metadata": {}},
+        {
+            "role": "assistant",
+            "content": "ok",
+            "metadata": {"tool_calls": [{"tool_call_id": "toolu_1", "name": "f", "arguments": {}}]},
+        },
+        {"role": "tool", "content": "{}", "metadata": {"tool_call_id": "toolu_1"}},
+    ]
+    assert b"ignature" not in orjson.dumps(formats.to_wire(messages, "gemini"))
+
+
+def test_the_signature_read_snake_case_is_written_back_as_it_was():
+    part = {"functionCall": {"name": "a", "args": {}}, "thought_signature": "c25ha2U="}
+    data = body({"role": "user", "parts": [text("hi")]}, {"role": "model", "parts": [part]})
+    parsed = gemini.parse(data)
+    repaired = repair_history(parsed.messages).messages
+    written = orjson.loads(gemini.serialise(repaired, parsed))["contents"]
+    assert written[1]["parts"] == [part]
+    exported = formats.to_wire(repaired, "gemini")["contents"]
+    assert exported[1]["parts"][0]["thoughtSignature"] == "c25ha2U="
+
+
+def test_a_streamed_calls_signature_goes_out_with_it():
+    parsed = gemini.parse(read(STREAMED))
+    contents = formats.to_wire(parsed.messages, "gemini")["contents"]
+    calls = [p for turn in contents for p in turn["parts"] if "functionCall" in p]
+    assert len(calls) == 1 and calls[0]["thoughtSignature"].startswith("EpwICpkIAXLI2nxl")
+
+
+ORACLE_CASES = testdata.files(testdata.ORACLE / "gemini")
+
+
+def _call_signatures(contents: list[Any]) -> list[Any]:
+    """The signature of every function call part of a model turn, in order."""
+    return [
+        part.get("thoughtSignature")
+        for turn in contents
+        if isinstance(turn, dict) and turn.get("role") == "model"
+        for part in turn.get("parts") or ()
+        if isinstance(part, dict) and isinstance(part.get("functionCall"), dict)
+    ]
+
+
+@pytest.mark.parametrize("path", ORACLE_CASES, ids=[p.name[:80] for p in ORACLE_CASES])
+def test_an_oracle_body_goes_out_with_its_signatures(path):
+    case = orjson.loads(read(path))
+    request = case["request"]
+    try:
+        parsed = gemini.parse(orjson.dumps(request))
+    except FormatError:
+        pytest.skip("not a history reading takes")
+    sent = _call_signatures(request["contents"])
+    exported = formats.to_wire(parsed.messages, "gemini")
+    assert _call_signatures(exported["contents"]) == sent
+    repaired = repair_history(parsed.messages).messages
+    assert _call_signatures(formats.export_wire(repaired, "gemini")[0]["contents"]) == sent
+    model = case.get("model")
+    assert (
+        check("gemini", exported, model=model).state == check("gemini", request, model=model).state
+    )
+
+
+@pytest.mark.parametrize(
+    "path", [*testdata.files(CORPUS), *ORACLE_CASES], ids=lambda p: p.name[:80]
+)
+def test_an_unchanged_file_round_trips_byte_for_byte(path):
+    data = read(path)
+    if path.parent.name == "gemini" and path.parent.parent.name == "oracle":
+        data = orjson.dumps(orjson.loads(data)["request"], option=orjson.OPT_INDENT_2)
+    try:
+        parsed = gemini.parse(data)
+    except FormatError:
+        pytest.skip("not a history reading takes")
+    assert gemini.serialise(parsed.messages, parsed) == data
