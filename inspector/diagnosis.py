@@ -374,10 +374,14 @@ def _export_findings(
         return []
     by_id: dict[str, list[str]] = {}
     new_ids: dict[str, list[str]] = {}  # named in the finding, so a redacted share masks them
+    refused: set[str] = set()  # not only an id an earlier call's new id took
     for provider, renamed in renames.items():
+        given = set(renamed.values())
         for old, new in renamed.items():
             by_id.setdefault(old, []).append(f"{PROVIDER_NAMES.get(provider, provider)} as {new}")
             new_ids.setdefault(old, []).append(new)
+            if old not in given:
+                refused.add(old)
     found: list[dict[str, Any]] = []
     for row in rows:
         for call in row.get("calls") or ():
@@ -394,8 +398,10 @@ def _export_findings(
                     "row": row["key"],
                     "text": (
                         f"call id {shown} is refused by a provider: the export sends it to "
-                        + "; ".join(sent)
-                    ),
+                        if cid in refused
+                        else f"call id {shown} is an earlier call's new id: the export sends it to "
+                    )
+                    + "; ".join(sent),
                     "ids": [cid, *dict.fromkeys(new_ids.get(cid, []))],
                     "message": row["input_index"],
                     "line": row["lines"][0] if row["lines"] else None,

@@ -699,7 +699,9 @@ RULES: dict[str, Rule] = {
             " start and ends in `_` and 8 hex digits of a hash of the old id. The new id"
             " depends only on the old one (the same input always gives the same id, and"
             " a longer history gives the same ids to what it shares), with `_1`, `_2`..."
-            " only where it would meet an id already in use. The timeline shows each"
+            " only where it would meet an id an earlier call already uses; a later call"
+            " whose own id an earlier new id took is sent under a new id too. The"
+            " timeline shows each"
             " rewritten id as a finding on the row of its call, so a verdict that changes"
             " between the history as uploaded and after repair always has its reason."
         ),

@@ -221,7 +221,10 @@ def export_wire(messages: list[dict[str, Any]], provider: str) -> tuple[Any, dic
     ``_`` (``call`` for an empty id); one longer than the provider takes
     (Responses: 64) keeps its start and ends in ``_`` and 8 hex digits of a
     hash of the old id, so it depends on that id alone. Then ``_1``, ``_2``...
-    until it is used by no other id in the history.
+    until it is used by no id before it in the history (kept or rewritten);
+    an id the provider takes that an earlier one was rewritten to is
+    rewritten so too. So a call's new id depends only on the history up to
+    it: the export of a prefix is a prefix of the export.
     """
     module = _wire_module(provider)
     clean = strip_private(messages)
@@ -462,10 +465,15 @@ def _renames(
     def accepted(value: str) -> bool:
         return bool(value) and bool(match(value)) and (limit is None or len(value) <= limit)
 
-    taken = {i for i in ids if accepted(i)}
+    # In history order, each id against the ids sent before it only: what follows a
+    # call never changes the id it is sent under (the export of a prefix is a prefix
+    # of the export). An id the provider takes that an earlier rewrite already took
+    # is sent under a new one too.
+    taken: set[str] = set()
     renamed: dict[str, str] = {}
     for old in ids:
-        if accepted(old):
+        if accepted(old) and old not in taken:
+            taken.add(old)
             continue
         base = (re.sub(r"[^a-zA-Z0-9_-]", "_", old) if chars is not None else old) or "call"
         if limit is not None and len(base) > limit - 3:  # room for a ``_k`` after it

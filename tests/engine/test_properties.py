@@ -23,8 +23,10 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from inspector import formats
 from inspector.engine import repair_history
 from inspector.engine.canonical import INTERRUPTED, call_id, is_blank, is_partial
+from inspector.engine.providers import PROVIDERS
 from inspector.engine.repair import _Repairer
 
 from .helpers import assert_valid
@@ -36,6 +38,7 @@ Message = dict[str, Any]
 # Few ids, so they collide: Kimi's and Gemini's restarting ids, a generated
 # name that ID-2 would also produce, and a suffix that ID-1 would produce.
 IDS = ["c1", "c2", "functions.search:0", "functions.read_file:1", "call_0", "call_2_0", "c1_1", ""]
+IDS += ["functions_search_0", "functions_search_0_1"]  # what ID-3 rewrites Kimi's id to
 NAMES = ["search", "read_file", "create_ticket", None]
 PARTIAL_ARGUMENTS = ['{"q": "mar', "[1]", '{"title": "March invoice run fai', " \n{"]
 # An empty or all-whitespace string is no arguments, a complete call (SPEC §4 step 1).
@@ -362,3 +365,40 @@ def test_every_cut_turn_carries_one_interruption_note(history: list[Message]) ->
     before = sum(1 for m in history if m["metadata"].get("note") == "interruption")
     after = sum(1 for m in out if m["metadata"].get("note") == "interruption")
     assert after == before + len(added)
+
+
+# The list each provider's body holds the history in.
+WIRE_LISTS = {"openai-chat": "messages", "anthropic": "messages", "responses": "input"}
+WIRE_LISTS["gemini"] = "contents"
+
+
+def ends_a_turn(messages: list[Message], cut: int) -> bool:
+    """A user's message right after an assistant's reply with no calls: no body joins the two."""
+    before = messages[cut - 1] if cut else None
+    return (
+        before is not None
+        and messages[cut]["role"] == "user"
+        and before["role"] == "assistant"
+        and not before["metadata"].get("tool_calls")
+    )
+
+
+@PROFILE
+@given(histories())
+def test_export_is_prefix_stable(history: list[Message]) -> None:
+    """The export of a repaired history's prefix is the prefix of its export (ID-3 too).
+
+    Ids a provider refuses are rewritten so that what follows a call never
+    changes the id it is sent under; cut where a turn ends, each provider's
+    body of the prefix is the start of the whole one's.
+    """
+    repaired = repair_history(history).messages
+    for provider in PROVIDERS:
+        whole, renamed = formats.export_wire(repaired, provider)
+        items = whole[WIRE_LISTS[provider]]
+        for cut in range(len(repaired) + 1):
+            part, part_renamed = formats.export_wire(repaired[:cut], provider)
+            assert part_renamed == {k: v for k, v in renamed.items() if k in part_renamed}
+            if cut == len(repaired) or ends_a_turn(repaired, cut):
+                prefix = part[WIRE_LISTS[provider]]
+                assert prefix == items[: len(prefix)], (provider, cut)

@@ -167,15 +167,23 @@ def history(*ids: str) -> list[dict[str, Any]]:
 
 
 def test_export_renames_ids_anthropic_refuses_without_collisions():
+    # The later call's own id is the earlier one's new id: the later one gets a new id
+    # too, so the earlier call's id does not change when the later call is appended.
     wire, renamed = export_wire(history("functions.search:0", "functions_search_0"), "anthropic")
-    assert renamed == {"functions.search:0": "functions_search_0_1"}
+    assert renamed == {
+        "functions.search:0": "functions_search_0",
+        "functions_search_0": "functions_search_0_1",
+    }
     ids = [
         block.get("id") or block.get("tool_use_id")
         for message in wire["messages"]
         for block in message["content"]
         if isinstance(block, dict) and block["type"] in ("tool_use", "tool_result")
     ]
-    assert ids == ["functions_search_0_1"] * 2 + ["functions_search_0"] * 2
+    assert ids == ["functions_search_0"] * 2 + ["functions_search_0_1"] * 2
+    # An id the provider takes that comes first keeps it; the rewrite goes around it.
+    _, renamed = export_wire(history("functions_search_0", "functions.search:0"), "anthropic")
+    assert renamed == {"functions.search:0": "functions_search_0_1"}
 
 
 def test_export_keeps_ids_other_providers_accept():

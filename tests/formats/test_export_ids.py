@@ -1,0 +1,180 @@
+"""ID-3: the ids a provider refuses are rewritten on export, prefix-stably.
+
+A rewritten id depends only on the history up to its call: appending
+messages never changes an id the export already gave (the export of a prefix
+is the prefix of the export, which keeps a provider's prompt cache hitting).
+It is deterministic, accepted by the provider, and never one that an id
+before it in the history already uses; an accepted id that an earlier
+rewrite took is rewritten too. Checked on the renames (``formats._renames``
+over id lists) and on whole exported bodies.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from inspector import formats
+from inspector.diagnosis import diagnose
+from inspector.engine import repair_history
+from inspector.engine.providers import (
+    ANTHROPIC_ID_PATTERN,
+    PROVIDERS,
+    RESPONSES_CALL_ID_MAX,
+    validate,
+)
+from inspector.formats import canonical
+
+EXAMPLES = {"ci": 300, "dev": 50, "fuzz": 5000}[os.environ.get("HYPOTHESIS_PROFILE", "ci")]
+PROPERTY = settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+LONG = "call_" + "x" * 70  # over Responses' 64
+# Ids that collide with what their rewrites give, in either order, and with suffixes.
+POOL = [
+    "functions.search:0",
+    "functions_search_0",
+    "functions_search_0_1",
+    "functions search 0",
+    "a:1",
+    "a_1",
+    "a_1_1",
+    "",
+    "call",
+    "call_1",
+    "é",
+    "_",
+    LONG,
+    LONG + "y",
+    LONG[:64],
+    LONG[:62] + "_1",
+    "call_" + "x" * 47 + "_12345678",
+]
+IDS = st.lists(st.sampled_from(POOL) | st.text(max_size=6), max_size=12, unique=True)
+
+# What each provider's export takes, as ``_renames`` is called for it.
+RULES = [
+    (formats._ID_CHARS.get(provider), formats._ID_LIMITS.get(provider)) for provider in PROVIDERS
+]
+
+
+def accepted(value: str, chars: Any, limit: int | None) -> bool:
+    return (
+        bool(value)
+        and (chars is None or chars.fullmatch(value) is not None)
+        and (limit is None or len(value) <= limit)
+    )
+
+
+@PROPERTY
+@given(IDS)
+def test_a_rewritten_id_depends_only_on_the_ids_before_it(ids):
+    for chars, limit in RULES:
+        whole = formats._renames(ids, chars, limit)
+        for cut in range(len(ids) + 1):
+            prefix = formats._renames(ids[:cut], chars, limit)
+            assert prefix == {old: whole[old] for old in ids[:cut] if old in whole}
+
+
+@PROPERTY
+@given(IDS)
+def test_rewritten_ids_are_accepted_and_collide_with_nothing(ids):
+    for chars, limit in RULES:
+        renamed = formats._renames(ids, chars, limit)
+        assert renamed == formats._renames(list(ids), chars, limit)  # deterministic
+        sent = [renamed.get(old, old) for old in ids]
+        assert len(set(sent)) == len(sent), sent  # no two ids sent as one
+        for old, new in zip(ids, sent, strict=True):
+            assert accepted(new, chars, limit), (old, new)
+            if old not in renamed:
+                assert accepted(old, chars, limit)  # only an accepted id is kept
+        for position, old in enumerate(ids):
+            if old in renamed:
+                # Never an id used before it, as it is or as rewritten.
+                assert renamed[old] not in sent[:position]
+                assert renamed[old] not in ids[:position]
+
+
+def test_an_id_the_provider_takes_keeps_it_unless_an_earlier_rewrite_took_it():
+    pattern = formats._ID_CHARS["anthropic"]
+    assert pattern.pattern == ANTHROPIC_ID_PATTERN[1:-1].replace("+", "*")
+    assert formats._renames(["a_1", "a:1"], pattern) == {"a:1": "a_1_1"}
+    assert formats._renames(["a:1", "a_1"], pattern) == {"a:1": "a_1", "a_1": "a_1_1"}
+    assert formats._renames(["a:1", "a_1", "a_1_1"], pattern) == {
+        "a:1": "a_1",
+        "a_1": "a_1_1",
+        "a_1_1": "a_1_1_1",
+    }
+    # Responses' limit: a long id that an earlier rewrite took is shortened with its hash.
+    limit = RESPONSES_CALL_ID_MAX
+    first = formats._renames([LONG], None, limit)[LONG]
+    renamed = formats._renames([LONG, first], None, limit)
+    assert renamed[LONG] == first and renamed[first] != first
+    assert len(renamed[first]) <= limit
+
+
+# --- whole bodies ---------------------------------------------------------------------------
+
+
+def turn(cid: str, text: str) -> list[dict[str, Any]]:
+    call = {"tool_call_id": cid, "name": "search", "arguments": {"q": text}}
+    return [
+        {"role": "user", "content": f"ask {text}", "metadata": {}},
+        {"role": "assistant", "content": "", "metadata": {"tool_calls": [call]}},
+        {"role": "tool", "content": f"found {text}", "metadata": {"tool_call_id": cid}},
+        {"role": "assistant", "content": f"said {text}", "metadata": {}},
+    ]
+
+
+@st.composite
+def sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Turns (user, call, result, reply) whose ids collide with each other's rewrites."""
+    ids = draw(st.lists(st.sampled_from(POOL), min_size=1, max_size=6))
+    return [m for n, cid in enumerate(ids) for m in turn(cid, str(n))]
+
+
+KEYS = {"openai-chat": "messages", "anthropic": "messages", "responses": "input"}
+KEYS["gemini"] = "contents"
+
+
+@PROPERTY
+@given(sessions())
+def test_the_export_of_a_prefix_is_the_prefix_of_the_export(history):
+    repaired = repair_history(history).messages
+    for provider in PROVIDERS:
+        whole, renamed = formats.export_wire(repaired, provider)
+        items = whole[KEYS[provider]]
+        assert validate(provider, whole) == []
+        # Cut before each user message (after the assistant's reply of a turn).
+        cuts = [c for c, m in enumerate(repaired) if m["role"] == "user" and c] + [len(repaired)]
+        for cut in cuts:
+            part, part_renamed = formats.export_wire(repaired[:cut], provider)
+            assert part[KEYS[provider]] == items[: len(part[KEYS[provider]])], (provider, cut)
+            assert part_renamed == {k: v for k, v in renamed.items() if k in part_renamed}
+
+
+def test_appending_a_turn_keeps_the_ids_already_exported():
+    first = turn("functions.search:0", "a")
+    both = first + turn("functions_search_0", "b")
+    short, _ = formats.export_wire(first, "anthropic")
+    longer, renamed = formats.export_wire(both, "anthropic")
+    assert longer["messages"][: len(short["messages"])] == short["messages"]
+    assert renamed["functions_search_0"] == "functions_search_0_1"
+    assert validate("anthropic", longer) == []
+
+
+def test_the_finding_says_why_an_id_the_provider_takes_was_rewritten():
+    history = turn("functions.search:0", "a") + turn("functions_search_0", "b")
+    data = orjson.dumps(history)
+    findings = [f for f in diagnose(canonical.parse(data)).findings if f["rule"] == "ID-3"]
+    assert [f["text"] for f in findings] == [
+        "call id functions.search:0 is refused by a provider: the export sends it to"
+        " Anthropic as functions_search_0",
+        "call id functions_search_0 is an earlier call's new id: the export sends it to"
+        " Anthropic as functions_search_0_1",
+    ]
