@@ -16,6 +16,13 @@ The second half of this module holds the helpers the provider shapes
   so ``serialise`` can write untouched records back exactly and regroup
   messages that one source record was split into. ``strip_private`` removes
   them for canonical downloads.
+- *What a provider's item held beyond the canonical form.* Some keys are
+  public, so a canonical download keeps them and its export to that
+  provider is the same: a Responses call keeps ``item`` (its item's kind,
+  item id, status...) and ``after_parts`` (where it stood among its
+  message's parts), a Responses result ``item`` in its metadata, and a
+  Gemini call or text part ``thought_signature``. Only the shape they came
+  from reads them; the others' exports leave them out.
 - *Recorded exchanges.* The corpus' ``.extracted.json`` files hold the
   request and response bodies of recorded API calls as ``{"interactions":
   [{"uri", "request_body", "response_status", "response_body"}, ...]}``.
