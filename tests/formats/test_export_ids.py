@@ -5,8 +5,8 @@ messages never changes an id the export already gave (the export of a prefix
 is the prefix of the export, which keeps a provider's prompt cache hitting).
 It is deterministic, accepted by the provider, and never one that an id
 before it in the history already uses; an accepted id that an earlier
-rewrite took is rewritten too. Checked on the renames (``formats._renames``
-over id lists) and on whole exported bodies.
+rewrite took is rewritten too. Checked on the renames an export makes for
+lists of ids and on whole exported bodies.
 """
 
 from __future__ import annotations
@@ -21,12 +21,7 @@ from hypothesis import strategies as st
 from inspector import formats
 from inspector.diagnosis import diagnose
 from inspector.engine import repair_history
-from inspector.engine.providers import (
-    ANTHROPIC_ID_PATTERN,
-    PROVIDERS,
-    RESPONSES_CALL_ID_MAX,
-    validate,
-)
+from inspector.engine.providers import PROVIDERS, RESPONSES_CALL_ID_MAX, validate
 from inspector.formats import canonical
 
 EXAMPLES = {"ci": 300, "dev": 50, "fuzz": 5000}[os.environ.get("HYPOTHESIS_PROFILE", "ci")]
@@ -55,70 +50,7 @@ POOL = [
     LONG[:62] + "_1",
     "call_" + "x" * 47 + "_12345678",
 ]
-IDS = st.lists(st.sampled_from(POOL) | st.text(max_size=6), max_size=12, unique=True)
-
-# What each provider's export takes, as ``_renames`` is called for it.
-RULES = [
-    (formats._ID_CHARS.get(provider), formats._ID_LIMITS.get(provider)) for provider in PROVIDERS
-]
-
-
-def accepted(value: str, chars: Any, limit: int | None) -> bool:
-    return (
-        bool(value)
-        and (chars is None or chars.fullmatch(value) is not None)
-        and (limit is None or len(value) <= limit)
-    )
-
-
-@PROPERTY
-@given(IDS)
-def test_a_rewritten_id_depends_only_on_the_ids_before_it(ids):
-    for chars, limit in RULES:
-        whole = formats._renames(ids, chars, limit)
-        for cut in range(len(ids) + 1):
-            prefix = formats._renames(ids[:cut], chars, limit)
-            assert prefix == {old: whole[old] for old in ids[:cut] if old in whole}
-
-
-@PROPERTY
-@given(IDS)
-def test_rewritten_ids_are_accepted_and_collide_with_nothing(ids):
-    for chars, limit in RULES:
-        renamed = formats._renames(ids, chars, limit)
-        assert renamed == formats._renames(list(ids), chars, limit)  # deterministic
-        sent = [renamed.get(old, old) for old in ids]
-        assert len(set(sent)) == len(sent), sent  # no two ids sent as one
-        for old, new in zip(ids, sent, strict=True):
-            assert accepted(new, chars, limit), (old, new)
-            if old not in renamed:
-                assert accepted(old, chars, limit)  # only an accepted id is kept
-        for position, old in enumerate(ids):
-            if old in renamed:
-                # Never an id used before it, as it is or as rewritten.
-                assert renamed[old] not in sent[:position]
-                assert renamed[old] not in ids[:position]
-
-
-def test_an_id_the_provider_takes_keeps_it_unless_an_earlier_rewrite_took_it():
-    pattern = formats._ID_CHARS["anthropic"]
-    assert pattern.pattern == ANTHROPIC_ID_PATTERN[1:-1].replace("+", "*")
-    assert formats._renames(["a_1", "a:1"], pattern) == {"a:1": "a_1_1"}
-    assert formats._renames(["a:1", "a_1"], pattern) == {"a:1": "a_1", "a_1": "a_1_1"}
-    assert formats._renames(["a:1", "a_1", "a_1_1"], pattern) == {
-        "a:1": "a_1",
-        "a_1": "a_1_1",
-        "a_1_1": "a_1_1_1",
-    }
-    # Responses' limit: a long id that an earlier rewrite took is shortened with its hash.
-    limit = RESPONSES_CALL_ID_MAX
-    first = formats._renames([LONG], None, limit)[LONG]
-    renamed = formats._renames([LONG, first], None, limit)
-    assert renamed[LONG] == first and renamed[first] != first
-    assert len(renamed[first]) <= limit
-
-
-# --- whole bodies ---------------------------------------------------------------------------
+IDS = st.lists(st.sampled_from(POOL) | st.text(max_size=6), max_size=10, unique=True)
 
 
 def turn(cid: str, text: str) -> list[dict[str, Any]]:
@@ -131,11 +63,67 @@ def turn(cid: str, text: str) -> list[dict[str, Any]]:
     ]
 
 
+def session(ids: list[str]) -> list[dict[str, Any]]:
+    """One turn (user, call, result, reply) per id, in order."""
+    return [m for n, cid in enumerate(ids) for m in turn(cid, str(n))]
+
+
+def renames(ids: list[str], provider: str) -> dict[str, str]:
+    return formats.export_wire(session(ids), provider)[1]
+
+
+@PROPERTY
+@given(IDS)
+def test_a_rewritten_id_depends_only_on_the_ids_before_it(ids):
+    for provider in PROVIDERS:
+        whole = renames(ids, provider)
+        for cut in range(len(ids) + 1):
+            prefix = renames(ids[:cut], provider)
+            assert prefix == {old: whole[old] for old in ids[:cut] if old in whole}
+
+
+@PROPERTY
+@given(IDS)
+def test_rewritten_ids_are_accepted_and_collide_with_nothing(ids):
+    for provider in PROVIDERS:
+        wire, renamed = formats.export_wire(session(ids), provider)
+        assert validate(provider, wire) == []  # every id sent is one the provider takes
+        assert renamed == renames(list(ids), provider)  # deterministic
+        sent = [renamed.get(old, old) for old in ids]
+        assert len(set(sent)) == len(sent), sent  # no two ids sent as one
+        for position, old in enumerate(ids):
+            if old in renamed:
+                # Never an id used before it, as it is or as rewritten.
+                assert renamed[old] not in sent[:position]
+                assert renamed[old] not in ids[:position]
+        # An id kept is one the provider takes: the check of a body holding it alone.
+        for old in ids:
+            if old not in renamed:
+                assert validate(provider, formats.to_wire(turn(old, "x"), provider)) == []
+
+
+def test_an_id_the_provider_takes_keeps_it_unless_an_earlier_rewrite_took_it():
+    assert renames(["a_1", "a:1"], "anthropic") == {"a:1": "a_1_1"}
+    assert renames(["a:1", "a_1"], "anthropic") == {"a:1": "a_1", "a_1": "a_1_1"}
+    assert renames(["a:1", "a_1", "a_1_1"], "anthropic") == {
+        "a:1": "a_1",
+        "a_1": "a_1_1",
+        "a_1_1": "a_1_1_1",
+    }
+    # Responses' limit: a long id that an earlier rewrite took is shortened with its hash.
+    first = renames([LONG], "responses")[LONG]
+    renamed = renames([LONG, first], "responses")
+    assert renamed[LONG] == first and renamed[first] != first
+    assert len(renamed[first]) <= RESPONSES_CALL_ID_MAX
+
+
+# --- whole bodies ---------------------------------------------------------------------------
+
+
 @st.composite
 def sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
     """Turns (user, call, result, reply) whose ids collide with each other's rewrites."""
-    ids = draw(st.lists(st.sampled_from(POOL), min_size=1, max_size=6))
-    return [m for n, cid in enumerate(ids) for m in turn(cid, str(n))]
+    return session(draw(st.lists(st.sampled_from(POOL), min_size=1, max_size=6)))
 
 
 KEYS = {"openai-chat": "messages", "anthropic": "messages", "responses": "input"}
