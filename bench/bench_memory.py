@@ -55,9 +55,9 @@ def one(path: str) -> None:
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "inspector.settings")
     django.setup()
-    from inspector.web import cachefile
+    from inspector.diagnosis import stored as cachefile
+    from inspector.diagnosis.select import GROUP_LIMIT
     from inspector.web.store import _diagnose_every, load_every
-    from inspector.web.timeline import GROUP_LIMIT
 
     base = _high_water()
     data = Path(path).read_bytes()

@@ -1,6 +1,6 @@
 """Choosing and paging the timeline's rows, and the small timelines of the rule pages.
 
-A view is chosen on the row index (``inspector.web.cachefile.RowIndex``) as a
+A view is chosen on the row index (``inspector.diagnosis.stored.RowIndex``) as a
 list of row positions, a pass over lists of small ints; only the rows of the
 page being shown are read from the cache and decoded. Rows are shared with
 the in-process diagnosis cache: nothing here changes them.
@@ -16,10 +16,10 @@ from urllib.parse import urlencode
 
 import orjson
 
-from inspector.web.cachefile import IndexedRows, ListRows, group_findings
+from inspector.diagnosis.stored import IndexedRows, ListRows, group_findings
 
 if TYPE_CHECKING:
-    from inspector.diagnosis import Diagnosis
+    from inspector.diagnosis.model import Diagnosis
 
 PAGE_SIZE = 200
 # A findings group lists this many entries; the rest are one filter away.

@@ -49,7 +49,7 @@ from typing import IO, Any
 import orjson
 import zstandard
 
-from inspector.diagnosis import Diagnosis
+from inspector.diagnosis.model import Diagnosis
 
 LAYOUT = 2  # 1 was the single compressed document
 MAGIC = b"TIdiag%02d" % LAYOUT
@@ -349,6 +349,8 @@ class _Rest:
             value: Any = self._document
         for name in path:
             value = value[name]
+        if not isinstance(value, list):
+            raise Unreadable(f"the stored diagnosis holds no list at {'/'.join(path)}")
         return value
 
 

@@ -92,7 +92,6 @@ from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.jsonl import (
     JsonlFile,
     Record,
-    collector_paused,
     has_glued,
     head_records,
     iter_jsonl,
@@ -193,11 +192,6 @@ def parse(data: bytes, *, leaf: str | None = None) -> Parsed:
     reads the branch that ends there instead of the active one, to look at a
     fork; write-back is only meant for the active branch, the one the tool resumes.
     """
-    with collector_paused():
-        return _parse(data, leaf)
-
-
-def _parse(data: bytes, leaf: str | None = None) -> Parsed:
     read, loglines, stream = _read(data)
     records = read.records
     problems: list[Problem] = []

@@ -66,7 +66,6 @@ import orjson
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.jsonl import (
     Record,
-    collector_paused,
     has_glued,
     head_records,
     join_lines,
@@ -157,11 +156,6 @@ class _State:
 
 def parse(data: bytes) -> Parsed:
     """Read a rollout; see the module docstring for what is read how."""
-    with collector_paused():
-        return _parse(data)
-
-
-def _parse(data: bytes) -> Parsed:
     read = read_jsonl(data)
     problems = list(read.problems)
     values: list[Any] = []

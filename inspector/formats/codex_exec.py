@@ -66,7 +66,7 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.jsonl import Record, collector_paused, head_records, join_lines, read_jsonl
+from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
 
 NAME = "codex-exec"
 PROVIDER = "responses"
@@ -165,11 +165,6 @@ class _State:
 
 def parse(data: bytes) -> Parsed:
     """Read an event log; see the module docstring for what is read how."""
-    with collector_paused():
-        return _parse(data)
-
-
-def _parse(data: bytes) -> Parsed:
     read = read_jsonl(data)
     reader = _Reader(read.records, list(read.problems))
     reader.run()

@@ -68,7 +68,7 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.jsonl import Record, collector_paused, head_records, join_lines, read_jsonl
+from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
 
 NAME = "pi"
 PROVIDER = "anthropic"
@@ -144,11 +144,6 @@ class _State:
 
 def parse(data: bytes) -> Parsed:
     """Read a session; see the module docstring for what is read how."""
-    with collector_paused():
-        return _parse(data)
-
-
-def _parse(data: bytes) -> Parsed:
     read = read_jsonl(data)
     problems = list(read.problems)
     records = read.records

@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from inspector.diagnosis import TEXT_LIMIT
+from inspector.diagnosis.stored import AT_HAND, Clipped
+from inspector.engine.causes import CAUSES
 from inspector.redact import SecretMatch, find_secrets, mask_found
-from inspector.web.cachefile import AT_HAND, Clipped
 
 if TYPE_CHECKING:
     from inspector.diagnosis import Diagnosis
@@ -52,7 +53,7 @@ ROW_STRUCTURE = (
 # Values the engine and the readers write themselves; anything else is dropped.
 KNOWN_NOTES = frozenset({"interruption", "orphan_result"})
 KNOWN_OUTCOMES = frozenset({"unknown", "not_started", "interrupted"})
-KNOWN_CAUSES = frozenset({"user_stop", "max_tokens", "stream_ended", "turn_aborted", "api_error"})
+KNOWN_CAUSES = frozenset(CAUSES)
 THINKING_KINDS = frozenset({"thinking", "reasoning", "redacted_thinking"})
 PART_TYPE = re.compile(r"[a-z][a-z0-9_]{0,39}")
 # Metadata of a transcript that is structure (ids, counts, flags, branches).

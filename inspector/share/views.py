@@ -28,6 +28,14 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from django.views.decorators.vary import vary_on_headers
 
 from inspector.diagnosis import Diagnosis, repaired_bytes_all, report_from
+from inspector.diagnosis.select import (
+    Filters,
+    finding_groups,
+    page_count,
+    page_rows,
+    select_positions,
+    session_map,
+)
 from inspector.engine import RULES
 from inspector.redact import DETECTOR_VERSION, mask
 from inspector.share.content import (
@@ -46,14 +54,6 @@ from inspector.web import store, words
 from inspector.web.forms import TimelineForm
 from inspector.web.http import HtmxRequest, SignedInRequest
 from inspector.web.models import Transcript
-from inspector.web.timeline import (
-    Filters,
-    finding_groups,
-    page_count,
-    page_rows,
-    select_positions,
-    session_map,
-)
 from inspector.web.views import _bad_request, _get_transcript_for_user, _in_order
 
 SHARE_HEADERS = {

@@ -32,13 +32,13 @@ from django.utils.text import slugify
 
 from inspector import formats
 from inspector.diagnosis import ENGINE_VERSION, Diagnosis, conversation_summaries, diagnose
+from inspector.diagnosis import stored as cachefile
+from inspector.diagnosis.select import GROUP_LIMIT
+from inspector.diagnosis.stored import ListRows
 from inspector.engine.errors import InvalidTranscript
 from inspector.formats import claude_code
 from inspector.formats.base import ConversationShape, Parsed
-from inspector.web import cachefile
-from inspector.web.cachefile import ListRows
 from inspector.web.models import Project, Transcript, new_public_id, storage_dir
-from inspector.web.timeline import GROUP_LIMIT
 
 log = logging.getLogger(__name__)
 

@@ -31,6 +31,16 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from django.views.decorators.vary import vary_on_headers
 
 from inspector.diagnosis import diagnose_all, repaired_bytes_all, report_all, report_from
+from inspector.diagnosis.select import (
+    Filters,
+    example_rows,
+    finding_groups,
+    page_count,
+    page_rows,
+    search,
+    select_positions,
+    session_map,
+)
 from inspector.engine import RULES
 from inspector.local import agents
 from inspector.web import spec, store, words
@@ -48,16 +58,6 @@ from inspector.web.http import SignedInRequest
 from inspector.web.models import ApiToken, Transcript, hash_token
 from inspector.web.render import timing_words
 from inspector.web.signin import signin_tokens
-from inspector.web.timeline import (
-    Filters,
-    example_rows,
-    finding_groups,
-    page_count,
-    page_rows,
-    search,
-    select_positions,
-    session_map,
-)
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

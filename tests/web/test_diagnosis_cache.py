@@ -18,8 +18,9 @@ from django.utils.html import escape
 
 from inspector import formats
 from inspector.diagnosis import ENGINE_VERSION, diagnose, report_from
-from inspector.web import cachefile, store
-from inspector.web.timeline import PAGE_SIZE
+from inspector.diagnosis import stored as cachefile
+from inspector.diagnosis.select import PAGE_SIZE
+from inspector.web import store
 from tests.web.conftest import BROKEN_LONG, broken_history, unanswered_calls
 
 pytestmark = pytest.mark.django_db

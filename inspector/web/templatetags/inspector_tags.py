@@ -14,11 +14,12 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString
 
+from inspector.diagnosis.select import Filters, SessionMap
+from inspector.diagnosis.select import original_page as _original_page
 from inspector.engine import RULES
+from inspector.engine.causes import mark_words
 from inspector.web.forms import describe_size
 from inspector.web.render import Page, readable_row
-from inspector.web.timeline import Filters, SessionMap
-from inspector.web.timeline import original_page as _original_page
 
 register = template.Library()
 
@@ -26,6 +27,12 @@ register = template.Library()
 LONG_ARGUMENTS = 400
 LONG_ARGUMENT_LINES = 12
 LONG_TEXT = 1000
+
+
+@register.filter
+def cause_words(cause: Any) -> str:
+    """A row's label for why its turn was cut (``inspector.engine.causes``)."""
+    return mark_words(cause if isinstance(cause, str) else None)
 
 
 @register.filter
