@@ -20,6 +20,7 @@ and rebuilt from the stored raw bytes whenever ``ENGINE_VERSION`` changes.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -43,6 +44,7 @@ from inspector.diagnosis.rows import (
     public_call,
     totals,
 )
+from inspector.diagnosis.stored import DiagnosisView
 from inspector.diagnosis.verdicts import PROVIDER_NAMES, export_findings, provider_verdicts
 from inspector.engine import Repair, repair_history
 from inspector.formats.base import Parsed
@@ -53,6 +55,8 @@ __all__ = [
     "REPAIR_RULES",
     "TEXT_LIMIT",
     "Diagnosis",
+    "DiagnosisView",
+    "FileDiagnosis",
     "Finding",
     "Issue",
     "ReadOnly",
@@ -61,6 +65,8 @@ __all__ = [
     "conversation_summaries",
     "diagnose",
     "diagnose_all",
+    "diagnose_file",
+    "diagnose_part",
     "message_facts",
     "provider_verdicts",
     "read_only_predicate",
@@ -139,7 +145,7 @@ def report(
     return report_from(diagnose(parsed, is_read_only))
 
 
-def report_from(diagnosis: Diagnosis) -> dict[str, Any]:
+def report_from(diagnosis: DiagnosisView) -> dict[str, Any]:
     return {
         "format": diagnosis.format,
         "engine_version": diagnosis.engine_version,
@@ -174,6 +180,55 @@ def repaired_bytes(parsed: Parsed, fmt: str = "source", is_read_only: ReadOnly =
     return formats.FORMATS[parsed.format].serialise(repair.messages, parsed)
 
 
+# --- a whole file, as the web stores it --------------------------------------
+
+
+@dataclass(slots=True)
+class FileDiagnosis:
+    """A file diagnosed whole: what the web stores of an upload.
+
+    ``shown`` is the diagnosis of the conversation a timeline opens on (the
+    file's only one, or the one its reader picks: a capture's main loop, else
+    the first); ``conversations`` summarises each one of a file of several
+    (``[]`` for one); ``parsed`` is every conversation as read.
+    """
+
+    format: str
+    shown: Diagnosis
+    conversations: list[dict[str, Any]]
+    parsed: list[Parsed]
+
+
+def diagnose_file(data: bytes, format: str = "auto") -> FileDiagnosis:
+    """Read every conversation of ``data`` and diagnose it: the one call an upload makes.
+
+    Raises ``formats.FormatError`` for bytes no shape reads and
+    ``InvalidTranscript`` for a history the engine refuses.
+    """
+    every = formats.load_all(data, format)
+    if len(every) == 1:
+        return FileDiagnosis(every[0].format, diagnose(every[0]), [], every)
+    keys = formats.conversation_keys(every[0])
+    chosen = formats.chosen_key(every[0])
+    shown = keys.index(chosen) if chosen in keys else 0
+    diagnoses = diagnose_all(every)
+    summaries = conversation_summaries(every, diagnoses)
+    return FileDiagnosis(every[0].format, diagnoses[shown], summaries, every)
+
+
+def diagnose_part(
+    data: bytes, format: str, *, conversation: int | None = None, leaf: str | None = None
+) -> Diagnosis:
+    """One part of a stored file that is not stored with it, diagnosed on demand.
+
+    ``conversation``: that conversation of a file of several (its key in
+    ``conversation_summaries``); ``leaf``: the branch of a forked Claude Code
+    session that ends at that record (its uuid, as ``meta["branches"]`` lists
+    them). Raises ``formats.FormatError`` when the file has no such part.
+    """
+    return diagnose(formats.load_part(data, format, conversation=conversation, leaf=leaf))
+
+
 # --- files of several conversations -------------------------------------------
 
 
@@ -183,7 +238,7 @@ def diagnose_all(parsed: Sequence[Parsed], is_read_only: ReadOnly = None) -> lis
 
 
 def conversation_summaries(
-    parsed: Sequence[Parsed], diagnoses: Sequence[Diagnosis]
+    parsed: Sequence[Parsed], diagnoses: Sequence[DiagnosisView]
 ) -> list[dict[str, Any]]:
     """What a timeline lists of each conversation: which one, its size and its verdict.
 
@@ -224,7 +279,7 @@ def repaired_bytes_all(
     )
 
 
-def report_all(parsed: Sequence[Parsed], diagnoses: Sequence[Diagnosis]) -> dict[str, Any]:
+def report_all(parsed: Sequence[Parsed], diagnoses: Sequence[DiagnosisView]) -> dict[str, Any]:
     """``report_from`` for a file: for several conversations, each one's report and the totals."""
     if len(diagnoses) == 1:
         return report_from(diagnoses[0])

@@ -11,7 +11,6 @@ No Django.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NotRequired, TypedDict
 
@@ -70,57 +69,90 @@ class Finding(TypedDict):
     line: int | None  # the file's 1-based line
 
 
-class Call(TypedDict, total=False):
+class Problem(TypedDict):
+    """A record of the file a reader could not take: its line, why, and what kind of fault."""
+
+    line: int
+    reason: str
+    kind: str  # "unreadable", "truncated", "glued", ...
+
+
+class Call(TypedDict):
     """A tool call as a row shows it."""
 
     id: str
-    new_id: str  # the id the repair gave it (ID-1, ID-2)
+    new_id: str | None  # the id the repair gave it (ID-1, ID-2); None: unchanged
     name: str
-    arguments: str
-    state: str  # "kept", "removed" (a cut call), "renamed"...
+    arguments: str  # as a person reads it: pretty JSON, or the text as written
+    removed: bool  # a cut call the repair took out (INT-1)
+    cause: str | None  # why its turn was cut (``inspector.engine.causes``)
+
+
+class Result(TypedDict):
+    """A tool result's ids as a row shows them."""
+
+    id: str
+    new_id: str | None
+    name: str | None
+    is_error: bool
 
 
 class Row(TypedDict):
-    """One line of the timeline: a message of the original, the repair, or both.
+    """One line of the timeline: a message of the original, of the repair, or of both.
 
     ``state`` says which: ``kept`` (in both, unchanged), ``changed``,
-    ``inserted`` (the repair's, e.g. a result for an unanswered call) or
-    ``dropped``. ``findings`` names the rules that fired on it.
+    ``moved`` (a result put after its call), ``inserted`` (the repair's: a
+    result for an unanswered call, a note) or ``dropped``. ``findings`` names
+    the rules that fired on it; ``span``/``span_pos`` group a call turn with
+    its results; ``at``, ``model`` and the tokens are what the file records.
     """
 
-    key: str
-    state: str
+    key: str  # "r<n>", unique in the diagnosis: what a finding and a link point at
+    input_index: int | None  # the original message; None for an inserted row
+    output_index: int | None  # the repaired message; None for a dropped row
     role: str
     original_role: str | None
-    input_index: int | None
-    output_index: int | None
+    state: str
+    text: str
+    parts: list[dict[str, Any]]
+    calls: list[Call]
+    result: Result | None
+    healed: bool
+    outcome: str | None
+    note: str | None
+    moved_from: int | None
+    span: int | None
+    span_pos: str | None
+    findings: list[str]
+    lines: list[int]  # the file's 1-based lines it was read from
+    cause: str | None
     in_original: bool
     in_repaired: bool
-    lines: list[int]
-    findings: list[str]
-    text: str
-    calls: list[Call]
-    parts: list[dict[str, Any]]
-    span: NotRequired[int]
-    span_pos: NotRequired[str]
-    outcome: NotRequired[str]
-    cause: NotRequired[str]
+    at: str | None
+    model: str | None
+    tokens_in: int | None
+    tokens_out: int | None
 
 
 @dataclass(slots=True)
 class Diagnosis:
+    """One conversation's diagnosis, made whole in memory by ``diagnose``.
+
+    Read back from the cache it is a ``stored.StoredDiagnosis`` instead, with
+    the same fields read on demand.
+    """
+
     format: str
     engine_version: str
     message_count: int
     repaired_count: int
     needs_repair: bool
     counts: dict[str, int]
-    # Sequences, not lists: a diagnosis read from the web's cache file has lazy ones.
-    providers: Mapping[str, Mapping[str, Any]]
-    problems: Sequence[dict[str, Any]]
-    findings: Sequence[dict[str, Any]]
-    rows: Sequence[dict[str, Any]]
-    interrupted: Sequence[dict[str, Any]]
+    providers: dict[str, Verdict]
+    problems: list[Problem]
+    findings: list[Finding]
+    rows: list[Row]
+    interrupted: list[dict[str, Any]]  # the calls repair found interrupted (``Repair.interrupted``)
     meta: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

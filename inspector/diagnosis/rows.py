@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from inspector.diagnosis.model import REPAIR_RULES, TEXT_LIMIT
+from inspector.diagnosis.model import REPAIR_RULES, TEXT_LIMIT, Call, Finding, Result, Row
 from inspector.engine import Action, Repair
 from inspector.engine.causes import finding_words
 from inspector.formats.base import Parsed
@@ -38,9 +38,7 @@ _NO_RULES: frozenset[Any] = frozenset()
 _NO_RENAMES: Mapping[int, str | None] = {}
 
 
-def line_findings(
-    parsed: Parsed, rows: list[dict[str, Any]], findings: list[dict[str, Any]]
-) -> bool:
+def line_findings(parsed: Parsed, rows: list[Row], findings: list[Finding]) -> bool:
     """Add a LINE-1 finding for each line that held two or more records.
 
     It is marked on the row of the message read from that line (the first
@@ -62,7 +60,7 @@ def line_findings(
         if each["in_original"]:
             for line in each["lines"]:
                 where.setdefault(line, number)
-    added: list[tuple[int, dict[str, Any]]] = []
+    added: list[tuple[int, Finding]] = []
     for problem in glued:
         position: int | None = (0 if rows else None) if whole else where.get(problem.line)
         if position is None and rows:
@@ -75,7 +73,7 @@ def line_findings(
             f"Line {problem.line}: {problem.reason}. A newline was lost there; the repaired"
             " file writes each record on a line of its own, byte for byte as it was."
         )
-        finding: dict[str, Any] = {
+        finding: Finding = {
             "rule": "LINE-1",
             "row": row["key"] if row is not None else None,
             "text": text,
@@ -85,12 +83,13 @@ def line_findings(
         }
         added.append((len(rows) if position is None else position, finding))
     # Findings are in row order: each goes after the findings of rows up to its own.
-    merged: list[dict[str, Any]] = []
+    merged: list[Finding] = []
     rank = {row["key"]: position for position, row in enumerate(rows)}
     pending = iter(sorted(added, key=lambda item: item[0]))
     upcoming = next(pending, None)
     for finding in findings:
-        at = rank.get(finding["row"], len(rows))
+        row_key = finding["row"]
+        at = len(rows) if row_key is None else rank.get(row_key, len(rows))
         while upcoming is not None and upcoming[0] < at:
             merged.append(upcoming[1])
             upcoming = next(pending, None)
@@ -193,7 +192,7 @@ class Timeline:
         self.sources = parsed.sources
         self.causes = parsed.causes
 
-    def build(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def build(self) -> tuple[list[Row], list[Finding]]:
         kept, out_to_in = self._map_outputs()
         by_out: dict[int, list[Action]] = {}
         by_in_dropped: dict[int, list[Action]] = {}
@@ -206,15 +205,15 @@ class Timeline:
         # The first ``kept`` inputs are all in the output, in their places.
         dropped = [i for i in range(kept, len(self.inputs)) if i not in emitted_inputs]
 
-        rows: list[dict[str, Any]] = []
-        findings: list[dict[str, Any]] = []
+        rows: list[Row] = []
+        findings: list[Finding] = []
         next_drop = 0
         drops = len(dropped)
         # Spans bracket each call turn of the repaired history, from the assistant
         # message to its last result: the open one's first and last rows so far.
         span_number = 0
-        span_first: dict[str, Any] | None = None
-        span_last: dict[str, Any] | None = None
+        span_first: Row | None = None
+        span_last: Row | None = None
         for out_index, message in enumerate(self.outputs):
             in_index = out_index if out_index < kept else out_to_in.get(out_index)
             actions = by_out.get(out_index, ())
@@ -300,8 +299,8 @@ class Timeline:
         self,
         in_index: int,
         by_in: dict[int, list[Action]],
-        rows: list[dict[str, Any]],
-        findings: list[dict[str, Any]],
+        rows: list[Row],
+        findings: list[Finding],
     ) -> None:
         actions = by_in.get(in_index, ())
         row = self._row(len(rows), self.inputs[in_index], in_index, None, actions)
@@ -321,7 +320,7 @@ class Timeline:
         in_index: int | None,
         out_index: int | None,
         actions: Sequence[Action],
-    ) -> dict[str, Any]:
+    ) -> Row:
         # Runs once per message: most are kept as they were with no actions, and
         # take the short branch; the rest work out what the repair did to them.
         role = message.get("role", "")
@@ -420,7 +419,7 @@ class Timeline:
 
     def _calls(
         self, original: dict[str, Any], repaired: dict[str, Any], actions: Sequence[Action]
-    ) -> list[dict[str, Any]]:
+    ) -> list[Call]:
         before = (original.get("metadata") or _EMPTY).get("tool_calls") or []
         if not before:
             return []
@@ -466,8 +465,8 @@ class Timeline:
             calls.append(_call_row(call, old_id, new_id, is_removed))
         return calls
 
-    def _findings(self, row: dict[str, Any], actions: Sequence[Action]) -> list[dict[str, Any]]:
-        found = []
+    def _findings(self, row: Row, actions: Sequence[Action]) -> list[Finding]:
+        found: list[Finding] = []
         line = row["lines"][0] if row["lines"] else None
         if line is None:
             line = self._line_of_call(actions)
@@ -505,7 +504,7 @@ class Timeline:
 
 def _result(
     source: dict[str, Any], source_meta: dict[str, Any], repaired: dict[str, Any]
-) -> dict[str, Any]:
+) -> Result:
     """A result row's ids: ``source`` is the original message (or the inserted one)."""
     old_id = _call_id(source_meta)
     if source is repaired:  # kept as it was, or inserted: no other id
@@ -521,9 +520,7 @@ def _result(
     }
 
 
-def _call_row(
-    call: dict[str, Any], old_id: str, new_id: str | None, removed: bool
-) -> dict[str, Any]:
+def _call_row(call: dict[str, Any], old_id: str, new_id: str | None, removed: bool) -> Call:
     """A call as a row shows it; ``new_id`` is None unless the repair renamed it."""
     return {
         "id": old_id,
@@ -553,7 +550,7 @@ def _action_ids(action: Action) -> list[str]:
     return ids
 
 
-def _finding_text(action: Action, row: dict[str, Any], causes: dict[int, str]) -> str:
+def _finding_text(action: Action, row: Row, causes: dict[int, str]) -> str:
     name = getattr(action, "tool_name", None) or "a tool"
     call_id = getattr(action, "call_id", None) or ""
     old_id = getattr(action, "old_id", None) or ""
@@ -604,10 +601,11 @@ def _finding_text(action: Action, row: dict[str, Any], causes: dict[int, str]) -
     return rule
 
 
-def _cause_words(row: dict[str, Any], causes: dict[int, str]) -> str:
+def _cause_words(row: Row, causes: dict[int, str]) -> str:
     cause = row.get("cause")
-    if cause is None and row.get("input_index") is not None:
-        cause = causes.get(row["input_index"])
+    index = row.get("input_index")
+    if cause is None and index is not None:
+        cause = causes.get(index)
     return finding_words(cause)
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from inspector import formats
 from inspector.diagnosis import _skeleton
+from inspector.diagnosis.model import Finding, Issue, Row, Verdict
 from inspector.engine.providers import (
     CANNOT_TELL,
     PROVIDERS,
@@ -45,7 +46,7 @@ def provider_verdicts(
     *,
     stored: str = "",
     renames: dict[str, dict[str, str]] | None = None,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, Verdict]:
     """What each provider would answer to the history as it is and as repaired.
 
     The original goes out with its ids as they are (a Kimi id is a real
@@ -62,7 +63,7 @@ def provider_verdicts(
     ``renames``, when given, gets each provider's ``{old id: new id}`` for the
     ids its export rewrites (ID-3).
     """
-    verdicts: dict[str, dict[str, Any]] = {}
+    verdicts: dict[str, Verdict] = {}
     # Repair returns untouched messages as the same objects: when nothing
     # changed and no id needs mapping, the export is the same wire and needs
     # no second check (the common, healthy case). Otherwise ``Wires`` reuses
@@ -72,24 +73,25 @@ def provider_verdicts(
     for provider in PROVIDERS:
         found_before = [_issue(p) for p in wires.problems_before(provider)]
         if unchanged and not found_before:
-            found_after: list[dict[str, Any]] = []
+            found_after: list[Issue] = []
         elif unchanged and not wires.renamed(provider):
-            found_after = [dict(issue) for issue in found_before]
+            found_after = [Issue(**issue) for issue in found_before]
         else:
             found_after = [_issue(p) for p in wires.problems_after(provider)]
         verdicts[provider] = {"before": found_before, "after": found_after}
         if renames is not None and wires.renamed(provider):
             renames[provider] = wires.renamed(provider)
     if stored:
-        stateful: dict[str, Any] = {}
-        for which, wire in (
-            ("before", wires.before("responses")),
-            ("after", wires.after("responses")),
-        ):
-            verdict = check("responses", {**wire, "previous_response_id": stored})
-            stateful[which] = [_issue(p) for p in verdict.problems]
-            if verdict.state == CANNOT_TELL:
-                stateful[f"undecided_{which}"] = [verdict.reason]
+        first = check("responses", {**wires.before("responses"), "previous_response_id": stored})
+        then = check("responses", {**wires.after("responses"), "previous_response_id": stored})
+        stateful: Verdict = {
+            "before": [_issue(p) for p in first.problems],
+            "after": [_issue(p) for p in then.problems],
+        }
+        if first.state == CANNOT_TELL:
+            stateful["undecided_before"] = [first.reason]
+        if then.state == CANNOT_TELL:
+            stateful["undecided_after"] = [then.reason]
         verdicts["responses"] = stateful
     return verdicts
 
@@ -102,9 +104,7 @@ PROVIDER_NAMES = {
 }
 
 
-def export_findings(
-    rows: list[dict[str, Any]], renames: dict[str, dict[str, str]]
-) -> list[dict[str, Any]]:
+def export_findings(rows: list[Row], renames: dict[str, dict[str, str]]) -> list[Finding]:
     """An ID-3 finding for each id some provider's export rewrites, on the row of its call.
 
     Such an id changes that provider's verdict between the history as it is
@@ -119,7 +119,7 @@ def export_findings(
         for old, new in renamed.items():
             by_id.setdefault(old, []).append(f"{PROVIDER_NAMES.get(provider, provider)} as {new}")
             new_ids.setdefault(old, []).append(new)
-    found: list[dict[str, Any]] = []
+    found: list[Finding] = []
     for row in rows:
         for call in row.get("calls") or ():
             cid = call.get("new_id") or call.get("id")
@@ -145,7 +145,7 @@ def export_findings(
     return found
 
 
-def _issue(problem: ProviderProblem) -> dict[str, Any]:
+def _issue(problem: ProviderProblem) -> Issue:
     return {"path": problem.path, "index": problem.index, "text": problem.text}
 
 

@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 import re
 from collections.abc import Callable
 from typing import Any, cast
@@ -67,6 +68,7 @@ __all__ = [
     "export_wire",
     "load",
     "load_all",
+    "load_part",
     "serialise_all",
     "strip_private",
     "to_wire",
@@ -188,6 +190,28 @@ def load_all(data: bytes, format: str = "auto") -> list[Parsed]:
         return every
     chosen = chosen_key(first)
     return [first if key == chosen else module.parse(data, conversation=key) for key in keys]
+
+
+def load_part(
+    data: bytes, format: str, *, conversation: int | None = None, leaf: str | None = None
+) -> Parsed:
+    """One part of a file of ``format``: a conversation of several, or a session's branch.
+
+    ``conversation`` is a key ``conversation_keys`` lists; ``leaf`` the uuid of
+    the record a forked Claude Code session's other branch ends at (as
+    ``meta["branches"]`` lists them). With neither, ``load(data, format)``.
+    ``FormatError`` when the file has no such part.
+    """
+    module = FORMATS[format]
+    if leaf is not None:
+        if module is not claude_code:
+            raise FormatError(f"a {format} file has no branches")
+        return claude_code.parse(data, leaf=leaf)
+    if conversation is not None:
+        if "conversation" not in inspect.signature(module.parse).parameters:
+            raise FormatError(f"a {format} file holds one conversation")
+        return cast(ConversationShape, module).parse(data, conversation=conversation)
+    return load(data, format)
 
 
 def serialise_all(repaired: list[tuple[list[dict[str, Any]], Parsed]]) -> bytes:

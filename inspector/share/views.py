@@ -27,7 +27,7 @@ from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from inspector.diagnosis import Diagnosis, repaired_bytes_all, report_from
+from inspector.diagnosis import DiagnosisView, repaired_bytes_all, report_from
 from inspector.diagnosis.select import (
     Filters,
     finding_groups,
@@ -232,7 +232,7 @@ def shared_timeline(request: HtmxRequest, token: str) -> HttpResponse:
     return render(request, "share/timeline.html", context)
 
 
-def _page_context(link: ShareLink, token: str, diagnosis: Diagnosis) -> dict[str, Any]:
+def _page_context(link: ShareLink, token: str, diagnosis: DiagnosisView) -> dict[str, Any]:
     """What the header and sidebar of a shared page show; never the link's transcript row."""
     redacted = link.mode == ShareLink.REDACTED
     transcript = link.transcript
@@ -291,5 +291,5 @@ def _full_download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
     return data, f"{stem}.repaired.json"
 
 
-def _rule_ids(diagnosis: Diagnosis) -> list[str]:
+def _rule_ids(diagnosis: DiagnosisView) -> list[str]:
     return list(RULES) + [rule for rule in diagnosis.counts if rule not in RULES]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from functools import wraps
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -257,7 +257,7 @@ def _healthy(diagnosis: Any) -> bool:
 
 
 def _subagent_links(
-    transcript: Transcript, diagnosis: Any, rows: list[dict[str, Any]]
+    transcript: Transcript, diagnosis: Any, rows: Sequence[Mapping[str, Any]]
 ) -> dict[str, str]:
     """Task call id -> the address of the owner's transcript of the subagent that answered it."""
     answered = diagnosis.meta.get("subagents") or {}

@@ -220,8 +220,8 @@ def test_a_cache_of_the_old_single_document_layout_is_rebuilt_and_removed(
     old = f"{transcript.storage_dir}/diagnosis-{ENGINE_VERSION}.zst"
     default_storage.save(old, ContentFile(_old_layout_blob(fresh)))
     reads = []
-    real_load = store.load_every
-    monkeypatch.setattr(store, "load_every", lambda *a: reads.append(1) or real_load(*a))
+    real_diagnose = store.diagnose_file
+    monkeypatch.setattr(store, "diagnose_file", lambda *a: reads.append(1) or real_diagnose(*a))
 
     diagnosis = store.get_diagnosis(transcript)
 

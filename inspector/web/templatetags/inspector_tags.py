@@ -14,6 +14,7 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString
 
+from inspector.diagnosis.model import Row
 from inspector.diagnosis.select import Filters, SessionMap
 from inspector.diagnosis.select import original_page as _original_page
 from inspector.engine import RULES
@@ -82,7 +83,7 @@ def provider_label(name: str) -> str:
 
 
 @register.filter
-def original_page(row: dict[str, Any]) -> int:
+def original_page(row: Row) -> int:
     return _original_page(row)
 
 
