@@ -62,6 +62,9 @@ from inspector.formats.canonical import (
 
 NAME = "ai-sdk"
 PROVIDER = "openai-chat"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "Vercel AI SDK messages"
+EXTENSION = "json"
 
 STEP = "_step"
 

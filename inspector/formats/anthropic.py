@@ -84,6 +84,9 @@ from inspector.formats.canonical import (
 
 NAME = "anthropic"
 PROVIDER = "anthropic"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "Anthropic Messages"
+EXTENSION = "json"
 
 # Block types the Messages API itself defines; anything else came from another provider.
 _NATIVE = frozenset(

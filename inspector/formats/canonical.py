@@ -45,6 +45,9 @@ from inspector.formats.base import FormatError, Parsed, Problem
 
 NAME = "canonical"
 PROVIDER = "openai-chat"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "Canonical JSON (the spec's own message list)"
+EXTENSION = "json"
 
 ROLES = ("system", "user", "assistant", "tool")
 

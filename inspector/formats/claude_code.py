@@ -102,6 +102,9 @@ from inspector.formats.jsonl import (
 
 NAME = "claude-code"
 PROVIDER = "anthropic"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "Claude Code session (JSONL)"
+EXTENSION = "jsonl"
 
 SRC = "_src"
 

@@ -75,6 +75,9 @@ from inspector.formats.jsonl import (
 
 NAME = "codex"
 PROVIDER = "responses"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "Codex CLI rollout (JSONL)"
+EXTENSION = "jsonl"
 
 SRC = "_src"
 

@@ -70,6 +70,9 @@ from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
 
 NAME = "codex-exec"
 PROVIDER = "responses"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "Codex exec --json log (JSONL)"
+EXTENSION = "jsonl"
 
 SRC = "_src"
 

@@ -82,6 +82,9 @@ from inspector.formats.canonical import (
 
 NAME = "gemini"
 PROVIDER = "gemini"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "Gemini contents"
+EXTENSION = "json"
 
 _STRONG = Alternatives(
     rb'"functionCall"\s*:',

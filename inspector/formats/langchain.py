@@ -57,6 +57,9 @@ from inspector.formats.canonical import (
 
 NAME = "langchain"
 PROVIDER = "openai-chat"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "LangChain / LangGraph messages"
+EXTENSION = "json"
 
 _TYPES = {
     "human": "user",

@@ -72,6 +72,9 @@ from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
 
 NAME = "pi"
 PROVIDER = "anthropic"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "pi coding-agent session (JSONL)"
+EXTENSION = "jsonl"
 
 SRC = "_src"
 

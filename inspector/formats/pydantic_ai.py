@@ -59,6 +59,9 @@ from inspector.formats.canonical import (
 
 NAME = "pydantic-ai"
 PROVIDER = "openai-chat"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "pydantic-ai message history"
+EXTENSION = "json"
 
 SYNTHESIZED = "pydantic_ai_synthesized_tool_return"
 
