@@ -98,7 +98,8 @@ def digest(message: dict[str, Any]) -> Digest | None:
             value = call.get("tool_call_id") or call.get("id") or ""
             if value.__class__ is not str:
                 return None
-            found.append(value)  # ``call_id(call)``, which it is for a string
+            # The engine's ``call_id_text(call)``, inlined: this reads every call of a session.
+            found.append(value)
         ids: tuple[str, ...] = tuple(found)
     elif role == "assistant" or role == "user" or role == "system":
         ids = ()

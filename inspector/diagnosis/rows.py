@@ -20,6 +20,7 @@ import orjson
 
 from inspector.diagnosis.model import REPAIR_RULES, TEXT_LIMIT, Call, Finding, Result, Row
 from inspector.engine import Action, Repair
+from inspector.engine.canonical import call_id_text
 from inspector.engine.causes import finding_words
 from inspector.formats.base import Parsed
 from inspector.formats.canonical import same_start
@@ -433,7 +434,7 @@ class Timeline:
             for call in before:
                 if call.__class__ is not dict:
                     break  # the pairing below decides what a stray item does
-                calls.append(_call_row(call, _call_id(call), None, False))
+                calls.append(_call_row(call, call_id_text(call), None, False))
             else:
                 return calls
         if actions:
@@ -453,11 +454,11 @@ class Timeline:
                 continue
             is_removed = index in removed
             new_call = None if is_removed else next(kept, None)
-            old_id = _call_id(call)
+            old_id = call_id_text(call)
             if new_call is call:  # the message's calls as they were
                 new_id: str | None = old_id
             else:
-                new_id = _call_id(new_call) if new_call is not None else None
+                new_id = call_id_text(new_call) if new_call is not None else None
             if index in renames:
                 new_id = renames[index]
             if new_id is not None and new_id == old_id:
@@ -506,12 +507,12 @@ def _result(
     source: dict[str, Any], source_meta: dict[str, Any], repaired: dict[str, Any]
 ) -> Result:
     """A result row's ids: ``source`` is the original message (or the inserted one)."""
-    old_id = _call_id(source_meta)
+    old_id = call_id_text(source_meta)
     if source is repaired:  # kept as it was, or inserted: no other id
         new_id = None
     else:
         new_meta = repaired.get("metadata") or _EMPTY
-        new_id = _call_id(new_meta) if repaired.get("role") == "tool" else None
+        new_id = call_id_text(new_meta) if repaired.get("role") == "tool" else None
     return {
         "id": old_id,
         "new_id": new_id if new_id is not None and new_id != old_id else None,
@@ -530,15 +531,6 @@ def _call_row(call: dict[str, Any], old_id: str, new_id: str | None, removed: bo
         "removed": removed,
         "cause": None,
     }
-
-
-def _call_id(holder: dict[str, Any] | None) -> str:
-    if not holder:
-        return ""
-    value = holder.get("tool_call_id", holder.get("id", ""))
-    if value.__class__ is str:  # most ids: skip the conversion
-        return value
-    return "" if value is None else str(value)
 
 
 def _action_ids(action: Action) -> list[str]:

@@ -18,6 +18,7 @@ import orjson
 
 from inspector.diagnosis.model import Row
 from inspector.diagnosis.stored import IndexedRows, ListRows, StoredDiagnosis, group_findings
+from inspector.engine.canonical import call_id_text as call_id
 
 if TYPE_CHECKING:
     from inspector.diagnosis.model import Diagnosis
@@ -175,7 +176,7 @@ def example_rows(messages: Any) -> list[dict[str, Any]]:
                 "text": example_text(message.get("content")),
                 "calls": [
                     {
-                        "id": call.get("tool_call_id") or call.get("id") or "",
+                        "id": call_id(call),
                         "name": call.get("name") or "",
                         "arguments": example_text(call.get("arguments")),
                     }

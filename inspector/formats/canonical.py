@@ -40,7 +40,7 @@ from typing import Any
 
 import orjson
 
-from inspector.engine.canonical import arguments_object
+from inspector.engine.canonical import arguments_object, call_id_text
 from inspector.formats.base import FormatError, Parsed, Problem
 
 NAME = "canonical"
@@ -219,9 +219,8 @@ def same_start(before: list[Message], after: list[Message]) -> int:
 
 
 def call_id(obj: dict[str, Any]) -> str:
-    """A call's or result's id under either spelling (SPEC MEM-11)."""
-    value = obj.get("tool_call_id") or obj.get("id") or ""
-    return value if value.__class__ is str or isinstance(value, str) else str(value)
+    """A call's or result's id under either spelling (SPEC MEM-11): the engine's reading."""
+    return call_id_text(obj)
 
 
 def by_origin(messages: list[Message]) -> dict[int, list[Message]]:

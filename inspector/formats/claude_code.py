@@ -89,6 +89,7 @@ import orjson
 
 from inspector.engine.canonical import arguments_object
 from inspector.formats.base import FormatError, Parsed, Problem
+from inspector.formats.canonical import call_id
 from inspector.formats.jsonl import (
     JsonlFile,
     Record,
@@ -1080,9 +1081,9 @@ class _Writer:
             assert indices is not None  # a result is one block of its record
             (b,) = indices
             block = content[b]
-            new_id = (m.get("metadata") or {}).get("tool_call_id")
+            new_id = call_id(m.get("metadata") or {})
             changed = dict(block)
-            if new_id != before["metadata"].get("tool_call_id"):
+            if new_id != call_id(before["metadata"]):
                 changed["tool_use_id"] = new_id
             if not same_content:
                 changed["content"] = _blocks(m.get("content"))
@@ -1124,7 +1125,7 @@ class _Writer:
                 and new[k].get("name") == call.get("name")
                 and new[k].get("arguments") == call.get("arguments")
             ):
-                new_id = new[k].get("tool_call_id") or new[k].get("id") or ""
+                new_id = call_id(new[k])
                 out[here] = None if new_id == call["tool_call_id"] else new_id
                 k += 1
             else:
@@ -1136,7 +1137,7 @@ class _Writer:
         metadata = md if isinstance(md := m.get("metadata"), dict) else {}
         content = m.get("content")
         if role == "tool":
-            call = metadata.get("tool_call_id") or metadata.get("id") or ""
+            call = call_id(metadata)
             block: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": call,
@@ -1152,7 +1153,7 @@ class _Writer:
                 blocks.append(
                     {
                         "type": "tool_use",
-                        "id": call.get("tool_call_id") or call.get("id") or "",
+                        "id": call_id(call),
                         "name": call.get("name", ""),
                         "input": arguments if isinstance(arguments, dict) else {},
                     }

@@ -64,6 +64,7 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
+from inspector.formats.canonical import call_id
 from inspector.formats.jsonl import (
     Record,
     has_glued,
@@ -645,7 +646,7 @@ class _Writer:
                         and new.get("arguments") == call["arguments"]
                     ):
                         k += 1
-                        new_id = new.get("tool_call_id") or new.get("id") or ""
+                        new_id = call_id(new)
                         self.call_kinds[new_id] = kind
                         if new_id != call["tool_call_id"]:
                             out.append((piece, {**item, _id_key(item): new_id}))
@@ -667,9 +668,9 @@ class _Writer:
         piece = pieces[0]
         item = self._item(piece)
         if role == "tool":
-            new_id = (m.get("metadata") or {}).get("tool_call_id")
+            new_id = call_id(m.get("metadata") or {})
             changed = dict(item)
-            if new_id != before["metadata"].get("tool_call_id"):
+            if new_id != call_id(before["metadata"]):
                 changed[_id_key(item)] = new_id
             if m.get("content") != before.get("content"):
                 changed["output"] = _output_value(m.get("content"))
@@ -684,7 +685,7 @@ class _Writer:
         metadata = md if isinstance(md := m.get("metadata"), dict) else {}
         content = m.get("content")
         if role == "tool":
-            call = metadata.get("tool_call_id") or metadata.get("id") or ""
+            call = call_id(metadata)
             kind = self.call_kinds.get(call, "function_call")
             output_type = "custom_tool_call_output" if kind == "custom_tool_call" else None
             return {

@@ -66,6 +66,7 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
+from inspector.formats.canonical import call_id
 from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
 
 NAME = "codex-exec"
@@ -565,7 +566,7 @@ class _Writer:
                 new = new_calls[k] if k < len(new_calls) else None
                 if new is not None and new.get("arguments") == call["arguments"]:
                     k += 1
-                    new_id = new.get("tool_call_id") or new.get("id") or ""
+                    new_id = call_id(new)
                     self.calls[new_id] = run
                     if new_id != call["tool_call_id"]:
                         for rec in run.records:
@@ -575,8 +576,8 @@ class _Writer:
                         self.replaced[rec] = _DROP
             return
         if role == "tool":
-            new_id = metadata.get("tool_call_id") or ""
-            if new_id != old["metadata"].get("tool_call_id"):
+            new_id = call_id(metadata)
+            if new_id != call_id(old["metadata"]):
                 for rec in entry.records:
                     self.renames[rec] = new_id
             return
@@ -599,7 +600,7 @@ class _Writer:
         metadata = _md(m)
         text = _text(m.get("content"))
         if role == "tool":
-            call = metadata.get("tool_call_id") or metadata.get("id") or ""
+            call = call_id(metadata)
             run = self.calls.get(call)
             if run is not None:
                 started = self._event_value(run.records[0]).get("item")

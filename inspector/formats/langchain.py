@@ -50,6 +50,7 @@ from inspector.formats.canonical import (
     REC,
     Alternatives,
     Message,
+    call_id,
     dump_like,
     public,
     read_json,
@@ -350,7 +351,7 @@ def _new_record(m: Message, form: str, prefix: list[str]) -> dict[str, Any]:
             "additional_kwargs": {},
             "response_metadata": {},
             "name": md.get("name"),
-            "tool_call_id": md.get("tool_call_id") or md.get("id") or "",
+            "tool_call_id": call_id(md),
             "status": "error" if md.get("healed") or md.get("is_error") else "success",
         }
         return _wrap("ToolMessage", fields, form, prefix)
@@ -378,7 +379,7 @@ def _changed(record: dict[str, Any], form: str, old: Message, new: Message) -> d
     fields = dict(fields)
     md = _md(new)
     if new.get("role") == "tool":
-        fields["tool_call_id"] = md.get("tool_call_id") or md.get("id") or ""
+        fields["tool_call_id"] = call_id(md)
         if new.get("content") != old.get("content"):
             fields["content"] = _lc_content(new.get("content"))
     elif new.get("role") == "assistant":

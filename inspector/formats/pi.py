@@ -68,6 +68,7 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
+from inspector.formats.canonical import call_id
 from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
 
 NAME = "pi"
@@ -815,7 +816,7 @@ def _pi_message(m: Message, stamp: int, assistant: dict[str, Any] | None) -> dic
     if role == "tool":
         out: dict[str, Any] = {
             "role": "toolResult",
-            "toolCallId": metadata.get("tool_call_id") or metadata.get("id") or "",
+            "toolCallId": call_id(metadata),
             "toolName": metadata.get("name") or "",
             "content": _pi_content(content),
             "isError": True if metadata.get("healed") else bool(metadata.get("is_error")),
@@ -829,7 +830,7 @@ def _pi_message(m: Message, stamp: int, assistant: dict[str, Any] | None) -> dic
                 blocks.append(
                     {
                         "type": "toolCall",
-                        "id": call.get("tool_call_id") or call.get("id") or "",
+                        "id": call_id(call),
                         "name": call.get("name") or "",
                         "arguments": call.get("arguments") or {},
                     }
@@ -878,7 +879,7 @@ def _rewrite_assistant(message: dict[str, Any], old: Message, new: Message) -> d
                 and candidate.get("arguments") == call["arguments"]
             ):
                 k += 1
-                new_id = candidate.get("tool_call_id") or candidate.get("id") or ""
+                new_id = call_id(candidate)
                 out.append(block if new_id == block.get("id") else {**block, "id": new_id})
             # else: the repair removed this call
         elif not text_changed:

@@ -52,6 +52,7 @@ from inspector.formats.canonical import (
     REC,
     Alternatives,
     Message,
+    call_id,
     dump_like,
     public,
     read_json,
@@ -324,7 +325,7 @@ class _Writer:
             new: dict[str, Any] = {
                 "tool_name": md.get("name") or "",
                 "content": text,
-                "tool_call_id": md.get("tool_call_id") or md.get("id") or "",
+                "tool_call_id": call_id(md),
             }
             if md.get("healed"):
                 new["metadata"] = {SYNTHESIZED: True}
@@ -378,7 +379,7 @@ class _Writer:
                     and candidate.get("arguments") == call["arguments"]
                 ):
                     k += 1
-                    new_id = candidate.get("tool_call_id") or candidate.get("id") or ""
+                    new_id = call_id(candidate)
                     same = new_id == call["tool_call_id"]
                     out.append(part if same else {**part, "tool_call_id": new_id})
                 # else: the repair removed this call
@@ -418,7 +419,7 @@ def _call_part(call: dict[str, Any]) -> dict[str, Any]:
     return {
         "tool_name": call.get("name") or "",
         "args": call.get("arguments"),
-        "tool_call_id": call.get("tool_call_id") or call.get("id") or "",
+        "tool_call_id": call_id(call),
         "part_kind": "tool-call",
     }
 

@@ -25,6 +25,7 @@ import orjson
 
 from inspector.diagnosis import TEXT_LIMIT
 from inspector.diagnosis.stored import AT_HAND, Clipped
+from inspector.engine.canonical import call_id_text
 from inspector.engine.causes import CAUSES
 from inspector.redact import SecretMatch, find_secrets, mask_found
 
@@ -512,7 +513,7 @@ def redacted_report(diagnosis: DiagnosisView) -> dict[str, Any]:
         "problems": [_problem(problem, redacted=True) for problem in diagnosis.problems],
         "interrupted": [
             {
-                "id": as_identifier(str(call.get("tool_call_id") or call.get("id") or "")),
+                "id": as_identifier(call_id_text(call)),
                 "name": as_identifier(str(call.get("name") or "")),
                 "arguments": length_of(call.get("arguments")),
             }
