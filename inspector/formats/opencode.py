@@ -692,10 +692,11 @@ class _Writer:
         self.updated[key] = {**part, "state": new_state}
 
     def _drop_step(self, origin: _Origin) -> None:
-        """A reply the repair dropped: its text and reasoning parts go."""
+        """A reply the repair dropped: its text and reasoning parts go, and its calls (the
+        repair drops a reply with calls only when it removed them all, cut mid-stream)."""
         msg = self.state.messages[origin.message]
         for n in origin.parts:
-            if msg.parts[n].get("type") in ("text", "reasoning"):
+            if msg.parts[n].get("type") in ("text", "reasoning", "tool"):
                 self.removed.add((origin.message, n))
         left = [
             p
