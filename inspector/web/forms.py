@@ -20,6 +20,7 @@ FORMAT_LABELS = [
     ("codex", "Codex CLI rollout (JSONL)"),
     ("pi", "pi coding-agent session (JSONL)"),
     ("codex-exec", "Codex exec --json log (JSONL)"),
+    ("opencode", "OpenCode export or storage records (JSON)"),
     ("pydantic-ai", "pydantic-ai message history"),
     ("langchain", "LangChain / LangGraph messages"),
     ("ai-sdk", "Vercel AI SDK messages"),
