@@ -102,7 +102,7 @@ def fix(
 ) -> Outcome:
     """Repair ``path`` in place (see the module docstring); never raises for a bad file."""
     path = path.resolve()
-    if opencode.is_session_file(path):  # a session of many files: written file by file
+    if opencode.is_session_file(path) or opencode.is_db_session(path):  # many files, or a db
         return opencode.fix(
             path,
             agent,

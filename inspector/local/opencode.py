@@ -25,14 +25,17 @@ of what was written; ``undo`` puts the set back if the files are still the
 ones ``fix`` wrote.
 
 Newer OpenCode versions keep sessions in SQLite instead (``opencode.db``
-beside ``storage/``, with its ``session``, ``message`` and ``part`` tables
-holding the same records); they copy ``storage/`` into it once and read only
-the database after that. Where the database exists, the JSON files are a
-copy OpenCode no longer reads: ``fix`` refuses them (writing them would
-change nothing OpenCode resumes), and ``list`` says so. Repair such a
-session through its export: ``opencode export ID > s.json``,
-``transcript-inspector repair s.json -o fixed.json``, then ``opencode import
-fixed.json`` where the session is not (import keeps the records it has).
+beside ``storage/``, whose ``session``, ``message`` and ``part`` tables hold
+the same records, a message's and a part's in a ``data`` JSON column); they
+copy ``storage/`` into it once and read only the database after that. Where
+the database exists, ``list`` reads the sessions from it (opened read-only;
+a session is named ``<data>/opencode.db/<sessionID>``) and leaves the JSON
+copy out, and ``fix`` writes neither: not the JSON files, which OpenCode no
+longer reads, and not the database, which OpenCode holds open and migrates
+itself. Repair such a session through its export: ``opencode export ID >
+s.json``, ``transcript-inspector repair s.json -o fixed.json``, then
+``opencode import fixed.json`` where the session is not (import keeps the
+records it already has).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -117,6 +121,86 @@ def database(root: Path) -> Path | None:
     except OSError:
         return None
     return found[0] if found else None
+
+
+def is_db_session(path: Path) -> bool:
+    """A session named inside OpenCode's database: ``<data>/opencode.db/<sessionID>``."""
+    return path.parent.suffix == ".db" and path.name.startswith("ses") and path.parent.is_file()
+
+
+def _connect(db: Path) -> sqlite3.Connection:
+    # Read-only: OpenCode may hold the database open (WAL), and it is never written here.
+    return sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+
+
+def db_sessions(db: Path) -> list[tuple[Path, int, float]]:
+    """Each session in the database: its name, its size (parts) and its last write."""
+    query = (
+        "SELECT s.id, s.time_updated, COUNT(p.id), MAX(p.time_updated) "
+        "FROM session s LEFT JOIN part p ON p.session_id = s.id GROUP BY s.id ORDER BY s.id"
+    )
+    with contextlib.closing(_connect(db)) as connection:
+        rows = connection.execute(query).fetchall()
+    out: list[tuple[Path, int, float]] = []
+    for session_id, updated, parts, part_updated in rows:
+        newest = max(int(updated or 0), int(part_updated or 0))
+        out.append((db / str(session_id), int(parts), newest / 1000))
+    return out
+
+
+_SESSION_COLUMNS = {
+    "project_id": "projectID",
+    "parent_id": "parentID",
+    "slug": "slug",
+    "directory": "directory",
+    "title": "title",
+    "version": "version",
+}
+
+
+def db_export_bytes(path: Path) -> bytes:
+    """The session ``path`` names in the database, as ``opencode export`` prints it."""
+    db, session_id = path.parent, path.name
+    with contextlib.closing(_connect(db)) as connection:
+        connection.row_factory = sqlite3.Row
+        row = connection.execute("SELECT * FROM session WHERE id = ?", (session_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no session {session_id} in {db}")
+        keys = row.keys()
+        info: dict[str, Any] = {"id": session_id}
+        for column, name in _SESSION_COLUMNS.items():
+            if column in keys and row[column] is not None:
+                info[name] = row[column]
+        info["time"] = {"created": row["time_created"], "updated": row["time_updated"]}
+        messages = connection.execute(
+            "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id",
+            (session_id,),
+        ).fetchall()
+        parts = connection.execute(
+            "SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id",
+            (session_id,),
+        ).fetchall()
+    by_message: dict[str, list[dict[str, Any]]] = {}
+    for part in parts:
+        data = _row_json(part["data"], db)
+        value = {**data, "id": part["id"], "sessionID": session_id, "messageID": part["message_id"]}
+        by_message.setdefault(part["message_id"], []).append(value)
+    items: list[dict[str, Any]] = []
+    for m in messages:
+        message: dict[str, Any] = {**_row_json(m["data"], db), "id": m["id"]}
+        message["sessionID"] = session_id
+        items.append({"info": message, "parts": by_message.get(m["id"], [])})
+    return orjson.dumps({"info": info, "messages": items}, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def _row_json(data: Any, db: Path) -> dict[str, Any]:
+    try:
+        value = orjson.loads(data)
+    except (orjson.JSONDecodeError, TypeError):
+        raise StoreError(f"a record in {db} is not JSON") from None
+    if not isinstance(value, dict):
+        raise StoreError(f"a record in {db} is not a JSON object")
+    return value
 
 
 def _load(path: Path) -> Record:
@@ -264,6 +348,18 @@ def fix(
     from inspector.local.sessions import check
 
     outcome = single.Outcome
+    advice = (
+        f"Export the session (opencode export {path.stem} > s.json), repair the export "
+        "(transcript-inspector repair s.json -o fixed.json) and import it where the session "
+        "is not (opencode import fixed.json); nothing was changed."
+    )
+    if is_db_session(path):
+        return outcome(
+            path,
+            "refused",
+            f"OpenCode keeps this session in {path.parent}, which it holds open and migrates "
+            f"itself, so fix does not write it. {advice}",
+        )
     root = storage_root(path)
     db = database(root)
     if db is not None:
@@ -271,8 +367,7 @@ def fix(
             path,
             "refused",
             f"OpenCode keeps its sessions in {db}: the files under {root} are a copy it no "
-            "longer reads, so fixing them would not change what it resumes. Export the session "
-            "(opencode export ID), repair the export, and import it; nothing was changed.",
+            f"longer reads, so fixing them would not change what it resumes. {advice}",
         )
     base = backup_base(root, backup_dir)
     _sweep(base / _TEMP)

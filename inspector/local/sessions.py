@@ -9,6 +9,7 @@ is missing or cannot be read, so one bad folder never hides the others.
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -94,10 +95,12 @@ def find(folders: Iterable[tuple[Agent, Path]]) -> tuple[list[Session], list[str
             warnings.append(f"{agent.label}: cannot read {root} (skipped)")
             continue
         if agent.format == "opencode" and (db := opencode.database(root)) is not None:
-            warnings.append(
-                f"{agent.label}: sessions are kept in {db}; the files under {root} are an older "
-                "copy (listed, but fix leaves them: export, repair and import a session instead)"
-            )
+            # Newer OpenCode reads only its database; the JSON files are an older copy.
+            try:
+                found.extend(Session(agent, *row) for row in opencode.db_sessions(db))
+            except sqlite3.Error as error:
+                warnings.append(f"{agent.label}: cannot read {db}: {error}")
+            continue
         try:
             paths = sorted(root.glob(agent.pattern))
         except OSError as error:
@@ -147,6 +150,8 @@ def check(path: Path, agent: Agent | None = None, data: bytes | None = None) -> 
             raw = data
         elif opencode.is_session_file(path):  # the session's files, as one export
             raw = opencode.export_bytes(path)
+        elif opencode.is_db_session(path):  # a session in OpenCode's database
+            raw = opencode.db_export_bytes(path)
         else:
             raw = path.read_bytes()
         fmt = agent.format if agent is not None and agent.format in formats.FORMATS else "auto"
@@ -154,6 +159,8 @@ def check(path: Path, agent: Agent | None = None, data: bytes | None = None) -> 
         checked.diagnosis = diagnose(checked.parsed)
     except OSError as error:
         checked.error = f"cannot read {path}: {error.strerror or error}"
+    except sqlite3.Error as error:
+        checked.error = f"cannot read {path.parent}: {error}"
     except (formats.FormatError, InvalidTranscript, opencode.StoreError) as error:
         checked.error = first_line(str(error))
     else:

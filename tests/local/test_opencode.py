@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import sqlite3
 import time
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 
 from inspector import cli
 from inspector.local import agents, fix, opencode, sessions
-from tests.local.conftest import Home, place_store
+from tests.local.conftest import OPENCODE_BROKEN, Home, opencode_records, place_store
 
 RUNNING = "toolu_01Fp3Kd8Zr6Vy2Nc9Qw5Hs7T"
 PENDING = "toolu_01Jb7Ts4Mx9Lq2Wd6Rk3Vn8P"
@@ -161,19 +162,65 @@ def test_a_write_during_fix_makes_it_refuse(
     assert fix.backups_of(path) == []
 
 
-def test_where_opencode_keeps_sessions_in_sqlite_the_json_copy_is_left_alone(
+def make_database(db: Path, records: list[dict]) -> None:
+    """OpenCode's tables (as its JSON migration fills them) holding these storage records."""
+    connection = sqlite3.connect(db)
+    connection.executescript(
+        "CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT, parent_id TEXT, slug TEXT,"
+        " directory TEXT, title TEXT, version TEXT, time_created INTEGER, time_updated INTEGER);"
+        "CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER,"
+        " time_updated INTEGER, data TEXT);"
+        "CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT,"
+        " time_created INTEGER, time_updated INTEGER, data TEXT);"
+    )
+    sessions_of: dict[str, str] = {}
+    for r in records:
+        if "projectID" in r:
+            row = (r["id"], r["projectID"], None, r.get("slug"), r["directory"], r["title"],
+                   r.get("version"), r["time"]["created"], r["time"]["updated"])  # fmt: skip
+            connection.execute("INSERT INTO session VALUES (?,?,?,?,?,?,?,?,?)", row)
+        elif "messageID" in r:
+            data = {k: v for k, v in r.items() if k not in ("id", "sessionID", "messageID")}
+            row = (r["id"], r["messageID"], sessions_of[r["messageID"]], 1, 1, orjson.dumps(data))
+            connection.execute("INSERT INTO part VALUES (?,?,?,?,?,?)", row)
+        else:
+            sessions_of[r["id"]] = r["sessionID"]
+            data = {k: v for k, v in r.items() if k not in ("id", "sessionID")}
+            created = r["time"]["created"]
+            row = (r["id"], r["sessionID"], created, created, orjson.dumps(data))
+            connection.execute("INSERT INTO message VALUES (?,?,?,?,?)", row)
+    connection.commit()
+    connection.close()
+
+
+def test_where_opencode_keeps_sessions_in_sqlite_they_are_listed_from_it_and_never_written(
     agent_home: Home, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = broken(agent_home)
     storage = opencode.storage_root(path)
-    (storage.parent / "opencode.db").write_bytes(b"SQLite format 3\x00")
+    db = storage.parent / "opencode.db"
+    make_database(db, opencode_records(OPENCODE_BROKEN))
+    stored = db.read_bytes()
+    status, out = run("list", "--json")
+    assert status == 1 and capsys.readouterr().err == ""
+    mine = [r for r in map(orjson.loads, out.splitlines()) if r["agent"] == "opencode"]
+    # From the database only: the JSON files are the copy OpenCode made it from.
+    assert [r["path"] for r in mine] == [str(db / path.stem)]
+    assert mine[0]["verdict"] == "needs repair" and mine[0]["counts"] == {"PAIR-1": 2}
+    assert mine[0]["resume"] == f"cd /home/dev/todo-app && opencode --session {path.stem}"
+    # The same history as the files it was migrated from.
+    from_db = sessions.check(db / path.stem)
+    from_files = sessions.check(path)
+    assert from_db.parsed is not None and from_files.parsed is not None
+    assert from_db.parsed.messages == from_files.parsed.messages
     before = storage_files(storage)
-    outcome = fix.fix(path, quiet_seconds=0)
-    assert outcome.status == "refused" and "opencode.db" in outcome.reason
-    assert "opencode export" in outcome.reason
-    assert storage_files(storage) == before
-    run("list")
-    assert "OpenCode: sessions are kept in" in capsys.readouterr().err
+    status, out = run("fix", path.stem)
+    assert status == 2
+    refused = capsys.readouterr().err
+    assert "fix does not write it" in refused and f"opencode export {path.stem}" in refused
+    outcome = fix.fix(path, quiet_seconds=0)  # the JSON copy
+    assert outcome.status == "refused" and "no longer reads" in outcome.reason
+    assert db.read_bytes() == stored and storage_files(storage) == before
 
 
 def test_a_note_adds_a_message_and_its_part_and_undo_takes_them_away(tmp_path: Path) -> None:
