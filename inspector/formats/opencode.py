@@ -471,7 +471,12 @@ class _Reader:
             elif kind == "reasoning":
                 text = _str(part.get("text"))
                 if text:
-                    content.append({"type": "thinking", "thinking": text})
+                    thinking: dict[str, Any] = {"type": "thinking", "thinking": text}
+                    extra = part.get("metadata")
+                    anthropic = extra.get("anthropic") if isinstance(extra, dict) else None
+                    if isinstance(anthropic, dict) and isinstance(anthropic.get("signature"), str):
+                        thinking["signature"] = anthropic["signature"]
+                    content.append(thinking)
             elif kind == "tool":
                 state = part.get("state")
                 if not isinstance(state, dict):

@@ -9,7 +9,8 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from inspector.formats import FormatError, load, opencode
+from inspector.engine.providers import PROVIDERS, validate
+from inspector.formats import FormatError, export_wire, load, opencode, to_wire
 from tests.formats.shapes import (
     check_written_back,
     damaged,
@@ -105,6 +106,23 @@ SESSION_FINDINGS = {
 @pytest.mark.parametrize("path", SESSIONS, ids=_id)
 def test_file_has_only_its_real_findings(path: Path) -> None:
     assert findings(opencode.parse(read(path))) == SESSION_FINDINGS.get(path.name, [])
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=_id)
+def test_every_provider_takes_the_history_as_it_is_when_healthy_and_once_repaired(
+    path: Path,
+) -> None:
+    parsed = opencode.parse(read(path))
+    broken = path.name in SESSION_FINDINGS
+    for provider in PROVIDERS:
+        assert bool(validate(provider, to_wire(parsed.messages, provider))) == broken, provider
+        wire, _ = export_wire(repair(parsed).messages, provider)
+        assert validate(provider, wire) == [], provider
+
+
+def test_reasoning_keeps_its_anthropic_signature() -> None:
+    reply = opencode.parse(read(HEALTHY)).messages[1]
+    assert reply["content"][0]["signature"].startswith("EqQBCkgIBxABGAIqQK")
 
 
 def test_a_session_is_read_as_opencode_sends_it() -> None:
