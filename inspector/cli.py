@@ -407,10 +407,17 @@ def run_fix(args: argparse.Namespace, out: IO[str]) -> int:
         where = f"line {finding['line']}: " if finding.get("line") else ""
         out.write(f"  {finding['rule']:<8} {where}{finding['text']}\n")
     touched = len(outcome.touched)
-    out.write(
-        f"  {touched} line{'s' if touched != 1 else ''} rewritten or removed, "
-        f"{outcome.added} added; every other line is byte for byte as it was.\n"
-    )
+    if outcome.files:  # a session of many files (OpenCode's storage)
+        out.write(
+            f"  {touched} file{'s' if touched != 1 else ''} of the session rewritten or removed, "
+            f"{outcome.added} added; every other file is as it was:\n"
+        )
+        out.write("".join(f"    {name}\n" for name in outcome.files))
+    else:
+        out.write(
+            f"  {touched} line{'s' if touched != 1 else ''} rewritten or removed, "
+            f"{outcome.added} added; every other line is byte for byte as it was.\n"
+        )
     if args.dry_run:
         out.write("Dry run: nothing was written.\n")
     else:

@@ -115,6 +115,18 @@ AGENTS: tuple[Agent, ...] = (
         pattern="*/*.jsonl",
         resume="pi --session {path}",
     ),
+    Agent(
+        # sst/opencode: a session is its info file plus its message and part files
+        # (inspector.local.opencode reads them as one); XDG_DATA_HOME moves the folder.
+        name="opencode",
+        label="OpenCode",
+        format="opencode",
+        env="XDG_DATA_HOME",
+        default_home=".local/share",
+        sessions="opencode/storage",
+        pattern="session/*/ses_*.json",
+        resume="opencode --session {session}",
+    ),
 )
 
 BY_NAME = {agent.name: agent for agent in AGENTS}
