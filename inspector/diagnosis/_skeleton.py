@@ -219,8 +219,8 @@ def quiet_body(
 ) -> tuple[dict[str, Any], int]:
     """``body``, and how many items at its start stand in for its quiet prefix.
 
-    ``validate(provider, wire, start=that)`` may skip them: they pass and
-    bear on nothing after them, as ``validate`` asks of what it skips.
+    ``providers._validate_from(provider, wire, that)`` may skip them: they
+    pass and bear on nothing after them, which is its precondition.
     """
     if renamed:
         get = renamed.get

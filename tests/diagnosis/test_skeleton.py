@@ -1,6 +1,6 @@
 """Skeleton bodies: every provider check finds in them what it finds in the real body.
 
-``inspector.formats.skeleton`` writes, for a regular history, only what the
+``inspector.diagnosis._skeleton`` writes, for a regular history, only what the
 checks read. These tests hold it to ``to_wire`` and ``export_wire``: over
 generated histories made mostly of regular messages (with ids the providers
 refuse, duplicates, orphans and missing results, so the checks have
