@@ -33,6 +33,13 @@ _REPAIR_RULE_SET = frozenset(REPAIR_RULES)
 # Containers whose whole history is read from one line of the file.
 _ONE_LINE_CONTAINERS = frozenset({"claude-trace", "jsonl-conversations"})
 
+# The shortcuts for the common case (a kept message's short branch, a short text
+# shown as itself, a kept message's calls listed without pairing, the run of kept
+# messages found in one C pass) give what the general code below each gives.
+# tests/diagnosis/test_rows_shortcuts.py holds them to it: it turns them off and
+# compares the rows over generated histories and the corpus.
+_SHORTCUTS = True
+
 # Shared stand-ins for what most messages lack; read, never written.
 _EMPTY: dict[str, Any] = {}
 _NO_RULES: frozenset[Any] = frozenset()
@@ -263,7 +270,7 @@ class Timeline:
         total = len(inputs)
         # Repair keeps order, and most messages as the very dicts they were: the
         # outputs start with a run of their inputs.
-        kept = same_start(inputs, outputs)
+        kept = same_start(inputs, outputs) if _SHORTCUTS else 0
         # What the repair inserted (synthetic results, notes) is a new dict: no
         # input to look for.
         inserted = {a.output_index for a in self.actions if a.rule in ("PAIR-1", "INT-2")}
@@ -274,7 +281,7 @@ class Timeline:
             if out_index in inserted:
                 continue
             message = outputs[out_index]
-            if expected < total and inputs[expected] is message:
+            if _SHORTCUTS and expected < total and inputs[expected] is message:
                 in_index: int | None = expected
             else:
                 if identity is None:
@@ -327,7 +334,7 @@ class Timeline:
         role = message.get("role", "")
         metadata = message.get("metadata") or _EMPTY
         original = None if in_index is None else self.inputs[in_index]
-        if original is message and not actions:
+        if _SHORTCUTS and original is message and not actions:
             # The message is its own source: its calls and result are as they were.
             state = "kept"
             original_role = role
@@ -374,7 +381,7 @@ class Timeline:
             result = _result(source, source_meta, message) if source_role == "tool" else None
         content = message.get("content")
         parts: list[dict[str, Any]]
-        if content.__class__ is str and len(content) <= TEXT_LIMIT:
+        if _SHORTCUTS and content.__class__ is str and len(content) <= TEXT_LIMIT:
             text, parts = content, []  # ``_render_content``'s answer for most messages
         else:
             text, parts = _render_content(content)
@@ -427,7 +434,7 @@ class Timeline:
         after = (repaired.get("metadata") or _EMPTY).get("tool_calls") or []
         if not isinstance(before, list):
             return []
-        if not actions and after is before:
+        if _SHORTCUTS and not actions and after is before:
             # Kept as they were (no renames, none removed): each call is its own
             # repaired call, so there is nothing to pair up.
             calls = []
@@ -626,7 +633,7 @@ def _render_content(content: Any) -> tuple[str, list[dict[str, Any]]]:
         return _clip(content), []
     if not isinstance(content, list):
         return _clip(_render_arguments(content)), []
-    if len(content) == 1:
+    if _SHORTCUTS and len(content) == 1:
         part = content[0]
         if part.__class__ is dict and part.get("type") == "text":
             text = part.get("text")

@@ -300,6 +300,7 @@ def wire_module(provider: str) -> WireShape:
 def history_ids(messages: list[dict[str, Any]]) -> list[str]:
     """Every call and result id in history order, each once."""
     # ``canonical.metadata``, ``calls_of`` and ``call_id`` inlined: this reads every message.
+    # tests/diagnosis/test_call_ids.py holds it to the plain definition.
     seen: dict[str, None] = {}
     for message in messages:
         md = message.get("metadata")

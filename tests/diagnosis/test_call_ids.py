@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from inspector import formats
 from inspector.diagnosis import diagnose
 from inspector.engine.canonical import call_id, call_id_text
 from inspector.formats import canonical as canonical_format
+from tests.engine.test_properties import histories
 
 SPELLINGS = [
     {"tool_call_id": "abc"},
@@ -53,3 +55,23 @@ def test_an_id_that_is_no_string_is_refused_by_the_engine_and_shown_as_text():
         call_id({"tool_call_id": 7})
     assert call_id_text({"tool_call_id": 7}) == "7"
     assert call_id_text(None) == ""
+
+
+def _plain_history_ids(messages):
+    # The definition ``formats.history_ids`` inlines: every call's and result's id, once each.
+    seen = {}
+    for message in messages:
+        metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+        if message.get("role") == "tool":
+            seen[call_id_text(metadata)] = None
+        calls = metadata.get("tool_calls")
+        for call in calls if isinstance(calls, list) else []:
+            if isinstance(call, dict):
+                seen[call_id_text(call)] = None
+    return list(seen)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=histories())
+def test_history_ids_is_the_plain_definition(history):
+    assert formats.history_ids(history) == _plain_history_ids(history)
