@@ -67,6 +67,8 @@ import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.canonical import call_id
+from inspector.formats.canonical import metadata as _md
+from inspector.formats.canonical import text_of as _text
 from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
 
 NAME = "codex-exec"
@@ -668,20 +670,3 @@ def _failed(item: dict[str, Any], text: str) -> dict[str, Any]:
         item["result"] = None
         item["error"] = {"message": text}
     return item
-
-
-def _md(message: Message) -> dict[str, Any]:
-    value = message.get("metadata")
-    return value if isinstance(value, dict) else {}
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            p["text"]
-            for p in content
-            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
-        )
-    return ""

@@ -55,6 +55,7 @@ from inspector.formats.canonical import (
     public,
     read_json,
 )
+from inspector.formats.canonical import metadata as _md
 
 NAME = "langchain"
 PROVIDER = "openai-chat"
@@ -447,11 +448,6 @@ def _recall(fields: dict[str, Any], old: Message, md: dict[str, Any]) -> None:
         fields["additional_kwargs"] = {**extra, "tool_calls": edit(extra["tool_calls"])}
     if isinstance(fields.get("content"), list):
         fields["content"] = edit(fields["content"], calls_only=True)
-
-
-def _md(m: Message) -> dict[str, Any]:
-    value = m.get("metadata")
-    return value if isinstance(value, dict) else {}
 
 
 def _lc_content(content: Any) -> Any:

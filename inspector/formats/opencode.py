@@ -86,6 +86,8 @@ import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.canonical import call_id, read_json
+from inspector.formats.canonical import metadata as _md
+from inspector.formats.canonical import text_of as _text
 
 NAME = "opencode"
 PROVIDER = "anthropic"
@@ -871,20 +873,3 @@ def _dump(doc: Any, original: bytes) -> bytes:
     if original.endswith(b"\r\n"):
         return out + b"\r\n"
     return out + b"\n" if original.endswith(b"\n") else out
-
-
-def _md(message: Message) -> dict[str, Any]:
-    value = message.get("metadata")
-    return value if isinstance(value, dict) else {}
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            p["text"]
-            for p in content
-            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
-        )
-    return ""

@@ -69,6 +69,7 @@ import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.canonical import call_id
+from inspector.formats.canonical import metadata as _md
 from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
 
 NAME = "pi"
@@ -99,6 +100,7 @@ COMPACTION_PREFIX = (
     "The conversation history before this point was compacted into the following summary:"
     "\n\n<summary>\n"
 )
+
 COMPACTION_SUFFIX = "\n</summary>"
 BRANCH_PREFIX = (
     "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
@@ -761,11 +763,6 @@ class _Writer:
             new_index = position[later]
             if new_index != index:
                 values[entry] = {**value, "firstKeptEntryIndex": new_index}
-
-
-def _md(message: Message) -> dict[str, Any]:
-    value = message.get("metadata")
-    return value if isinstance(value, dict) else {}
 
 
 def _same(a: int | _New, b: int | _New) -> bool:

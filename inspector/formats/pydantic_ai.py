@@ -57,6 +57,8 @@ from inspector.formats.canonical import (
     public,
     read_json,
 )
+from inspector.formats.canonical import metadata as _md
+from inspector.formats.canonical import text_of as _joined
 
 NAME = "pydantic-ai"
 PROVIDER = "openai-chat"
@@ -71,6 +73,7 @@ _NOT_MESSAGES = frozenset({"builtin-tool-return", "instruction", "tool-availabil
 _STRONG = Alternatives(
     rb'"part_kind"\s*:\s*"(user-prompt|system-prompt|tool-call|tool-return|retry-prompt|text)"',
 )
+
 _KIND = re.compile(rb'"kind"\s*:\s*"(request|response)"')
 _CAUSES = {"length": "max_tokens", "error": "api_error"}
 _STATES = {"interrupted": "turn_aborted", "incomplete": "stream_ended"}
@@ -391,11 +394,6 @@ class _Writer:
         return {**record, "parts": out}
 
 
-def _md(m: Message) -> dict[str, Any]:
-    value = m.get("metadata")
-    return value if isinstance(value, dict) else {}
-
-
 def old_content(parsed: dict[tuple[int, int | None], Message], rec: Any, part: Any) -> Any:
     old = parsed.get((rec, part))
     return None if old is None else old.get("content")
@@ -422,18 +420,6 @@ def _call_part(call: dict[str, Any]) -> dict[str, Any]:
         "tool_call_id": call_id(call),
         "part_kind": "tool-call",
     }
-
-
-def _joined(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            p["text"]
-            for p in content
-            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
-        )
-    return ""
 
 
 def _pydantic_user(content: Any) -> Any:
