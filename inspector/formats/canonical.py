@@ -218,6 +218,13 @@ def same_start(before: list[Message], after: list[Message]) -> int:
     return next(compress(count(), map(is_not, before, after)), min(len(before), len(after)))
 
 
+def unchanged(messages: list[Message], before: list[Message]) -> bool:
+    """Whether a writer was handed back the history it read: then it gives the file's bytes."""
+    if len(messages) != len(before):
+        return False
+    return all(m is b or m == b for m, b in zip(messages, before, strict=True))
+
+
 def call_id(obj: dict[str, Any]) -> str:
     """A call's or result's id under either spelling (SPEC MEM-11): the engine's reading."""
     return call_id_text(obj)

@@ -89,7 +89,7 @@ import orjson
 
 from inspector.engine.canonical import arguments_object
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import call_id
+from inspector.formats.canonical import call_id, unchanged
 from inspector.formats.jsonl import (
     JsonlFile,
     Record,
@@ -883,17 +883,11 @@ def serialise(messages: list[dict[str, Any]], original: Parsed) -> bytes:
     state = original.state
     if not isinstance(state, _State):
         raise FormatError("serialise needs the Parsed that parse() returned for this file")
-    if _unchanged(messages, original.messages):
+    if unchanged(messages, original.messages):
         if has_glued(original.problems):  # a lost newline: each record on its own line
             return unglue(state.data, state.records, state.crlf)
         return state.data
     return _Writer(state, original.messages).write(messages)
-
-
-def _unchanged(messages: list[dict[str, Any]], before: list[dict[str, Any]]) -> bool:
-    if len(messages) != len(before):
-        return False
-    return all(m is b or m == b for m, b in zip(messages, before, strict=True))
 
 
 # "This chain reaches a root": the reader continues it from the record above.

@@ -64,7 +64,7 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import call_id
+from inspector.formats.canonical import call_id, unchanged
 from inspector.formats.jsonl import (
     Record,
     has_glued,
@@ -520,9 +520,7 @@ def serialise(messages: list[dict[str, Any]], original: Parsed) -> bytes:
     if not isinstance(state, _State):
         raise FormatError("serialise needs the Parsed that parse() returned for this file")
     before = original.messages
-    if len(messages) == len(before) and all(
-        m is b or m == b for m, b in zip(messages, before, strict=True)
-    ):
+    if unchanged(messages, before):
         if has_glued(original.problems):  # a lost newline: each record on its own line
             return unglue(state.data, state.records, state.crlf)
         return state.data

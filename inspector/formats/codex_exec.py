@@ -66,7 +66,7 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import call_id
+from inspector.formats.canonical import call_id, unchanged
 from inspector.formats.canonical import metadata as _md
 from inspector.formats.canonical import text_of as _text
 from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
@@ -484,9 +484,7 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
     if not isinstance(state, _State):
         raise FormatError("serialise needs the Parsed that parse() returned for this file")
     before = original.messages
-    if len(messages) == len(before) and all(
-        m is b or m == b for m, b in zip(messages, before, strict=True)
-    ):
+    if unchanged(messages, before):
         return state.data
     return _Writer(state, before).write(messages)
 

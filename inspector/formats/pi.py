@@ -68,7 +68,7 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import call_id
+from inspector.formats.canonical import call_id, unchanged
 from inspector.formats.canonical import metadata as _md
 from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
 
@@ -477,9 +477,7 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
     if not isinstance(state, _State):
         raise FormatError("serialise needs the Parsed that parse() returned for this file")
     before = original.messages
-    if len(messages) == len(before) and all(
-        m is b or m == b for m, b in zip(messages, before, strict=True)
-    ):
+    if unchanged(messages, before):
         return state.data
     return _Writer(state, before).write(messages)
 
