@@ -454,7 +454,8 @@ def _openai_chat(history: list[Digest]) -> dict[str, Any]:
 
 
 def _anthropic(history: list[Digest]) -> dict[str, Any]:
-    # Leading system messages go to ``system``. A run of assistant messages is
+    # ``formats.anthropic._groups`` on digests (no record keys: a request body):
+    # leading system messages go to ``system``; a run of assistant messages is
     # one message; results and the messages of their side after them are one
     # user message, and a user's text starts a new one unless results lead it.
     out: list[dict[str, Any]] = []
@@ -504,8 +505,9 @@ def _responses(history: list[Digest]) -> dict[str, Any]:
 
 
 def _gemini(history: list[Digest]) -> dict[str, Any]:
-    # Leading system messages go to ``systemInstruction``; turns alternate by
-    # side, a history opening with a call turn gets a user turn first.
+    # ``formats.gemini._groups`` on digests (a request body): leading system
+    # messages go to ``systemInstruction``; turns alternate by side, and a
+    # history opening with a call turn gets a user turn first.
     contents: list[dict[str, Any]] = []
     side = ""
     parts: list[Any] = []
