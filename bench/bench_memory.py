@@ -55,15 +55,11 @@ def one(path: str) -> None:
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "inspector.settings")
     django.setup()
-    from inspector.web import cachefile
-    from inspector.web.store import _diagnose_every, load_every
-    from inspector.web.timeline import GROUP_LIMIT
+    from inspector.web.store import _diagnosed
 
     base = _high_water()
     data = Path(path).read_bytes()
-    every = load_every(data)
-    diagnosis, _ = _diagnose_every(every)
-    cachefile.encode(diagnosis, GROUP_LIMIT)
+    _diagnosed(data, "auto")  # what an upload does: read, diagnose, encode the cache file
     print(_high_water() - base)
 
 

@@ -48,8 +48,8 @@ def main() -> None:
     from django.test import Client
     from gen import claude_code_session
 
+    from inspector.diagnosis.select import PAGE_SIZE
     from inspector.web import store
-    from inspector.web.timeline import PAGE_SIZE
 
     user = get_user_model().objects.create_user("bench", password="bench-pass-1")
     client = Client()

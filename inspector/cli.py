@@ -22,9 +22,9 @@ from typing import IO, Any
 
 import orjson
 
-from inspector import formats
+from inspector import collector, formats
 from inspector.diagnosis import (
-    Diagnosis,
+    DiagnosisView,
     diagnose,
     diagnose_all,
     read_only_predicate,
@@ -52,7 +52,10 @@ def main_with(
 ) -> int:
     """Run one command: its exit status, or 2 with one line on stderr for bad input."""
     try:
-        return int(run(args, out))
+        # A command reads and diagnoses whole sessions: the collector's passes over
+        # what it builds would free nothing (``inspector.collector``).
+        with collector.paused():
+            return int(run(args, out))
     except _BadInput as error:
         sys.stderr.write(f"{args.command}: {error}\n")
         return BAD_INPUT
@@ -216,7 +219,7 @@ def run_check(args: argparse.Namespace, out: IO[str]) -> int:
     return worst
 
 
-def _file_verdict(diagnoses: Sequence[Diagnosis]) -> str:
+def _file_verdict(diagnoses: Sequence[DiagnosisView]) -> str:
     if len(diagnoses) == 1:
         return _verdict_words(diagnoses[0])
     broken = [d for d in diagnoses if d.needs_repair]
@@ -230,7 +233,7 @@ def _file_verdict(diagnoses: Sequence[Diagnosis]) -> str:
     return f"needs repair in {len(broken)} of {len(diagnoses)} conversations ({rules})"
 
 
-def _conversations_text(name: str, diagnoses: Sequence[Diagnosis]) -> str:
+def _conversations_text(name: str, diagnoses: Sequence[DiagnosisView]) -> str:
     lines = [f"{name}: {diagnoses[0].format}, {len(diagnoses)} conversations"]
     lines.append(f"Verdict: {_file_verdict(diagnoses)}")
     for n, diagnosis in enumerate(diagnoses, 1):
@@ -252,7 +255,7 @@ def _check_as(path: Path, fmt: str) -> sessions.Checked:
     return checked
 
 
-def text_report(diagnosis: Diagnosis, name: str) -> str:
+def text_report(diagnosis: DiagnosisView, name: str) -> str:
     """The report a person reads in a terminal: verdict, findings, provider answers."""
     lines = [f"{name}: {diagnosis.format}, {diagnosis.message_count:,} messages"]
     lines.append(f"Verdict: {_verdict_words(diagnosis)}")
@@ -278,7 +281,7 @@ def text_report(diagnosis: Diagnosis, name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _verdict_words(diagnosis: Diagnosis) -> str:
+def _verdict_words(diagnosis: DiagnosisView) -> str:
     if not diagnosis.needs_repair:
         return "clean"
     counts = ", ".join(f"{rule} x{n}" for rule, n in sorted(diagnosis.counts.items()))
@@ -404,10 +407,17 @@ def run_fix(args: argparse.Namespace, out: IO[str]) -> int:
         where = f"line {finding['line']}: " if finding.get("line") else ""
         out.write(f"  {finding['rule']:<8} {where}{finding['text']}\n")
     touched = len(outcome.touched)
-    out.write(
-        f"  {touched} line{'s' if touched != 1 else ''} rewritten or removed, "
-        f"{outcome.added} added; every other line is byte for byte as it was.\n"
-    )
+    if outcome.files:  # a session of many files (OpenCode's storage)
+        out.write(
+            f"  {touched} file{'s' if touched != 1 else ''} of the session rewritten or removed, "
+            f"{outcome.added} added; every other file is as it was:\n"
+        )
+        out.write("".join(f"    {name}\n" for name in outcome.files))
+    else:
+        out.write(
+            f"  {touched} line{'s' if touched != 1 else ''} rewritten or removed, "
+            f"{outcome.added} added; every other line is byte for byte as it was.\n"
+        )
     if args.dry_run:
         out.write("Dry run: nothing was written.\n")
     else:

@@ -40,6 +40,17 @@ def call_id(obj: Mapping[str, Any]) -> str:
     return value
 
 
+def call_id_text(obj: Mapping[str, Any] | None) -> str:
+    """``call_id``'s reading for a display or a writer that must not fail: the same spelling
+    rule, with an id that is not a string as its text (``None`` and a missing holder: "")."""
+    if not obj:
+        return ""
+    value = obj.get("tool_call_id") or obj.get("id") or ""
+    if value.__class__ is str or isinstance(value, str):  # most ids: no conversion
+        return value
+    return str(value)
+
+
 def call_id_key(obj: Mapping[str, Any]) -> str:
     """The key a new id is written under: the spelling ``call_id`` read it from."""
     if obj.get("tool_call_id"):

@@ -332,12 +332,37 @@ def _by_index(problem: ProviderProblem) -> int:
     return problem.index
 
 
-def check(provider: str, wire: Any, start: int = 0, *, model: str | None = None) -> Verdict:
+def check(provider: str, wire: Any, *, model: str | None = None) -> Verdict:
     """The verdict ``provider`` would give ``wire`` (its request body or list).
 
     ``model`` names the model where the body does not (Gemini's is in the
-    URL); a body's own ``model`` is read too. ``start`` as for ``validate``.
+    URL); a body's own ``model`` is read too.
     """
+    return _check_from(provider, wire, 0, model)
+
+
+def validate(provider: str, wire: Any) -> list[ProviderProblem]:
+    """Check ``wire`` (that provider's request body or list) as ``provider`` would.
+
+    The problems of ``check``'s verdict: none for a body it accepts or cannot
+    tell about.
+    """
+    return list(_check_from(provider, wire, 0, None).problems)
+
+
+def _validate_from(provider: str, wire: Any, start: int) -> list[ProviderProblem]:
+    """``validate``, skipping the items before ``start``: for the skeleton bodies only.
+
+    The precondition, which ``inspector.diagnosis._skeleton.quiet_body`` meets
+    and nothing else is known to: the provider accepts the body cut at
+    ``start``, its last item before the cut is an assistant's reply with no
+    calls, and no id before the cut is used after it. Problems keep the body's
+    own indices.
+    """
+    return list(_check_from(provider, wire, start, None).problems)
+
+
+def _check_from(provider: str, wire: Any, start: int, model: str | None) -> Verdict:
     try:
         walk = _CHECKS[provider]
     except KeyError:
@@ -351,38 +376,24 @@ def check(provider: str, wire: Any, start: int = 0, *, model: str | None = None)
     return found.verdict()
 
 
-def validate(provider: str, wire: Any, start: int = 0) -> list[ProviderProblem]:
-    """Check ``wire`` (that provider's request body or list) as ``provider`` would.
-
-    The problems of ``check``'s verdict: none for a body it accepts or cannot
-    tell about.
-
-    ``start`` skips the items before it, for a caller that knows they pass and
-    bear on nothing after them: the provider accepts the body cut there, its
-    last item before the cut is an assistant's reply with no calls, and no id
-    before the cut is used after it. Problems keep the body's own indices.
-    """
-    return list(check(provider, wire, start).problems)
-
-
-def validate_openai_chat(wire: Any, start: int = 0) -> list[ProviderProblem]:
+def validate_openai_chat(wire: Any) -> list[ProviderProblem]:
     """Chat Completions: tool messages must follow their assistant message, one per call."""
-    return validate("openai-chat", wire, start)
+    return validate("openai-chat", wire)
 
 
-def validate_anthropic(wire: Any, start: int = 0) -> list[ProviderProblem]:
+def validate_anthropic(wire: Any) -> list[ProviderProblem]:
     """Messages API: every tool_use answered at the start of the next turn, valid blocks."""
-    return validate("anthropic", wire, start)
+    return validate("anthropic", wire)
 
 
-def validate_responses(wire: Any, start: int = 0) -> list[ProviderProblem]:
+def validate_responses(wire: Any) -> list[ProviderProblem]:
     """Responses API: every client call item has an output item after it, and the reverse."""
-    return validate("responses", wire, start)
+    return validate("responses", wire)
 
 
-def validate_gemini(wire: Any, start: int = 0) -> list[ProviderProblem]:
+def validate_gemini(wire: Any) -> list[ProviderProblem]:
     """generateContent: no turn without parts; a call turn follows a user turn, answered in full."""
-    return validate("gemini", wire, start)
+    return validate("gemini", wire)
 
 
 # --- OpenAI Chat Completions -----------------------------------------------------------------

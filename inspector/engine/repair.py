@@ -45,6 +45,7 @@ from inspector.engine.canonical import (
     metadata_of,
     tool_calls_of,
 )
+from inspector.engine.causes import note_words
 from inspector.engine.errors import InvalidTranscript
 
 Message = dict[str, Any]
@@ -57,15 +58,6 @@ NOT_STARTED = (
     f"{INTERRUPTED} The tool never started, so it had no effect;"
     " call it again only if it is still needed."
 )
-
-# Why a turn was cut, as ``Parsed.causes`` names it, in the words of the note.
-CAUSE_WORDS = {
-    "user_stop": " by the user",
-    "max_tokens": " by the output token limit",
-    "stream_ended": " when the stream ended",
-    "turn_aborted": " when the turn was aborted",
-    "api_error": " by an API error",
-}
 
 # Metadata keys that only make sense on a tool message; an orphan note drops them.
 _RESULT_KEYS = frozenset({"tool_call_id", "id", "name", "healed", "outcome"})
@@ -684,7 +676,7 @@ class _Repairer:
             what = f"its call to {listed} was complete; the tool was not run"
         else:
             what = f"its calls to {listed} were complete; the tools were not run"
-        words = CAUSE_WORDS.get(cause, "") if cause else ""
+        words = note_words(cause)
         text = f"[system note: the previous assistant turn was interrupted{words} before {what}.]"
         self.actions.append(Action("INT-2", None, len(self.out), turn_index=h))
         self.out.append({"role": "user", "content": text, "metadata": {"note": "interruption"}})

@@ -23,13 +23,14 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 import re
 from collections.abc import Callable
 from typing import Any, cast
 
 import orjson
 
-from inspector.engine.providers import RESPONSES_CALL_ID_MAX, ProviderProblem, validate
+from inspector.engine.providers import RESPONSES_CALL_ID_MAX
 from inspector.formats import (
     ai_sdk,
     anthropic,
@@ -40,10 +41,10 @@ from inspector.formats import (
     gemini,
     langchain,
     openai_chat,
+    opencode,
     pi,
     pydantic_ai,
     responses,
-    skeleton,
 )
 from inspector.formats.base import (
     ConversationShape,
@@ -53,8 +54,7 @@ from inspector.formats.base import (
     Shape,
     WireShape,
 )
-from inspector.formats.canonical import public, same_start, strip_private
-from inspector.formats.jsonl import collector_paused
+from inspector.formats.canonical import strip_private
 
 __all__ = [
     "FORMATS",
@@ -63,13 +63,13 @@ __all__ = [
     "FormatError",
     "Parsed",
     "Problem",
-    "Wires",
     "chosen_key",
     "conversation_keys",
     "export",
     "export_wire",
     "load",
     "load_all",
+    "load_part",
     "serialise_all",
     "strip_private",
     "to_wire",
@@ -89,6 +89,7 @@ FORMATS: dict[str, Shape] = {
     "codex": codex,
     "pi": pi,
     "codex-exec": codex_exec,
+    "opencode": opencode,
     "pydantic-ai": pydantic_ai,
     "langchain": langchain,
     "ai-sdk": ai_sdk,
@@ -111,15 +112,13 @@ _ID_LIMITS: dict[str, int] = {"responses": RESPONSES_CALL_ID_MAX}
 _EMPTY: dict[str, Any] = {}
 
 
+def id_rules(provider: str) -> tuple[re.Pattern[str] | None, int | None]:
+    """The characters ``provider``'s ids may hold and how long they may be (None: any)."""
+    return _ID_CHARS.get(provider), _ID_LIMITS.get(provider)
+
+
 def load(data: bytes, format: str = "auto") -> Parsed:
     """Read a transcript in any known shape (or the one ``format`` names)."""
-    # Sniffing and the JSON (not JSONL) shapes build as many objects as the
-    # JSONL readers, which pause the collector themselves.
-    with collector_paused():
-        return _load(data, format)
-
-
-def _load(data: bytes, format: str) -> Parsed:
     if isinstance(data, str):
         data = data.encode("utf-8")
     elif not isinstance(data, bytes):
@@ -188,12 +187,33 @@ def load_all(data: bytes, format: str = "auto") -> list[Parsed]:
         return [first]
     # A shape whose parse reported several conversations reads each one when asked.
     module = cast(ConversationShape, FORMATS[first.format])
-    with collector_paused():
-        if hasattr(module, "parse_all"):  # decodes the file once for all of them
-            every: list[Parsed] = module.parse_all(data)
-            return every
-        chosen = chosen_key(first)
-        return [first if key == chosen else module.parse(data, conversation=key) for key in keys]
+    if hasattr(module, "parse_all"):  # decodes the file once for all of them
+        every: list[Parsed] = module.parse_all(data)
+        return every
+    chosen = chosen_key(first)
+    return [first if key == chosen else module.parse(data, conversation=key) for key in keys]
+
+
+def load_part(
+    data: bytes, format: str, *, conversation: int | None = None, leaf: str | None = None
+) -> Parsed:
+    """One part of a file of ``format``: a conversation of several, or a session's branch.
+
+    ``conversation`` is a key ``conversation_keys`` lists; ``leaf`` the uuid of
+    the record a forked Claude Code session's other branch ends at (as
+    ``meta["branches"]`` lists them). With neither, ``load(data, format)``.
+    ``FormatError`` when the file has no such part.
+    """
+    module = FORMATS[format]
+    if leaf is not None:
+        if module is not claude_code:
+            raise FormatError(f"a {format} file has no branches")
+        return claude_code.parse(data, leaf=leaf)
+    if conversation is not None:
+        if "conversation" not in inspect.signature(module.parse).parameters:
+            raise FormatError(f"a {format} file holds one conversation")
+        return cast(ConversationShape, module).parse(data, conversation=conversation)
+    return load(data, format)
 
 
 def serialise_all(repaired: list[tuple[list[dict[str, Any]], Parsed]]) -> bytes:
@@ -210,7 +230,7 @@ def serialise_all(repaired: list[tuple[list[dict[str, Any]], Parsed]]) -> bytes:
 
 def to_wire(messages: list[dict[str, Any]], provider: str) -> Any:
     """``messages`` as ``provider``'s request body, ids unchanged."""
-    return _wire_module(provider).to_wire(strip_private(messages))
+    return wire_module(provider).to_wire(strip_private(messages))
 
 
 def export_wire(messages: list[dict[str, Any]], provider: str) -> tuple[Any, dict[str, str]]:
@@ -226,159 +246,12 @@ def export_wire(messages: list[dict[str, Any]], provider: str) -> tuple[Any, dic
     rewritten so too. So a call's new id depends only on the history up to
     it: the export of a prefix is a prefix of the export.
     """
-    module = _wire_module(provider)
+    module = wire_module(provider)
     clean = strip_private(messages)
-    renamed = _renames(_ids(clean), _ID_CHARS.get(provider), _ID_LIMITS.get(provider))
+    renamed = rename_map(history_ids(clean), *id_rules(provider))
     if renamed:
-        clean = [_rename(message, renamed) for message in clean]
+        clean = [renamed_message(message, renamed) for message in clean]
     return module.to_wire(clean), renamed
-
-
-class Wires:
-    """Each provider's body for a history as it is and as repaired, made with shared work.
-
-    ``before(provider)`` is ``to_wire(before, provider)``, ``after(provider)``
-    is ``export_wire(after, provider)[0]`` and ``renamed(provider)`` its
-    second value. Repair hands back untouched messages as the same objects,
-    so each message is stripped of private keys once and converted once per
-    provider (the repaired body reuses the original's pieces), and the ids
-    are collected once. The pieces, and the maps ``renamed`` gives, are shared
-    between the bodies: read them, do not change them.
-
-    With ``for_checks=True`` a regular history (``inspector.formats.skeleton``)
-    gets the skeleton of the body instead: a provider check finds in it what
-    it finds in the body, at a fraction of the cost. Never send a skeleton.
-    ``problems_before`` and ``problems_after`` check the bodies so, starting
-    after a regular history's quiet prefix.
-    """
-
-    def __init__(self, before: list[dict[str, Any]], after: list[dict[str, Any]]) -> None:
-        # Both histories are held, so their messages' ids stay unique while they
-        # key the memos. Checks on skeletons read no private key, and never strip.
-        self._originals = before
-        self._repaired = after
-        self._stripped: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
-        self._ids: list[str] | None = None
-        self._renamed: dict[tuple[re.Pattern[str] | None, int | None], dict[str, str]] = {}
-        self._histories: dict[int, list[skeleton.Digest] | None] = {}
-        self._walks: dict[int, skeleton.Walk] = {}
-        self._shared_count: int | None = None
-        # The pieces of one provider at a time: a 100,000-message history's pieces
-        # for every provider at once would hold millions of objects.
-        self._memo: tuple[str, dict[Any, Any]] = ("", {})
-
-    def before(self, provider: str, *, for_checks: bool = False) -> Any:
-        """The body of the history as it is; ``for_checks``: maybe only its skeleton."""
-        if for_checks:
-            history = self._digests(0, self._originals)
-            if history is not None:
-                _wire_module(provider)  # an unknown provider is an error here too
-                return skeleton.body(provider, history, {}, self._walk(0))
-        clean, _ = self._clean()
-        return _wire_module(provider).to_wire(clean, memo=self._memo_for(provider))
-
-    def after(self, provider: str, *, for_checks: bool = False) -> Any:
-        """The body of the repaired history; ``for_checks``: maybe only its skeleton."""
-        renamed = self.renamed(provider)
-        if for_checks:
-            history = self._digests(1, self._repaired)
-            if history is not None:
-                return skeleton.body(provider, history, renamed, self._walk(1))
-        _, clean = self._clean()
-        messages = [_rename(m, renamed) for m in clean] if renamed else clean
-        return _wire_module(provider).to_wire(messages, memo=self._memo_for(provider))
-
-    def problems_before(self, provider: str) -> list[ProviderProblem]:
-        """``validate(provider, self.before(provider))``, as cheaply as it can be found."""
-        return self._problems(provider, 0, self._originals, {})
-
-    def problems_after(self, provider: str) -> list[ProviderProblem]:
-        """``validate(provider, self.after(provider))``, as cheaply as it can be found."""
-        return self._problems(provider, 1, self._repaired, self.renamed(provider))
-
-    def _problems(
-        self, provider: str, which: int, messages: list[dict[str, Any]], renamed: dict[str, str]
-    ) -> list[ProviderProblem]:
-        history = self._digests(which, messages)
-        if history is None:
-            wire = self.after(provider) if which else self.before(provider)
-            return validate(provider, wire)
-        _wire_module(provider)  # an unknown provider is an error here too
-        wire, start = skeleton.quiet_body(provider, history, renamed, self._walk(which))
-        return validate(provider, wire, start)
-
-    def renamed(self, provider: str) -> dict[str, str]:
-        if self._ids is None:
-            # Private keys hold no ids; a regular history's digests hold them all.
-            history = self._digests(1, self._repaired)
-            if history is None:
-                self._ids = _ids(self._repaired)
-            else:  # its walk has the ids of its quiet prefix
-                self._ids = skeleton.ids(history, self._walk(1))
-        _wire_module(provider)  # an unknown provider is an error here too
-        # Found once for the providers that accept the same ids.
-        key = (_ID_CHARS.get(provider), _ID_LIMITS.get(provider))
-        if key not in self._renamed:
-            self._renamed[key] = _renames(self._ids, *key)
-        return self._renamed[key]
-
-    def _clean(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """Both histories stripped of private keys, once for every provider.
-
-        The repaired history reuses the stripped copies of the messages it
-        shares, so the pieces made of them are shared too.
-        """
-        if self._stripped is None:
-            before = strip_private(self._originals)
-            clean = {id(m): c for m, c in zip(self._originals, before, strict=True)}
-            after = [
-                c if (c := clean.get(id(m))) is not None else public(m) for m in self._repaired
-            ]
-            self._stripped = (before, after)
-        return self._stripped
-
-    def _digests(self, which: int, messages: list[dict[str, Any]]) -> list[skeleton.Digest] | None:
-        # Made once per history for the four providers.
-        if which not in self._histories:
-            original = self._histories.get(0) if which else None
-            if original is None:
-                self._histories[which] = skeleton.digests(messages)  # none made yet to reuse
-            else:
-                # The repaired history starts with the original's messages, up
-                # to the first repair: their digests are the original's. Most
-                # of the rest are the original's later messages, kept.
-                shared = self.shared()
-                leading = not shared or original[shared - 1][0] == "system"
-                later = self._originals[shared:]
-                memo: skeleton.Memo = dict(zip(map(id, later), original[shared:], strict=True))
-                rest = skeleton.digests(messages[shared:], memo, leading)
-                self._histories[which] = None if rest is None else original[:shared] + rest
-        return self._histories[which]
-
-    def shared(self) -> int:
-        """How many messages the repaired history starts with that are the original's."""
-        if self._shared_count is None:
-            self._shared_count = same_start(self._originals, self._repaired)
-        return self._shared_count
-
-    def _walk(self, which: int) -> skeleton.Walk | None:
-        """The walk of a regular history, made once for the four providers."""
-        history = self._histories.get(which)
-        if history is None:
-            return None
-        if which not in self._walks:
-            resume = None
-            if which and (first := self._walk(0)) is not None:
-                # The repaired history shares the original's messages up to the
-                # first repair, and so their digests: walk on from there.
-                resume = (first, self.shared())
-            self._walks[which] = skeleton.walk(history, resume)
-        return self._walks[which]
-
-    def _memo_for(self, provider: str) -> dict[Any, Any]:
-        if self._memo[0] != provider:
-            self._memo = (provider, {})
-        return self._memo[1]
 
 
 def export(messages: list[dict[str, Any]], provider: str) -> bytes:
@@ -419,7 +292,7 @@ def _utf8_error(data: bytes) -> int | None:
     return None
 
 
-def _wire_module(provider: str) -> WireShape:
+def wire_module(provider: str) -> WireShape:
     try:
         return WIRE_FORMATS[provider]
     except KeyError:
@@ -427,9 +300,10 @@ def _wire_module(provider: str) -> WireShape:
         raise ValueError(f"unknown provider {provider!r}; expected one of {known}") from None
 
 
-def _ids(messages: list[dict[str, Any]]) -> list[str]:
+def history_ids(messages: list[dict[str, Any]]) -> list[str]:
     """Every call and result id in history order, each once."""
     # ``canonical.metadata``, ``calls_of`` and ``call_id`` inlined: this reads every message.
+    # tests/diagnosis/test_call_ids.py holds it to the plain definition.
     seen: dict[str, None] = {}
     for message in messages:
         md = message.get("metadata")
@@ -448,7 +322,7 @@ def _ids(messages: list[dict[str, Any]]) -> list[str]:
     return list(seen)
 
 
-def _renames(
+def rename_map(
     ids: list[str], chars: re.Pattern[str] | None, limit: int | None = None
 ) -> dict[str, str]:
     """``{old: new}`` for the ids a provider refuses: empty ones, with ``chars`` any
@@ -487,7 +361,7 @@ def _renames(
     return renamed
 
 
-def _rename(message: dict[str, Any], renamed: dict[str, str]) -> dict[str, Any]:
+def renamed_message(message: dict[str, Any], renamed: dict[str, str]) -> dict[str, Any]:
     md = canonical.metadata(message)
     if message.get("role") == "tool":
         old = canonical.call_id(md)

@@ -59,9 +59,14 @@ from inspector.formats.canonical import (
     public,
     read_json,
 )
+from inspector.formats.canonical import metadata as _md
+from inspector.formats.canonical import text_of as _joined
 
 NAME = "ai-sdk"
 PROVIDER = "openai-chat"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "Vercel AI SDK messages"
+EXTENSION = "json"
 
 STEP = "_step"
 
@@ -74,6 +79,7 @@ _STRONG = Alternatives(
     rb'"type"\s*:\s*"(tool-call|tool-result|tool-invocation|dynamic-tool|step-start)"',
     rb'"state"\s*:\s*"(output-available|output-error|input-available|input-streaming)"',
 )
+
 _CAMEL = re.compile(rb'"toolCallId"\s*:')
 _UI_TEXT = Alternatives(rb'"parts"\s*:\s*\[\s*\{\s*"type"\s*:\s*"text"')
 
@@ -392,16 +398,6 @@ def _content(parts: list[Any]) -> list[Any]:
     return out
 
 
-def _joined(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "\n".join(
-        p["text"]
-        for p in content
-        if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
-    )
-
-
 # --------------------------------------------------------------------------- serialise
 
 
@@ -419,11 +415,6 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
     wrapper = state["wrapper"]
     doc: Any = out if wrapper is None else {**wrapper, "messages": out}
     return dump_like(doc, state["data"])
-
-
-def _md(m: Message) -> dict[str, Any]:
-    value = m.get("metadata")
-    return value if isinstance(value, dict) else {}
 
 
 def _origin(m: Message) -> int | None:

@@ -84,6 +84,9 @@ from inspector.formats.canonical import (
 
 NAME = "anthropic"
 PROVIDER = "anthropic"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "Anthropic Messages"
+EXTENSION = "json"
 
 # Block types the Messages API itself defines; anything else came from another provider.
 _NATIVE = frozenset(
@@ -663,26 +666,8 @@ def _wire(
     while start < len(messages) and messages[start]["role"] == "system":
         start += 1
     system = _wire_system(messages[:start], state)
-    groups: list[tuple[str, int | None, list[Message]]] = []
-    for message in messages[start:]:
-        role = "user" if message["role"] in ("user", "tool") else message["role"]
-        rec = origin(message)
-        if groups and groups[-1][0] == role:
-            _, last_rec, members = groups[-1]
-            if rec is not None and last_rec is not None:
-                joins = rec == last_rec
-            elif rec is None and message["role"] == "user":
-                # A note the repair added joins the results before it, never a user's text.
-                joins = any(m["role"] == "tool" for m in members)
-            else:
-                joins = True
-            if joins:
-                members.append(message)
-                groups[-1] = (role, last_rec if rec is None else rec, members)
-                continue
-        groups.append((role, rec, [message]))
     wire = []
-    for role, rec, members in groups:
+    for role, rec, members in _groups(messages[start:], by_record=True):
         if state and rec is not None and originals.get(rec) == members:
             wire.append(state["response"] if rec == RESPONSE_REC else records[rec])
             continue
@@ -696,6 +681,47 @@ def _wire(
             continue  # an empty turn says nothing, and the API refuses it
         wire.append(made)
     return system, wire
+
+
+def _groups(
+    messages: list[Message], *, by_record: bool
+) -> list[tuple[str, int | None, list[Message]]]:
+    """Anthropic's messages as they go out: (role, source record, canonical members) each.
+
+    The one grouping rule of this shape, for writing a file back and for a
+    request body alike. Consecutive messages of one side share a message (the
+    API merges them anyway, and a tool result must lead the user message
+    after its call): an assistant run is one message; results and the
+    messages of their side after them are one user message, and a user's own
+    text starts a new one unless results lead it (so a note the repair added
+    joins the results before it, never a user's text). With ``by_record``
+    (writing a file back), messages read from one record stay that record's
+    and messages of two records stay apart; without (a request body, whose
+    messages may still carry the private record keys), a later system
+    message goes as user text (``system_as_user``) and joins as one.
+    ``_skeleton._anthropic`` writes the same grouping from digests.
+    """
+    groups: list[tuple[str, int | None, list[Message]]] = []
+    for message in messages:
+        kind = message["role"]
+        if kind == "system" and not by_record:
+            kind = "user"
+        role = "user" if kind in ("user", "tool") else kind
+        rec = origin(message) if by_record else None
+        if groups and groups[-1][0] == role:
+            _, last_rec, members = groups[-1]
+            if rec is not None and last_rec is not None:
+                joins = rec == last_rec
+            elif rec is None and kind == "user":
+                joins = any(m["role"] == "tool" for m in members)
+            else:
+                joins = True
+            if joins:
+                members.append(message)
+                groups[-1] = (role, last_rec if rec is None else rec, members)
+                continue
+        groups.append((role, rec, [message]))
+    return groups
 
 
 def _wire_memo(messages: list[Message], memo: dict[Any, Any]) -> tuple[Any, list[dict[str, Any]]]:
@@ -726,23 +752,8 @@ def _wire_memo(messages: list[Message], memo: dict[Any, Any]) -> tuple[Any, list
         if hit[1]["content"] not in ("", []):  # an empty turn says nothing, and is refused
             wire.append(hit[1])
 
-    side = ""
-    run: list[Message] = []
-    has_result = False
-    for message in messages[lead:]:
-        kind = message["role"]
-        if kind == "system":
-            kind = "user"
-        role = "user" if kind in ("user", "tool") else kind
-        if run and not (role == side and (kind != "user" or has_result)):
-            add_group(side, run)
-            run = []
-            has_result = False
-        side = role
-        run.append(message)
-        has_result = has_result or kind == "tool"
-    if run:
-        add_group(side, run)
+    for role, _, members in _groups(messages[lead:], by_record=False):
+        add_group(role, members)
     return system, wire
 
 

@@ -82,6 +82,8 @@ class Shape(Protocol):
 
     NAME: str
     PROVIDER: str
+    LABEL: str  # in words, for the upload form and lists
+    EXTENSION: str  # of its files, without the dot: a repaired download keeps it
 
     def sniff(self, head: bytes) -> float: ...
 

@@ -47,11 +47,14 @@ from typing import Any
 
 import orjson
 
-from inspector.engine.canonical import arguments_object
+from inspector.engine.canonical import arguments_object, call_id_text
 from inspector.formats.base import FormatError, Parsed, Problem
 
 NAME = "canonical"
 PROVIDER = "openai-chat"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "Canonical JSON (the spec's own message list)"
+EXTENSION = "json"
 
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -222,10 +225,16 @@ def same_start(before: list[Message], after: list[Message]) -> int:
     return next(compress(count(), map(is_not, before, after)), min(len(before), len(after)))
 
 
+def unchanged(messages: list[Message], before: list[Message]) -> bool:
+    """Whether a writer was handed back the history it read: then it gives the file's bytes."""
+    if len(messages) != len(before):
+        return False
+    return all(m is b or m == b for m, b in zip(messages, before, strict=True))
+
+
 def call_id(obj: dict[str, Any]) -> str:
-    """A call's or result's id under either spelling (SPEC MEM-11)."""
-    value = obj.get("tool_call_id") or obj.get("id") or ""
-    return value if value.__class__ is str or isinstance(value, str) else str(value)
+    """A call's or result's id under either spelling (SPEC MEM-11): the engine's reading."""
+    return call_id_text(obj)
 
 
 def by_origin(messages: list[Message]) -> dict[int, list[Message]]:

@@ -89,10 +89,10 @@ import orjson
 
 from inspector.engine.canonical import arguments_object
 from inspector.formats.base import FormatError, Parsed, Problem
+from inspector.formats.canonical import call_id, unchanged
 from inspector.formats.jsonl import (
     JsonlFile,
     Record,
-    collector_paused,
     has_glued,
     head_records,
     iter_jsonl,
@@ -103,6 +103,9 @@ from inspector.formats.jsonl import (
 
 NAME = "claude-code"
 PROVIDER = "anthropic"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "Claude Code session (JSONL)"
+EXTENSION = "jsonl"
 
 SRC = "_src"
 
@@ -193,11 +196,6 @@ def parse(data: bytes, *, leaf: str | None = None) -> Parsed:
     reads the branch that ends there instead of the active one, to look at a
     fork; write-back is only meant for the active branch, the one the tool resumes.
     """
-    with collector_paused():
-        return _parse(data, leaf)
-
-
-def _parse(data: bytes, leaf: str | None = None) -> Parsed:
     read, loglines, stream = _read(data)
     records = read.records
     problems: list[Problem] = []
@@ -885,17 +883,11 @@ def serialise(messages: list[dict[str, Any]], original: Parsed) -> bytes:
     state = original.state
     if not isinstance(state, _State):
         raise FormatError("serialise needs the Parsed that parse() returned for this file")
-    if _unchanged(messages, original.messages):
+    if unchanged(messages, original.messages):
         if has_glued(original.problems):  # a lost newline: each record on its own line
             return unglue(state.data, state.records, state.crlf)
         return state.data
     return _Writer(state, original.messages).write(messages)
-
-
-def _unchanged(messages: list[dict[str, Any]], before: list[dict[str, Any]]) -> bool:
-    if len(messages) != len(before):
-        return False
-    return all(m is b or m == b for m, b in zip(messages, before, strict=True))
 
 
 # "This chain reaches a root": the reader continues it from the record above.
@@ -1083,9 +1075,9 @@ class _Writer:
             assert indices is not None  # a result is one block of its record
             (b,) = indices
             block = content[b]
-            new_id = (m.get("metadata") or {}).get("tool_call_id")
+            new_id = call_id(m.get("metadata") or {})
             changed = dict(block)
-            if new_id != before["metadata"].get("tool_call_id"):
+            if new_id != call_id(before["metadata"]):
                 changed["tool_use_id"] = new_id
             if not same_content:
                 changed["content"] = _blocks(m.get("content"))
@@ -1127,7 +1119,7 @@ class _Writer:
                 and new[k].get("name") == call.get("name")
                 and new[k].get("arguments") == call.get("arguments")
             ):
-                new_id = new[k].get("tool_call_id") or new[k].get("id") or ""
+                new_id = call_id(new[k])
                 out[here] = None if new_id == call["tool_call_id"] else new_id
                 k += 1
             else:
@@ -1139,7 +1131,7 @@ class _Writer:
         metadata = md if isinstance(md := m.get("metadata"), dict) else {}
         content = m.get("content")
         if role == "tool":
-            call = metadata.get("tool_call_id") or metadata.get("id") or ""
+            call = call_id(metadata)
             block: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": call,
@@ -1155,7 +1147,7 @@ class _Writer:
                 blocks.append(
                     {
                         "type": "tool_use",
-                        "id": call.get("tool_call_id") or call.get("id") or "",
+                        "id": call_id(call),
                         "name": call.get("name", ""),
                         "input": arguments if isinstance(arguments, dict) else {},
                     }

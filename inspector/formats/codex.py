@@ -64,9 +64,9 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
+from inspector.formats.canonical import call_id, unchanged
 from inspector.formats.jsonl import (
     Record,
-    collector_paused,
     has_glued,
     head_records,
     join_lines,
@@ -76,6 +76,9 @@ from inspector.formats.jsonl import (
 
 NAME = "codex"
 PROVIDER = "responses"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "Codex CLI rollout (JSONL)"
+EXTENSION = "jsonl"
 
 SRC = "_src"
 
@@ -157,11 +160,6 @@ class _State:
 
 def parse(data: bytes) -> Parsed:
     """Read a rollout; see the module docstring for what is read how."""
-    with collector_paused():
-        return _parse(data)
-
-
-def _parse(data: bytes) -> Parsed:
     read = read_jsonl(data)
     problems = list(read.problems)
     values: list[Any] = []
@@ -522,9 +520,7 @@ def serialise(messages: list[dict[str, Any]], original: Parsed) -> bytes:
     if not isinstance(state, _State):
         raise FormatError("serialise needs the Parsed that parse() returned for this file")
     before = original.messages
-    if len(messages) == len(before) and all(
-        m is b or m == b for m, b in zip(messages, before, strict=True)
-    ):
+    if unchanged(messages, before):
         if has_glued(original.problems):  # a lost newline: each record on its own line
             return unglue(state.data, state.records, state.crlf)
         return state.data
@@ -648,7 +644,7 @@ class _Writer:
                         and new.get("arguments") == call["arguments"]
                     ):
                         k += 1
-                        new_id = new.get("tool_call_id") or new.get("id") or ""
+                        new_id = call_id(new)
                         self.call_kinds[new_id] = kind
                         if new_id != call["tool_call_id"]:
                             out.append((piece, {**item, _id_key(item): new_id}))
@@ -670,9 +666,9 @@ class _Writer:
         piece = pieces[0]
         item = self._item(piece)
         if role == "tool":
-            new_id = (m.get("metadata") or {}).get("tool_call_id")
+            new_id = call_id(m.get("metadata") or {})
             changed = dict(item)
-            if new_id != before["metadata"].get("tool_call_id"):
+            if new_id != call_id(before["metadata"]):
                 changed[_id_key(item)] = new_id
             if m.get("content") != before.get("content"):
                 changed["output"] = _output_value(m.get("content"))
@@ -687,7 +683,7 @@ class _Writer:
         metadata = md if isinstance(md := m.get("metadata"), dict) else {}
         content = m.get("content")
         if role == "tool":
-            call = metadata.get("tool_call_id") or metadata.get("id") or ""
+            call = call_id(metadata)
             kind = self.call_kinds.get(call, "function_call")
             output_type = "custom_tool_call_output" if kind == "custom_tool_call" else None
             return {

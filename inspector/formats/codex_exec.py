@@ -66,10 +66,16 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.jsonl import Record, collector_paused, head_records, join_lines, read_jsonl
+from inspector.formats.canonical import call_id, unchanged
+from inspector.formats.canonical import metadata as _md
+from inspector.formats.canonical import text_of as _text
+from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
 
 NAME = "codex-exec"
 PROVIDER = "responses"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "Codex exec --json log (JSONL)"
+EXTENSION = "jsonl"
 
 SRC = "_src"
 
@@ -165,11 +171,6 @@ class _State:
 
 def parse(data: bytes) -> Parsed:
     """Read an event log; see the module docstring for what is read how."""
-    with collector_paused():
-        return _parse(data)
-
-
-def _parse(data: bytes) -> Parsed:
     read = read_jsonl(data)
     reader = _Reader(read.records, list(read.problems))
     reader.run()
@@ -483,9 +484,7 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
     if not isinstance(state, _State):
         raise FormatError("serialise needs the Parsed that parse() returned for this file")
     before = original.messages
-    if len(messages) == len(before) and all(
-        m is b or m == b for m, b in zip(messages, before, strict=True)
-    ):
+    if unchanged(messages, before):
         return state.data
     return _Writer(state, before).write(messages)
 
@@ -567,7 +566,7 @@ class _Writer:
                 new = new_calls[k] if k < len(new_calls) else None
                 if new is not None and new.get("arguments") == call["arguments"]:
                     k += 1
-                    new_id = new.get("tool_call_id") or new.get("id") or ""
+                    new_id = call_id(new)
                     self.calls[new_id] = run
                     if new_id != call["tool_call_id"]:
                         for rec in run.records:
@@ -577,8 +576,8 @@ class _Writer:
                         self.replaced[rec] = _DROP
             return
         if role == "tool":
-            new_id = metadata.get("tool_call_id") or ""
-            if new_id != old["metadata"].get("tool_call_id"):
+            new_id = call_id(metadata)
+            if new_id != call_id(old["metadata"]):
                 for rec in entry.records:
                     self.renames[rec] = new_id
             return
@@ -601,7 +600,7 @@ class _Writer:
         metadata = _md(m)
         text = _text(m.get("content"))
         if role == "tool":
-            call = metadata.get("tool_call_id") or metadata.get("id") or ""
+            call = call_id(metadata)
             run = self.calls.get(call)
             if run is not None:
                 started = self._event_value(run.records[0]).get("item")
@@ -669,20 +668,3 @@ def _failed(item: dict[str, Any], text: str) -> dict[str, Any]:
         item["result"] = None
         item["error"] = {"message": text}
     return item
-
-
-def _md(message: Message) -> dict[str, Any]:
-    value = message.get("metadata")
-    return value if isinstance(value, dict) else {}
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            p["text"]
-            for p in content
-            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
-        )
-    return ""

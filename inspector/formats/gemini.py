@@ -88,6 +88,9 @@ from inspector.formats.canonical import (
 
 NAME = "gemini"
 PROVIDER = "gemini"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "Gemini contents"
+EXTENSION = "json"
 
 # The key a canonical call or text part keeps the ``thoughtSignature`` of its part under.
 SIGNATURE = "thought_signature"
@@ -697,26 +700,9 @@ def _wire(
     while start < len(messages) and messages[start]["role"] == "system":
         start += 1
     system = _wire_system(messages[:start], state)
-    groups: list[tuple[str, int | None, list[Message]]] = []
-    for message in messages[start:]:
-        role = "model" if message["role"] == "assistant" else "user"
-        rec = origin(message)
-        if groups and groups[-1][0] == role:
-            _, last_rec, members = groups[-1]
-            if rec is not None and last_rec is not None:
-                joins = rec == last_rec
-            elif rec is None and message["role"] == "user" and state is not None:
-                joins = any(m["role"] == "tool" for m in members)
-            else:
-                joins = True
-            if joins:
-                members.append(message)
-                groups[-1] = (role, last_rec if rec is None else rec, members)
-                continue
-        groups.append((role, rec, [message]))
     names: dict[str, Any] = {}
     contents = []
-    for role, rec, members in groups:
+    for role, rec, members in _groups(messages[start:], by_record=state is not None):
         for member in members:
             for call in calls_of(member):
                 names[call_id(call)] = call.get("name")
@@ -729,6 +715,41 @@ def _wire(
     if native_only:
         contents = _sendable_contents(contents)
     return system, contents
+
+
+def _groups(
+    messages: list[Message], *, by_record: bool
+) -> list[tuple[str, int | None, list[Message]]]:
+    """Gemini's turns as they go out: (role, source record, canonical members) each.
+
+    The one grouping rule of this shape, for writing a file back and for a
+    request body alike: turns alternate, so consecutive messages of one side
+    (``model`` for the assistant, ``user`` for everything else: results are
+    parts of a user turn) share a turn. With ``by_record`` (writing a file
+    back), messages read from one record stay that record's, messages of two
+    records stay apart, and a user's own text starts a new turn unless results
+    lead it (a note the repair added joins the results before it). Without
+    (a request body), a run of one side is one turn.
+    ``_skeleton._gemini`` writes the same grouping from digests.
+    """
+    groups: list[tuple[str, int | None, list[Message]]] = []
+    for message in messages:
+        role = "model" if message["role"] == "assistant" else "user"
+        rec = origin(message) if by_record else None
+        if groups and groups[-1][0] == role:
+            _, last_rec, members = groups[-1]
+            if rec is not None and last_rec is not None:
+                joins = rec == last_rec
+            elif rec is None and message["role"] == "user" and by_record:
+                joins = any(m["role"] == "tool" for m in members)
+            else:
+                joins = True
+            if joins:
+                members.append(message)
+                groups[-1] = (role, last_rec if rec is None else rec, members)
+                continue
+        groups.append((role, rec, [message]))
+    return groups
 
 
 def _wire_memo(messages: list[Message], memo: dict[Any, Any]) -> tuple[Any, list[dict[str, Any]]]:
@@ -778,17 +799,8 @@ def _wire_memo(messages: list[Message], memo: dict[Any, Any]) -> tuple[Any, list
             hit = memo[key] = (members, called, callers, made)
         contents.append(hit[3])
 
-    side = ""
-    run: list[Message] = []
-    for message in messages[start:]:
-        role = "model" if message["role"] == "assistant" else "user"
-        if role != side and run:
-            add_turn(side, run)
-            run = []
-        side = role
-        run.append(message)
-    if run:
-        add_turn(side, run)
+    for role, _, members in _groups(messages[start:], by_record=False):
+        add_turn(role, members)
     return system, _sendable_contents(contents)
 
 

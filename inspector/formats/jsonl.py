@@ -20,17 +20,13 @@ Public API (kept small on purpose; other shape modules may use it):
 - ``has_glued(problems)`` and ``unglue(data, records, crlf)``: for a writer
   giving back a file whose history did not change, the same bytes with each
   glued line written as one line a record (LINE-1, docs/beyond-the-spec.md).
-- ``collector_paused()``: a context manager for a shape's whole parse, which
-  builds many objects too (``read_jsonl`` uses it itself).
 - ``release(records)``: let go of the records' decoded values (each decodes
   its line again when read).
 """
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,35 +113,6 @@ class JsonlFile:
     crlf: bool = False
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for a bulk read.
-
-    Decoding a big file makes hundreds of thousands of acyclic containers;
-    the collector would rescan them again and again while they pile up
-    (about half the time of reading a 50 MB session) and can free none of
-    them. Reference counting still frees everything as usual.
-
-    What was built stays alive after the pause (it is the result), so on the
-    way out it joins the oldest generation: left young, it would all be
-    traversed at the next allocation, in one pass that frees nothing (about
-    20 ms for a 50 MB session's messages, as much for its timeline). A full
-    collection still looks at whatever survives until one runs.
-    ``gc.freeze()`` then ``gc.unfreeze()`` is how Python moves every tracked
-    object to the oldest generation; nothing in this project freezes objects
-    for good, which the pair would undo.
-    """
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.freeze()
-            gc.unfreeze()
-            gc.enable()
-
-
 def read_jsonl(data: bytes) -> JsonlFile:
     """Decode every non-blank line of ``data``; never raises on bad lines.
 
@@ -156,9 +123,8 @@ def read_jsonl(data: bytes) -> JsonlFile:
     - any other line that fails is ``unreadable``, with the decoder's reason.
     """
     out = JsonlFile()
-    with collector_paused():
-        for _ in iter_jsonl(data, out):
-            pass
+    for _ in iter_jsonl(data, out):
+        pass
     return out
 
 
@@ -170,8 +136,8 @@ def iter_jsonl(data: bytes, out: JsonlFile) -> Iterator[Any]:
     and any problem found so far is in ``out.problems``. A reader that looks
     at every record finds it here still in the processor's cache; a second
     pass over a long session's decoded records costs about half as much time
-    again as the look itself. The caller pauses the collector (see
-    ``collector_paused``) for as long as it iterates.
+    again as the look itself. A caller may pause the collector for as
+    long as it iterates (``inspector.collector``).
     """
     final_newline = data.endswith(b"\n")
     out.final_newline = final_newline or not data

@@ -50,13 +50,18 @@ from inspector.formats.canonical import (
     REC,
     Alternatives,
     Message,
+    call_id,
     dump_like,
     public,
     read_json,
 )
+from inspector.formats.canonical import metadata as _md
 
 NAME = "langchain"
 PROVIDER = "openai-chat"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "LangChain / LangGraph messages"
+EXTENSION = "json"
 
 _TYPES = {
     "human": "user",
@@ -347,7 +352,7 @@ def _new_record(m: Message, form: str, prefix: list[str]) -> dict[str, Any]:
             "additional_kwargs": {},
             "response_metadata": {},
             "name": md.get("name"),
-            "tool_call_id": md.get("tool_call_id") or md.get("id") or "",
+            "tool_call_id": call_id(md),
             "status": "error" if md.get("healed") or md.get("is_error") else "success",
         }
         return _wrap("ToolMessage", fields, form, prefix)
@@ -375,7 +380,7 @@ def _changed(record: dict[str, Any], form: str, old: Message, new: Message) -> d
     fields = dict(fields)
     md = _md(new)
     if new.get("role") == "tool":
-        fields["tool_call_id"] = md.get("tool_call_id") or md.get("id") or ""
+        fields["tool_call_id"] = call_id(md)
         if new.get("content") != old.get("content"):
             fields["content"] = _lc_content(new.get("content"))
     elif new.get("role") == "assistant":
@@ -443,11 +448,6 @@ def _recall(fields: dict[str, Any], old: Message, md: dict[str, Any]) -> None:
         fields["additional_kwargs"] = {**extra, "tool_calls": edit(extra["tool_calls"])}
     if isinstance(fields.get("content"), list):
         fields["content"] = edit(fields["content"], calls_only=True)
-
-
-def _md(m: Message) -> dict[str, Any]:
-    value = m.get("metadata")
-    return value if isinstance(value, dict) else {}
 
 
 def _lc_content(content: Any) -> Any:

@@ -64,6 +64,9 @@ from inspector.formats.canonical import (
 
 NAME = "openai-chat"
 PROVIDER = "openai-chat"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "OpenAI Chat Completions"
+EXTENSION = "json"
 
 _ROLES = {"system": "system", "developer": "system", "user": "user"}
 _ROLES |= {"assistant": "assistant", "tool": "tool", "function": "tool"}

@@ -68,10 +68,15 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.jsonl import Record, collector_paused, head_records, join_lines, read_jsonl
+from inspector.formats.canonical import call_id, unchanged
+from inspector.formats.canonical import metadata as _md
+from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
 
 NAME = "pi"
 PROVIDER = "anthropic"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "pi coding-agent session (JSONL)"
+EXTENSION = "jsonl"
 
 SRC = "_src"
 
@@ -95,6 +100,7 @@ COMPACTION_PREFIX = (
     "The conversation history before this point was compacted into the following summary:"
     "\n\n<summary>\n"
 )
+
 COMPACTION_SUFFIX = "\n</summary>"
 BRANCH_PREFIX = (
     "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
@@ -144,11 +150,6 @@ class _State:
 
 def parse(data: bytes) -> Parsed:
     """Read a session; see the module docstring for what is read how."""
-    with collector_paused():
-        return _parse(data)
-
-
-def _parse(data: bytes) -> Parsed:
     read = read_jsonl(data)
     problems = list(read.problems)
     records = read.records
@@ -476,9 +477,7 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
     if not isinstance(state, _State):
         raise FormatError("serialise needs the Parsed that parse() returned for this file")
     before = original.messages
-    if len(messages) == len(before) and all(
-        m is b or m == b for m, b in zip(messages, before, strict=True)
-    ):
+    if unchanged(messages, before):
         return state.data
     return _Writer(state, before).write(messages)
 
@@ -764,11 +763,6 @@ class _Writer:
                 values[entry] = {**value, "firstKeptEntryIndex": new_index}
 
 
-def _md(message: Message) -> dict[str, Any]:
-    value = message.get("metadata")
-    return value if isinstance(value, dict) else {}
-
-
 def _same(a: int | _New, b: int | _New) -> bool:
     if isinstance(a, _New) or isinstance(b, _New):
         return a is b
@@ -817,7 +811,7 @@ def _pi_message(m: Message, stamp: int, assistant: dict[str, Any] | None) -> dic
     if role == "tool":
         out: dict[str, Any] = {
             "role": "toolResult",
-            "toolCallId": metadata.get("tool_call_id") or metadata.get("id") or "",
+            "toolCallId": call_id(metadata),
             "toolName": metadata.get("name") or "",
             "content": _pi_content(content),
             "isError": True if metadata.get("healed") else bool(metadata.get("is_error")),
@@ -831,7 +825,7 @@ def _pi_message(m: Message, stamp: int, assistant: dict[str, Any] | None) -> dic
                 blocks.append(
                     {
                         "type": "toolCall",
-                        "id": call.get("tool_call_id") or call.get("id") or "",
+                        "id": call_id(call),
                         "name": call.get("name") or "",
                         "arguments": call.get("arguments") or {},
                     }
@@ -880,7 +874,7 @@ def _rewrite_assistant(message: dict[str, Any], old: Message, new: Message) -> d
                 and candidate.get("arguments") == call["arguments"]
             ):
                 k += 1
-                new_id = candidate.get("tool_call_id") or candidate.get("id") or ""
+                new_id = call_id(candidate)
                 out.append(block if new_id == block.get("id") else {**block, "id": new_id})
             # else: the repair removed this call
         elif not text_changed:

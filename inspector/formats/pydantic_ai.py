@@ -52,13 +52,19 @@ from inspector.formats.canonical import (
     REC,
     Alternatives,
     Message,
+    call_id,
     dump_like,
     public,
     read_json,
 )
+from inspector.formats.canonical import metadata as _md
+from inspector.formats.canonical import text_of as _joined
 
 NAME = "pydantic-ai"
 PROVIDER = "openai-chat"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "pydantic-ai message history"
+EXTENSION = "json"
 
 SYNTHESIZED = "pydantic_ai_synthesized_tool_return"
 
@@ -67,6 +73,7 @@ _NOT_MESSAGES = frozenset({"builtin-tool-return", "instruction", "tool-availabil
 _STRONG = Alternatives(
     rb'"part_kind"\s*:\s*"(user-prompt|system-prompt|tool-call|tool-return|retry-prompt|text)"',
 )
+
 _KIND = re.compile(rb'"kind"\s*:\s*"(request|response)"')
 _CAUSES = {"length": "max_tokens", "error": "api_error"}
 _STATES = {"interrupted": "turn_aborted", "incomplete": "stream_ended"}
@@ -321,7 +328,7 @@ class _Writer:
             new: dict[str, Any] = {
                 "tool_name": md.get("name") or "",
                 "content": text,
-                "tool_call_id": md.get("tool_call_id") or md.get("id") or "",
+                "tool_call_id": call_id(md),
             }
             if md.get("healed"):
                 new["metadata"] = {SYNTHESIZED: True}
@@ -375,7 +382,7 @@ class _Writer:
                     and candidate.get("arguments") == call["arguments"]
                 ):
                     k += 1
-                    new_id = candidate.get("tool_call_id") or candidate.get("id") or ""
+                    new_id = call_id(candidate)
                     same = new_id == call["tool_call_id"]
                     out.append(part if same else {**part, "tool_call_id": new_id})
                 # else: the repair removed this call
@@ -385,11 +392,6 @@ class _Writer:
             text = _joined(m.get("content"))
             out[:0] = [{"content": text, "part_kind": "text"}] if text else []
         return {**record, "parts": out}
-
-
-def _md(m: Message) -> dict[str, Any]:
-    value = m.get("metadata")
-    return value if isinstance(value, dict) else {}
 
 
 def old_content(parsed: dict[tuple[int, int | None], Message], rec: Any, part: Any) -> Any:
@@ -415,21 +417,9 @@ def _call_part(call: dict[str, Any]) -> dict[str, Any]:
     return {
         "tool_name": call.get("name") or "",
         "args": call.get("arguments"),
-        "tool_call_id": call.get("tool_call_id") or call.get("id") or "",
+        "tool_call_id": call_id(call),
         "part_kind": "tool-call",
     }
-
-
-def _joined(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            p["text"]
-            for p in content
-            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
-        )
-    return ""
 
 
 def _pydantic_user(content: Any) -> Any:

@@ -95,6 +95,9 @@ from inspector.formats.canonical import (
 
 NAME = "responses"
 PROVIDER = "responses"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "OpenAI Responses"
+EXTENSION = "json"
 
 # Call items the client answers; any other "*_call" item with a call_id counts too.
 _CLIENT_CALLS = frozenset(

@@ -9,6 +9,7 @@ own environment variable, which the agent itself honours too).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,7 +115,44 @@ AGENTS: tuple[Agent, ...] = (
         pattern="*/*.jsonl",
         resume="pi --session {path}",
     ),
+    Agent(
+        # sst/opencode: a session is its info file plus its message and part files
+        # (inspector.local.opencode reads them as one); XDG_DATA_HOME moves the folder.
+        name="opencode",
+        label="OpenCode",
+        format="opencode",
+        env="XDG_DATA_HOME",
+        default_home=".local/share",
+        sessions="opencode/storage",
+        pattern="session/*/ses_*.json",
+        resume="opencode --session {session}",
+    ),
 )
 
 BY_NAME = {agent.name: agent for agent in AGENTS}
 BY_FORMAT = {agent.format: agent for agent in AGENTS if agent.format != "openai-chat"}
+
+# The shapes whose repaired file a user puts back in the agent's own folder by hand
+# (the download page says where): the agent finds a session there by its file's name.
+IN_PLACE_FORMATS = ("claude-code", "codex")
+
+
+def in_place_target(format: str, session: str, cwd: str, file_name: str) -> tuple[str, str] | None:
+    """Where a repaired session of ``format`` goes so its agent resumes it: (name, path).
+
+    The path is written from ``~`` with the agent's default folder; ``None``
+    for a shape no agent resumes from a file it finds by name.
+    """
+    if format not in IN_PLACE_FORMATS:
+        return None
+    agent = BY_FORMAT[format]
+    root = f"~/{agent.default_home}/{agent.sessions}"
+    if format == "claude-code":
+        name = f"{session}.jsonl" if session else file_name
+        # Claude Code names a project's folder after its path, every other character a dash.
+        folder = re.sub(r"[^A-Za-z0-9]", "-", cwd) if cwd else "<the project's folder>"
+    else:  # Codex: rollouts by day
+        name = file_name if file_name.startswith("rollout-") else f"rollout-{session}.jsonl"
+        day = re.search(r"rollout-(\d{4})-(\d{2})-(\d{2})T", name)
+        folder = "/".join(day.groups()) if day else "<year>/<month>/<day>"
+    return name, f"{root}/{folder}/{name}"

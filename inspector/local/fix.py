@@ -36,6 +36,8 @@ from typing import Any
 import orjson
 
 from inspector.diagnosis import repair_parsed, repaired_bytes
+from inspector.engine.canonical import call_id_text
+from inspector.local import opencode
 from inspector.local.agents import Agent
 from inspector.local.sessions import Checked, check, first_line
 
@@ -63,6 +65,8 @@ class Outcome:
     # Original line numbers (1-based) the repair rewrote or removed, and lines it added.
     touched: list[int] = field(default_factory=list)
     added: int = 0
+    # A session of several files (OpenCode's storage): the files written, added or removed.
+    files: list[Path] = field(default_factory=list)
 
     @property
     def changed_file(self) -> bool:
@@ -99,6 +103,15 @@ def fix(
 ) -> Outcome:
     """Repair ``path`` in place (see the module docstring); never raises for a bad file."""
     path = path.resolve()
+    if opencode.is_session_file(path) or opencode.is_db_session(path):  # many files, or a db
+        return opencode.fix(
+            path,
+            agent,
+            dry_run=dry_run,
+            backup_dir=backup_dir,
+            quiet_seconds=quiet_seconds,
+            clock=clock,
+        )
     try:
         return _fix(path, agent, dry_run, backup_dir, quiet_seconds, clock)
     except _Stop as stop:
@@ -208,13 +221,13 @@ def _essence(message: dict[str, Any]) -> tuple[Any, ...]:
     """
     metadata = message.get("metadata") or {}
     calls = tuple(
-        (call.get("tool_call_id") or call.get("id"), call.get("name"), _json(call.get("arguments")))
+        (call_id_text(call), call.get("name"), _json(call.get("arguments")))
         for call in metadata.get("tool_calls") or ()
     )
     content = message.get("content")
     if isinstance(content, str):  # a string is one text part, however a shape writes it
         content = [{"type": "text", "text": content}] if content else []
-    return (message.get("role"), _json(content), metadata.get("tool_call_id"), calls)
+    return (message.get("role"), _json(content), call_id_text(metadata), calls)
 
 
 def _json(value: Any) -> bytes:
@@ -239,6 +252,8 @@ def _line_changes(old: bytes, new: bytes) -> tuple[list[int], int]:
 def undo(path: Path, *, backup_dir: Path | None = None, force: bool = False) -> Outcome:
     """Put back the newest backup ``fix`` made of ``path``, if the file is still fix's output."""
     path = path.resolve()
+    if opencode.is_session_file(path):
+        return opencode.undo(path, backup_dir=backup_dir, force=force)
     backups = backups_of(path, backup_dir)
     if not backups:
         return Outcome(path, "refused", f"no backup of {path.name} to restore")
@@ -266,6 +281,8 @@ def undo(path: Path, *, backup_dir: Path | None = None, force: bool = False) -> 
 
 def backups_of(path: Path, backup_dir: Path | None = None) -> list[Path]:
     """The backups ``fix`` made of ``path``, oldest first."""
+    if opencode.is_session_file(path):
+        return opencode.backups(path, backup_dir)
     folder = backup_dir or path.parent
     if not folder.is_dir():
         return []
@@ -357,5 +374,10 @@ def _alive(pid: int) -> bool:
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
+
+# What the OpenCode writer (``inspector.local.opencode``) shares with the one-file fix.
+verify = _verify
+write_durably = _write_durably
+alive = _alive
 
 __all__ = ["BACKUP_MARK", "QUIET_SECONDS", "Outcome", "backups_of", "first_line", "fix", "undo"]

@@ -9,6 +9,7 @@ is missing or cannot be read, so one bad folder never hides the others.
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ import orjson
 from inspector import formats
 from inspector.diagnosis import ENGINE_VERSION, Diagnosis, diagnose
 from inspector.engine import InvalidTranscript
+from inspector.local import opencode
 from inspector.local.agents import AGENTS, Agent
 
 
@@ -92,6 +94,13 @@ def find(folders: Iterable[tuple[Agent, Path]]) -> tuple[list[Session], list[str
         if not os.access(root, os.R_OK | os.X_OK):
             warnings.append(f"{agent.label}: cannot read {root} (skipped)")
             continue
+        if agent.format == "opencode" and (db := opencode.database(root)) is not None:
+            # Newer OpenCode reads only its database; the JSON files are an older copy.
+            try:
+                found.extend(Session(agent, *row) for row in opencode.db_sessions(db))
+            except sqlite3.Error as error:
+                warnings.append(f"{agent.label}: cannot read {db}: {error}")
+            continue
         try:
             paths = sorted(root.glob(agent.pattern))
         except OSError as error:
@@ -101,11 +110,15 @@ def find(folders: Iterable[tuple[Agent, Path]]) -> tuple[list[Session], list[str
             if not _is_session(agent, root, path):
                 continue
             try:
-                stat = path.stat()
+                if opencode.is_session_file(path):  # its messages and parts are files too
+                    size, mtime = opencode.stat(path)
+                else:
+                    stat = path.stat()
+                    size, mtime = stat.st_size, stat.st_mtime
             except OSError as error:
                 warnings.append(f"{agent.label}: cannot read {path}: {error.strerror or error}")
                 continue
-            found.append(Session(agent, path, stat.st_size, stat.st_mtime))
+            found.append(Session(agent, path, size, mtime))
     found.sort(key=lambda s: (-s.mtime, str(s.path)))
     return found, warnings
 
@@ -133,13 +146,22 @@ def check(path: Path, agent: Agent | None = None, data: bytes | None = None) -> 
     """Read and diagnose one file; nothing is written."""
     checked = Checked(path=path, agent=agent)
     try:
-        raw = path.read_bytes() if data is None else data
+        if data is not None:
+            raw = data
+        elif opencode.is_session_file(path):  # the session's files, as one export
+            raw = opencode.export_bytes(path)
+        elif opencode.is_db_session(path):  # a session in OpenCode's database
+            raw = opencode.db_export_bytes(path)
+        else:
+            raw = path.read_bytes()
         fmt = agent.format if agent is not None and agent.format in formats.FORMATS else "auto"
         checked.parsed = formats.load(raw, fmt)
         checked.diagnosis = diagnose(checked.parsed)
     except OSError as error:
         checked.error = f"cannot read {path}: {error.strerror or error}"
-    except (formats.FormatError, InvalidTranscript) as error:
+    except sqlite3.Error as error:
+        checked.error = f"cannot read {path.parent}: {error}"
+    except (formats.FormatError, InvalidTranscript, opencode.StoreError) as error:
         checked.error = first_line(str(error))
     else:
         checked.unread = [p for p in checked.parsed.problems if p.kind == "unreadable"]

@@ -17,20 +17,24 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
 from inspector.diagnosis import TEXT_LIMIT
+from inspector.diagnosis.stored import AT_HAND, Clipped
+from inspector.engine.canonical import call_id_text
+from inspector.engine.causes import CAUSES
 from inspector.redact import SecretMatch, find_secrets, mask_found
-from inspector.web.cachefile import AT_HAND, Clipped
 
 if TYPE_CHECKING:
-    from inspector.diagnosis import Diagnosis
+    from inspector.diagnosis import DiagnosisView
 
+# Rows and findings are read here (``inspector.diagnosis.model``) and redacted into new dicts.
 Row = dict[str, Any]
+RowIn = Mapping[str, Any]
 
 # Row fields that describe structure, never content.
 ROW_STRUCTURE = (
@@ -52,7 +56,7 @@ ROW_STRUCTURE = (
 # Values the engine and the readers write themselves; anything else is dropped.
 KNOWN_NOTES = frozenset({"interruption", "orphan_result"})
 KNOWN_OUTCOMES = frozenset({"unknown", "not_started", "interrupted"})
-KNOWN_CAUSES = frozenset({"user_stop", "max_tokens", "stream_ended", "turn_aborted", "api_error"})
+KNOWN_CAUSES = frozenset(CAUSES)
 THINKING_KINDS = frozenset({"thinking", "reasoning", "redacted_thinking"})
 PART_TYPE = re.compile(r"[a-z][a-z0-9_]{0,39}")
 # Metadata of a transcript that is structure (ids, counts, flags, branches).
@@ -131,7 +135,7 @@ def _mask_item(key: Any, value: Any, found: list[SecretMatch] | None) -> Any:
     return mask_deep(value, found)
 
 
-def shown_row(row: Row) -> Row:
+def shown_row(row: RowIn) -> Row:
     """The row's fields as a full share shows them, before masking."""
     shown = dict(row)
     shown["text"] = _without_cut_word(row.get("text") or "")
@@ -146,7 +150,7 @@ def shown_row(row: Row) -> Row:
     return shown
 
 
-def full_row(row: Row) -> Row:
+def full_row(row: RowIn) -> Row:
     """The row as the owner sees it, secrets masked."""
     return mask_deep(shown_row(row))
 
@@ -274,12 +278,12 @@ def identifiers_only(value: Any) -> Any:
     return value
 
 
-def redacted_finding_text(finding: dict[str, Any]) -> str:
+def redacted_finding_text(finding: Mapping[str, Any]) -> str:
     """A finding's sentence with the ids and tool name it quotes kept only if they are ids."""
     return without_values(str(finding.get("text") or ""), quoted_values([finding]))
 
 
-def quoted_values(findings: Iterable[dict[str, Any]]) -> list[str]:
+def quoted_values(findings: Iterable[Mapping[str, Any]]) -> list[str]:
     """The ids and tool names these findings quote that are no identifiers, longest first."""
     values: set[str] = set()
     for finding in findings:
@@ -302,7 +306,7 @@ def without_values(text: str, values: list[str]) -> str:
     return text
 
 
-def redact_row(row: Row) -> Row:
+def redact_row(row: RowIn) -> Row:
     """Structure, ids, tool names and findings of ``row``; every text as its length."""
     redacted = {name: row.get(name) for name in ROW_STRUCTURE}
     redacted["findings"] = list(row.get("findings") or [])
@@ -352,7 +356,7 @@ def _redact_part(part: dict[str, Any]) -> dict[str, Any]:
     return {"type": kind, "label": label, "text": length_of(part.get("text"))}
 
 
-def shared_rows(rows: Iterable[Row], redacted: bool) -> list[Row]:
+def shared_rows(rows: Iterable[RowIn], redacted: bool) -> list[Row]:
     """The rows a shared page may show, in either mode."""
     return [redact_row(row) if redacted else full_row(row) for row in rows]
 
@@ -362,7 +366,7 @@ def without_quoted(text: str) -> str:
     return QUOTED.sub("'…'", text)
 
 
-def shared_summary(diagnosis: Diagnosis, redacted: bool) -> dict[str, Any]:
+def shared_summary(diagnosis: DiagnosisView, redacted: bool) -> dict[str, Any]:
     """Everything but the rows that a shared page's header and sidebar show.
 
     Of a long list (a provider's issues, the unreadable lines) only what the
@@ -370,8 +374,8 @@ def shared_summary(diagnosis: Diagnosis, redacted: bool) -> dict[str, Any]:
     """
     meta = diagnosis.meta or {}
     branches = found if isinstance(found := meta.get("branches"), list) else []
-    providers = {
-        name: {when: checks.get(when, []) for when in ("before", "after")}
+    providers: dict[str, dict[str, Sequence[Any]]] = {
+        name: {when: cast(Sequence[Any], checks.get(when, [])) for when in ("before", "after")}
         for name, checks in diagnosis.providers.items()
     }
     # A provider's error text quotes ids and names: those of the first
@@ -419,7 +423,7 @@ def shared_summary(diagnosis: Diagnosis, redacted: bool) -> dict[str, Any]:
     return summary
 
 
-def _problem(problem: dict[str, Any], redacted: bool) -> dict[str, Any]:
+def _problem(problem: Mapping[str, Any], redacted: bool) -> dict[str, Any]:
     reason = str(problem.get("reason") or "")
     return {
         "line": problem.get("line"),
@@ -461,7 +465,7 @@ def shared_groups(groups: list[dict[str, Any]], redacted: bool = False) -> list[
     ]
 
 
-def _redacted_finding(finding: dict[str, Any]) -> dict[str, Any]:
+def _redacted_finding(finding: Mapping[str, Any]) -> dict[str, Any]:
     return {
         **finding,
         "text": redacted_finding_text(finding),
@@ -476,7 +480,7 @@ def _shown_ids(ids: list[Any]) -> list[Any]:
     return [as_identifier(value) for value in ids]
 
 
-def redacted_report(diagnosis: Diagnosis) -> dict[str, Any]:
+def redacted_report(diagnosis: DiagnosisView) -> dict[str, Any]:
     """The report of a redacted link: findings and structure, contents as lengths."""
     meta = diagnosis.meta or {}
     quoted = quoted_values(diagnosis.findings)
@@ -509,7 +513,7 @@ def redacted_report(diagnosis: Diagnosis) -> dict[str, Any]:
         "problems": [_problem(problem, redacted=True) for problem in diagnosis.problems],
         "interrupted": [
             {
-                "id": as_identifier(str(call.get("tool_call_id") or call.get("id") or "")),
+                "id": as_identifier(call_id_text(call)),
                 "name": as_identifier(str(call.get("name") or "")),
                 "arguments": length_of(call.get("arguments")),
             }
@@ -539,7 +543,7 @@ class SecretCount:
 ROW_LINKS = 20
 
 
-def count_secrets(diagnosis: Diagnosis, file_name: str = "") -> SecretCount:
+def count_secrets(diagnosis: DiagnosisView, file_name: str = "") -> SecretCount:
     """How many credential-shaped strings a full share masks in the timeline, by kind.
 
     Counted by the walk that masks them (``mask_deep`` of each row as shown),

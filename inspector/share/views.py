@@ -27,7 +27,15 @@ from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from inspector.diagnosis import Diagnosis, repaired_bytes_all, report_from
+from inspector.diagnosis import DiagnosisView, repaired_bytes_all, report_from
+from inspector.diagnosis.select import (
+    Filters,
+    finding_groups,
+    page_count,
+    page_rows,
+    select_positions,
+    session_map,
+)
 from inspector.engine import RULES
 from inspector.redact import DETECTOR_VERSION, mask
 from inspector.share.content import (
@@ -46,14 +54,6 @@ from inspector.web import store, words
 from inspector.web.forms import TimelineForm
 from inspector.web.http import HtmxRequest, SignedInRequest
 from inspector.web.models import Transcript
-from inspector.web.timeline import (
-    Filters,
-    finding_groups,
-    page_count,
-    page_rows,
-    select_positions,
-    session_map,
-)
 from inspector.web.views import _bad_request, _get_transcript_for_user, _in_order
 
 SHARE_HEADERS = {
@@ -232,7 +232,7 @@ def shared_timeline(request: HtmxRequest, token: str) -> HttpResponse:
     return render(request, "share/timeline.html", context)
 
 
-def _page_context(link: ShareLink, token: str, diagnosis: Diagnosis) -> dict[str, Any]:
+def _page_context(link: ShareLink, token: str, diagnosis: DiagnosisView) -> dict[str, Any]:
     """What the header and sidebar of a shared page show; never the link's transcript row."""
     redacted = link.mode == ShareLink.REDACTED
     transcript = link.transcript
@@ -291,5 +291,5 @@ def _full_download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
     return data, f"{stem}.repaired.json"
 
 
-def _rule_ids(diagnosis: Diagnosis) -> list[str]:
+def _rule_ids(diagnosis: DiagnosisView) -> list[str]:
     return list(RULES) + [rule for rule in diagnosis.counts if rule not in RULES]

@@ -5,3 +5,6 @@ class WebConfig(AppConfig):
     name = "inspector.web"
     label = "web"
     verbose_name = "Transcript Inspector"
+
+    def ready(self) -> None:
+        from inspector.web import signals  # noqa: F401  (connects the receivers)

@@ -10,20 +10,6 @@ from django.core.files.uploadedfile import UploadedFile
 
 from inspector.formats import FORMATS
 
-FORMAT_LABELS = [
-    ("canonical", "Canonical JSON (the spec's own message list)"),
-    ("openai-chat", "OpenAI Chat Completions"),
-    ("anthropic", "Anthropic Messages"),
-    ("responses", "OpenAI Responses"),
-    ("gemini", "Gemini contents"),
-    ("claude-code", "Claude Code session (JSONL)"),
-    ("codex", "Codex CLI rollout (JSONL)"),
-    ("pi", "pi coding-agent session (JSONL)"),
-    ("codex-exec", "Codex exec --json log (JSONL)"),
-    ("pydantic-ai", "pydantic-ai message history"),
-    ("langchain", "LangChain / LangGraph messages"),
-    ("ai-sdk", "Vercel AI SDK messages"),
-]
 ROLE_CHOICES = [(role, role) for role in ("system", "user", "assistant", "tool")]
 VIEW_CHOICES = [
     ("annotated", "Annotated"),
@@ -33,9 +19,8 @@ VIEW_CHOICES = [
 
 
 def format_choices() -> list[tuple[str, str]]:
-    """The shapes the loader knows, in its order, with the labels above."""
-    labels = dict(FORMAT_LABELS)
-    return [(name, labels.get(name, name)) for name in FORMATS]
+    """The shapes the loader knows, in its order, each with its module's label."""
+    return [(name, module.LABEL) for name, module in FORMATS.items()]
 
 
 def describe_size(size: int) -> str:

@@ -10,9 +10,7 @@ import hashlib
 import secrets
 
 from django.conf import settings
-from django.db import models, transaction
-from django.db.models.signals import post_delete
-from django.dispatch import receiver
+from django.db import models
 from django.urls import reverse
 
 
@@ -109,15 +107,6 @@ class Transcript(models.Model):
 def storage_dir(public_id: str) -> str:
     # Two-character fan-out keeps directories small on plain file systems.
     return f"transcripts/{public_id[:2]}/{public_id}"
-
-
-@receiver(post_delete, sender=Transcript)
-def _delete_stored_files(sender: type[Transcript], instance: Transcript, **kwargs: object) -> None:
-    # Runs for queryset deletes too. After commit, so a rolled-back delete keeps its bytes.
-    from inspector.web.store import delete_files
-
-    directory = instance.storage_dir
-    transaction.on_commit(lambda: delete_files(directory))
 
 
 def hash_token(token: str) -> str:

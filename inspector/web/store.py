@@ -3,7 +3,7 @@
 Raw bytes are kept exactly as uploaded, zstd-compressed, in Django's default
 storage under ``transcripts/<xx>/<public id>/``; the diagnosis beside them is
 a cache named after the engine version that made it and the layout of the
-file (``inspector.web.cachefile``: a header, a row index and the rows in
+file (``inspector.diagnosis.stored``: a header, a row index and the rows in
 chunks, so a timeline page reads only the rows it shows). A cache of another
 engine version or layout, or one that does not read whole, is rebuilt from the
 raw bytes and the others removed.
@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any
 
 import zstandard
 from django.conf import settings
@@ -30,15 +30,20 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from inspector import formats
-from inspector.diagnosis import ENGINE_VERSION, Diagnosis, conversation_summaries, diagnose
+from inspector import collector, formats
+from inspector.diagnosis import (
+    ENGINE_VERSION,
+    Diagnosis,
+    FileDiagnosis,
+    diagnose_file,
+    diagnose_part,
+    stored,
+)
+from inspector.diagnosis.select import GROUP_LIMIT
+from inspector.diagnosis.stored import StoredDiagnosis
 from inspector.engine.errors import InvalidTranscript
-from inspector.formats import claude_code
-from inspector.formats.base import ConversationShape, Parsed
-from inspector.web import cachefile
-from inspector.web.cachefile import ListRows
+from inspector.formats.base import Parsed
 from inspector.web.models import Project, Transcript, new_public_id, storage_dir
-from inspector.web.timeline import GROUP_LIMIT
 
 log = logging.getLogger(__name__)
 
@@ -151,23 +156,19 @@ def store_upload(
     if existing is not None:
         return existing, False
     check_memory(data)
-    with depth_guarded():
-        every = load_every(data, format)
-        diagnosis, conversations = _diagnose_every(every)
+    found, encoded = _diagnosed(data, format)
     transcript = Transcript(
         public_id=new_public_id(),
         owner=owner,
         project=project,
         file_name=(file_name or "transcript")[:255],
-        format=every[0].format,
+        format=found.format,
         size=len(data),
         sha256=sha,
     )
-    _apply_summary(transcript, diagnosis, conversations)
+    _apply_summary(transcript, found)
     directory = transcript.storage_dir
     path = _diagnosis_path(transcript.public_id, transcript.engine_version)
-    with depth_guarded():
-        encoded = cachefile.encode(diagnosis, GROUP_LIMIT)
     try:
         _write(transcript.raw_path, _compress(data))
         _write(path, encoded.data)
@@ -187,18 +188,32 @@ def store_upload(
     return transcript, True
 
 
+def _diagnosed(data: bytes, format: str) -> tuple[FileDiagnosis, stored.Encoded]:
+    """The file diagnosed (``diagnosis.diagnose_file``) and its cache file's bytes.
+
+    The one place the web pauses the garbage collector for a whole file
+    (``inspector.collector``): an upload, a scanned file and a rebuild all
+    come through here; a branch or conversation read on demand, through
+    ``_on_demand``.
+    """
+    with collector.paused(), depth_guarded():
+        found = _guarded(lambda: diagnose_file(data, format), len(data))
+        return found, stored.encode(found.shown, GROUP_LIMIT)
+
+
 def load_bytes(data: bytes, format: str = "auto") -> Parsed:
-    return _loaded(lambda: formats.load(data, format=format), len(data))
+    return _guarded(lambda: formats.load(data, format=format), len(data))
 
 
 def load_every(data: bytes, format: str = "auto") -> list[Parsed]:
     """Every conversation of the file (usually one), with ``load_bytes``' errors."""
-    return _loaded(lambda: formats.load_all(data, format=format), len(data))
+    return _guarded(lambda: formats.load_all(data, format=format), len(data))
 
 
-def _loaded[T](load: Callable[[], T], size: int) -> T:
+def _guarded[T](work: Callable[[], T], size: int) -> T:
+    """``work()`` (reading or diagnosing a file), its failures as ``UnreadableTranscript``."""
     try:
-        return load()
+        return work()
     except formats.FormatError as error:
         if "depth limit exceeded" in str(error):
             raise TooDeep() from error
@@ -216,7 +231,7 @@ def _loaded[T](load: Callable[[], T], size: int) -> T:
         if _too_deep(error):
             raise TooDeep() from error
         # A reader bug must not turn an upload into a 500: say so, log it.
-        log.exception("the loader failed on %d bytes", size)
+        log.exception("reading or diagnosing failed on %d bytes", size)
         raise UnreadableTranscript(
             f"The reader failed on this file ({type(error).__name__}); this is a bug in "
             "Transcript Inspector and has been logged. Try another file or pick the shape."
@@ -227,47 +242,18 @@ def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:] if text else text
 
 
-def _diagnose(parsed: Parsed) -> Diagnosis:
-    try:
-        return diagnose(parsed)
-    except InvalidTranscript as error:
-        raise UnreadableTranscript(str(error)) from error
-    except RecursionError as error:
-        raise TooDeep() from error
-
-
-def _diagnose_every(every: list[Parsed]) -> tuple[Diagnosis, list[dict[str, Any]]]:
-    """The diagnosis the timeline opens on, and a summary of each conversation of the file.
-
-    A file of one conversation gives its diagnosis and ``[]``. For several,
-    the one shown first is the one its reader picks (a capture's main loop,
-    else the first); each of the others is diagnosed for its summary.
-    """
-    if len(every) == 1:
-        return _diagnose(every[0]), []
-    keys = formats.conversation_keys(every[0])
-    chosen = formats.chosen_key(every[0])
-    shown = keys.index(chosen) if chosen in keys else 0
-    diagnoses = [_diagnose(parsed) for parsed in every]
-    return diagnoses[shown], conversation_summaries(every, diagnoses)
-
-
-def get_conversation_diagnosis(transcript: Transcript, key: int) -> Diagnosis | None:
+def get_conversation_diagnosis(transcript: Transcript, key: int) -> StoredDiagnosis | None:
     """One conversation of a file of several, read on demand; ``None`` if it has no such one."""
     listed = transcript.meta.get("conversation_list") or []
     if not any(item["key"] == key for item in listed):
         return None
-    # A format that listed several conversations reads each one when asked.
-    module = cast(ConversationShape, formats.FORMATS[transcript.format])
-
-    def parse() -> Parsed:
-        data = read_raw(transcript)
-        return _loaded(lambda: module.parse(data, conversation=key), len(data))
-
-    return _on_demand((transcript.public_id, ENGINE_VERSION, f"conversation:{key}"), parse)
+    return _on_demand(
+        (transcript.public_id, ENGINE_VERSION, f"conversation:{key}"),
+        lambda: diagnose_part(read_raw(transcript), transcript.format, conversation=key),
+    )
 
 
-def _on_demand(key: tuple[str, ...], parse: Callable[[], Parsed]) -> Diagnosis:
+def _on_demand(key: tuple[str, ...], work: Callable[[], Diagnosis]) -> StoredDiagnosis:
     """A diagnosis not stored with the transcript (another branch or conversation), kept in
     memory like the stored ones once made."""
     with _memory_lock:
@@ -275,9 +261,9 @@ def _on_demand(key: tuple[str, ...], parse: Callable[[], Parsed]) -> Diagnosis:
         if cached is not None:
             _memory.move_to_end(key)
             return cached
-    diagnosis = _diagnose(parse())
-    # Held whole in memory; its row index is built once, on the first page.
-    diagnosis.rows = ListRows(diagnosis.rows)
+    with collector.paused(), depth_guarded():
+        # Held whole in memory; its row index is built once, on the first page.
+        diagnosis = stored.in_memory(_guarded(work, 0))
     with _memory_lock:
         _memory[key] = diagnosis
         while len(_memory) > MEMORY_CACHE_SIZE:
@@ -285,15 +271,15 @@ def _on_demand(key: tuple[str, ...], parse: Callable[[], Parsed]) -> Diagnosis:
     return diagnosis
 
 
-def get_diagnosis(transcript: Transcript) -> Diagnosis:
+def get_diagnosis(transcript: Transcript) -> StoredDiagnosis:
     """The transcript's whole diagnosis, for reports: every list in it plain and whole.
 
     Its rows are read from the cache as they are iterated (``StoredRows``).
     """
-    return cachefile.whole(get_page_diagnosis(transcript))
+    return stored.whole(get_page_diagnosis(transcript))
 
 
-def get_page_diagnosis(transcript: Transcript) -> Diagnosis:
+def get_page_diagnosis(transcript: Transcript) -> StoredDiagnosis:
     """The transcript's diagnosis as a timeline page reads it: from memory, storage, or rebuilt.
 
     Rows are read from storage by position; each long list (findings,
@@ -312,8 +298,8 @@ def get_page_diagnosis(transcript: Transcript) -> Diagnosis:
         path = _diagnosis_path(transcript.public_id, ENGINE_VERSION)
         if default_storage.exists(path):
             try:
-                diagnosis = cachefile.read(_opener(path))
-            except cachefile.Unreadable as error:
+                diagnosis = stored.read(_opener(path))
+            except stored.Unreadable as error:
                 log.warning("rebuilding the cached diagnosis %s: %s", path, error)
             else:
                 _remember(transcript, diagnosis)
@@ -321,29 +307,26 @@ def get_page_diagnosis(transcript: Transcript) -> Diagnosis:
     return rebuild_diagnosis(transcript)
 
 
-def get_branch_diagnosis(transcript: Transcript, leaf: str) -> Diagnosis | None:
+def get_branch_diagnosis(transcript: Transcript, leaf: str) -> StoredDiagnosis | None:
     """Another branch of a forked Claude Code session, read on demand.
 
     Only the active branch (the one the tool resumes) is stored; another is
     parsed and diagnosed when asked for and kept in memory like the others.
     ``None`` when the transcript has no branch ending at ``leaf``.
     """
-    if transcript.format != claude_code.NAME:
-        return None
     key = (transcript.public_id, ENGINE_VERSION, leaf)
     try:
-        return _on_demand(key, lambda: claude_code.parse(read_raw(transcript), leaf=leaf))
-    except formats.FormatError:
+        return _on_demand(
+            key, lambda: diagnose_part(read_raw(transcript), transcript.format, leaf=leaf)
+        )
+    except UnreadableTranscript:
         return None
 
 
-def rebuild_diagnosis(transcript: Transcript) -> Diagnosis:
+def rebuild_diagnosis(transcript: Transcript) -> StoredDiagnosis:
     """Diagnose the raw bytes again, store the cache, and remove caches of other versions."""
-    with depth_guarded():
-        every = load_every(read_raw(transcript), transcript.format)
-        diagnosis, conversations = _diagnose_every(every)
-        encoded = cachefile.encode(diagnosis, GROUP_LIMIT)
-    _apply_summary(transcript, diagnosis, conversations)
+    found, encoded = _diagnosed(read_raw(transcript), transcript.format)
+    _apply_summary(transcript, found)
     path = _diagnosis_path(transcript.public_id, transcript.engine_version)
     default_storage.delete(path)
     _write(path, encoded.data)
@@ -355,9 +338,9 @@ def rebuild_diagnosis(transcript: Transcript) -> Diagnosis:
     Transcript.objects.filter(pk=transcript.pk).update(
         **{name: getattr(transcript, name) for name in SUMMARY_FIELDS}
     )
-    stored = encoded.open(_opener(path))
-    _remember(transcript, stored)
-    return stored
+    diagnosis = encoded.open(_opener(path))
+    _remember(transcript, diagnosis)
+    return diagnosis
 
 
 def read_raw(transcript: Transcript) -> bytes:
@@ -460,10 +443,9 @@ SUMMARY_FIELDS = (
 )
 
 
-def _apply_summary(
-    transcript: Transcript, diagnosis: Diagnosis, conversations: list[dict[str, Any]]
-) -> None:
+def _apply_summary(transcript: Transcript, found: FileDiagnosis) -> None:
     """The row's summary: of its one conversation, or the totals of all of them."""
+    diagnosis, conversations = found.shown, found.conversations
     transcript.message_count = diagnosis.message_count
     transcript.counts = dict(diagnosis.counts)
     transcript.verdicts = verdicts_of(diagnosis)
@@ -482,7 +464,7 @@ def _apply_summary(
         transcript.meta = {**diagnosis.meta, "conversation_list": conversations}
 
 
-def verdicts_of(diagnosis: Diagnosis) -> dict[str, dict[str, Any]]:
+def verdicts_of(diagnosis: Diagnosis | StoredDiagnosis) -> dict[str, dict[str, Any]]:
     verdicts = {}
     for name, checks in diagnosis.providers.items():
         before, after = checks["before"], checks["after"]
@@ -502,7 +484,7 @@ def verdicts_of(diagnosis: Diagnosis) -> dict[str, dict[str, Any]]:
 
 def _diagnosis_path(public_id: str, engine_version: str) -> str:
     version = re.sub(r"[^A-Za-z0-9._-]", "_", engine_version) or "none"
-    return f"{storage_dir(public_id)}/diagnosis-{version}.layout{cachefile.LAYOUT}.bin"
+    return f"{storage_dir(public_id)}/diagnosis-{version}.layout{stored.LAYOUT}.bin"
 
 
 def _opener(path: str) -> Callable[[], IO[bytes]]:
@@ -525,11 +507,11 @@ def _read(path: str) -> bytes:
         return handle.read()
 
 
-_memory: OrderedDict[tuple[str, ...], Diagnosis] = OrderedDict()
+_memory: OrderedDict[tuple[str, ...], StoredDiagnosis] = OrderedDict()
 _memory_lock = threading.Lock()
 
 
-def _remember(transcript: Transcript, diagnosis: Diagnosis) -> None:
+def _remember(transcript: Transcript, diagnosis: StoredDiagnosis) -> None:
     with _memory_lock:
         _memory[(transcript.public_id, diagnosis.engine_version)] = diagnosis
         _memory.move_to_end((transcript.public_id, diagnosis.engine_version))

@@ -1,8 +1,7 @@
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from functools import wraps
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -31,7 +30,18 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from django.views.decorators.vary import vary_on_headers
 
 from inspector.diagnosis import diagnose_all, repaired_bytes_all, report_all, report_from
+from inspector.diagnosis.select import (
+    Filters,
+    example_rows,
+    finding_groups,
+    page_count,
+    page_rows,
+    search,
+    select_positions,
+    session_map,
+)
 from inspector.engine import RULES
+from inspector.formats import FORMATS
 from inspector.local import agents
 from inspector.web import spec, store, words
 from inspector.web.forms import (
@@ -48,16 +58,6 @@ from inspector.web.http import SignedInRequest
 from inspector.web.models import ApiToken, Transcript, hash_token
 from inspector.web.render import timing_words
 from inspector.web.signin import signin_tokens
-from inspector.web.timeline import (
-    Filters,
-    example_rows,
-    finding_groups,
-    page_count,
-    page_rows,
-    search,
-    select_positions,
-    session_map,
-)
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -66,8 +66,6 @@ log = logging.getLogger(__name__)
 
 LIST_PAGE_SIZE = 50
 DOWNLOADS = ("repaired", "in-place", "canonical", "report", "original")
-# Shapes that are one agent's own session files, so the repaired file resumes in it.
-RESUMABLE = ("claude-code", "codex")
 
 
 def _get_transcript_for_user(request: HttpRequest, public_id: str) -> Transcript:
@@ -257,7 +255,7 @@ def _healthy(diagnosis: Any) -> bool:
 
 
 def _subagent_links(
-    transcript: Transcript, diagnosis: Any, rows: list[dict[str, Any]]
+    transcript: Transcript, diagnosis: Any, rows: Sequence[Mapping[str, Any]]
 ) -> dict[str, str]:
     """Task call id -> the address of the owner's transcript of the subagent that answered it."""
     answered = diagnosis.meta.get("subagents") or {}
@@ -324,25 +322,14 @@ def transcript_search(request: HttpRequest, public_id: str) -> HttpResponse:
 
 def _in_place(transcript: Transcript) -> dict[str, str] | None:
     """Where the repaired session goes so its agent resumes it, and the name it needs there."""
-    if transcript.format not in RESUMABLE:
+    cwd = str(transcript.meta.get("cwd") or "")
+    target = agents.in_place_target(
+        transcript.format, transcript.session_id, cwd, transcript.file_name
+    )
+    if target is None:
         return None
+    name, path = target
     agent = agents.BY_FORMAT[transcript.format]
-    session = transcript.session_id
-    root = f"~/{agent.default_home}/{agent.sessions}"
-    if transcript.format == "claude-code":
-        name = f"{session}.jsonl" if session else transcript.file_name
-        cwd = str(transcript.meta.get("cwd") or "")
-        # Claude Code names a project's folder after its path, every other character a dash.
-        folder = re.sub(r"[^A-Za-z0-9]", "-", cwd) if cwd else "<the project's folder>"
-    else:
-        name = (
-            transcript.file_name
-            if transcript.file_name.startswith("rollout-")
-            else (f"rollout-{session}.jsonl")
-        )
-        day = re.search(r"rollout-(\d{4})-(\d{2})-(\d{2})T", name)
-        folder = "/".join(day.groups()) if day else "<year>/<month>/<day>"
-    path = f"{root}/{folder}/{name}"
     commands = f"cp {path} {path}.bak\nmv ~/Downloads/{name} {path}"
     home = f"~/{agent.default_home}"
     return {"name": name, "path": path, "commands": commands, "env": agent.env, "home": home}
@@ -370,7 +357,7 @@ def _needing_repair_beside(transcript: Transcript) -> dict[str, Transcript | Non
 
 
 def _resume_hint(transcript: Transcript) -> dict[str, str] | None:
-    if transcript.format not in RESUMABLE:
+    if transcript.format not in agents.IN_PLACE_FORMATS:
         return None
     agent = agents.BY_FORMAT[transcript.format]
     session = transcript.session_id or "<session id>"
@@ -422,7 +409,8 @@ def _download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
 
 
 def _extension(format: str) -> str:
-    return "jsonl" if format in ("claude-code", "codex", "pi", "codex-exec") else "json"
+    module = FORMATS.get(format)
+    return module.EXTENSION if module is not None else "json"
 
 
 @login_required

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser.waits import wait_until
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
@@ -9,7 +11,7 @@ def test_home_page_runs_htmx_under_the_csp(page):
     response = page.goto("/")
     assert response.status == 200
     assert "Content-Security-Policy" in {k.title(): v for k, v in response.headers.items()}
-    page.wait_for_function("typeof window.htmx !== 'undefined'")
+    wait_until(page, "typeof window.htmx !== 'undefined'")
     assert page.evaluate("window.htmx.version").startswith("2.")
     assert page.csp_violations == []
 

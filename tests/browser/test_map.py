@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser.waits import wait_until
 from tests.web.conftest import BROKEN_CANONICAL, BROKEN_LONG, HEALTHY_CANONICAL
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -62,8 +63,9 @@ def test_the_frame_grows_as_pages_load(signed_in_page, owner):
     before = float(frame.get_attribute("width"))
     page.locator("a.sentinel").scroll_into_view_if_needed()
     page.wait_for_selector("#r200")
-    page.wait_for_function(
-        f"parseFloat(document.querySelector('svg.map .m-window').getAttribute('width')) > {before}"
+    wait_until(
+        page,
+        f"parseFloat(document.querySelector('svg.map .m-window').getAttribute('width')) > {before}",
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser.waits import wait_until
 from tests.web.conftest import BROKEN_LONG
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -30,7 +31,7 @@ def test_slash_then_enter_reaches_a_row_on_an_unloaded_page(signed_in_page, long
     key = page.url.split("#")[1]
     row = page.locator(f"#{key}")
     assert "step 250" in row.inner_text()
-    page.wait_for_function("document.querySelector('[data-search-count]').textContent.length > 0")
+    wait_until(page, "document.querySelector('[data-search-count]').textContent.length > 0")
     assert page.locator("[data-search-count]").inner_text() == "1 of 1 row"
     assert "search-current" in row.get_attribute("class")
     assert page.locator("[data-search-box]").input_value() == "step 250"
@@ -43,9 +44,7 @@ def test_enter_and_shift_enter_step_through_hits(signed_in_page, long_broken):
     box.fill("stray")
     box.press("Enter")
     counter = page.locator("[data-search-count]")
-    page.wait_for_function(
-        "document.querySelector('[data-search-count]').textContent.startsWith('1 of')"
-    )
+    wait_until(page, "document.querySelector('[data-search-count]').textContent.startsWith('1 of')")
     assert counter.inner_text() == "1 of 30 rows"
     first = page.locator("article.search-current").get_attribute("id")
     box.press("Enter")
@@ -60,8 +59,8 @@ def test_enter_and_shift_enter_step_through_hits(signed_in_page, long_broken):
     with page.expect_navigation():
         box.press("Shift+Enter")
     assert "page=4" in page.url
-    page.wait_for_function(
-        "document.querySelector('[data-search-count]').textContent.startsWith('30 of')"
+    wait_until(
+        page, "document.querySelector('[data-search-count]').textContent.startsWith('30 of')"
     )
     assert page.csp_violations == []
 
@@ -72,6 +71,6 @@ def test_a_search_for_nothing_there_says_so(signed_in_page, long_broken):
     box = page.locator("[data-search-box]")
     box.fill("no such words anywhere")
     box.press("Enter")
-    page.wait_for_function(
-        "document.querySelector('[data-search-count]').textContent === 'no row holds it'"
+    wait_until(
+        page, "document.querySelector('[data-search-count]').textContent === 'no row holds it'"
     )

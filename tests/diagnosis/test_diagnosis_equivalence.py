@@ -1,6 +1,6 @@
 """The provider verdicts' shortcuts give what the plain definitions give.
 
-``provider_verdicts`` makes each provider's body through ``formats.Wires``,
+``provider_verdicts`` makes each provider's body through ``verdicts._Wires``,
 which strips private keys once and converts each message once per provider
 for the original and the repaired history together (repair hands back
 untouched messages as the same objects), instead of calling ``to_wire`` and
@@ -21,7 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inspector import formats
-from inspector.diagnosis import _render_arguments, provider_verdicts
+from inspector.diagnosis import provider_verdicts
+from inspector.diagnosis.rows import _render_arguments
+from inspector.diagnosis.verdicts import _Wires
 from inspector.engine import repair_history
 from inspector.engine.providers import PROVIDERS, validate
 from inspector.formats.canonical import arguments_object
@@ -119,7 +121,7 @@ def plain_verdicts(before: list[Message], after: list[Message]) -> dict[str, Any
 @given(histories_and_repairs(), st.permutations(PROVIDERS * 2))
 def test_wires_give_what_to_wire_and_export_wire_give(pair, order):
     before, after = pair
-    wires = formats.Wires(before, after)
+    wires = _Wires(before, after)
     for provider in order:  # any order, and twice: the memo must not leak between them
         exported, renamed = formats.export_wire(after, provider)
         assert orjson.dumps(wires.before(provider)) == orjson.dumps(
@@ -215,7 +217,7 @@ def test_a_shared_result_takes_the_name_its_call_has_in_each_history():
         ]
 
     before, after = turn("search"), turn("read")
-    wires = formats.Wires(before, after)
+    wires = _Wires(before, after)
     for provider in PROVIDERS:
         assert wires.before(provider) == formats.to_wire(before, provider)
         assert wires.after(provider) == formats.export_wire(after, provider)[0]

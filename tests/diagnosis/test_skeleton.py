@@ -1,6 +1,6 @@
 """Skeleton bodies: every provider check finds in them what it finds in the real body.
 
-``inspector.formats.skeleton`` writes, for a regular history, only what the
+``inspector.diagnosis._skeleton`` writes, for a regular history, only what the
 checks read. These tests hold it to ``to_wire`` and ``export_wire``: over
 generated histories made mostly of regular messages (with ids the providers
 refuse, duplicates, orphans and missing results, so the checks have
@@ -20,10 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inspector import formats
+from inspector.diagnosis import _skeleton as skeleton
 from inspector.diagnosis import provider_verdicts, repair_parsed
+from inspector.diagnosis.verdicts import _Wires
 from inspector.engine import repair_history
-from inspector.engine.providers import ANTHROPIC_ID_PATTERN, PROVIDERS, validate
-from inspector.formats import skeleton
+from inspector.engine.providers import ANTHROPIC_ID_PATTERN, PROVIDERS, _validate_from, validate
 from tests.diagnosis.test_diagnosis_equivalence import histories_and_repairs, plain_verdicts
 from tests.diagnosis.test_diagnosis_equivalence import messages as any_messages
 from tests.testdata import CORPUS, files, read
@@ -201,7 +202,7 @@ def test_a_walk_resumed_from_a_shared_start_is_the_walk_from_scratch(first, seco
 @given(st.one_of(turned_histories(), regular_histories()))
 def test_the_digests_list_the_ids_the_messages_hold(history):
     digests = skeleton.digests(history, {})
-    assert skeleton.ids(digests) == formats._ids(history)
+    assert skeleton.ids(digests) == formats.history_ids(history)
 
 
 @EXAMPLES
@@ -221,7 +222,7 @@ def test_each_cut_counts_the_items_of_the_body_before_it(history):
 @given(st.one_of(turned_histories(), mostly_regular_histories()))
 def test_checks_after_a_quiet_prefix_find_what_they_find_in_the_body(history):
     repaired = list(repair_history(history).messages)
-    wires = formats.Wires(history, repaired)
+    wires = _Wires(history, repaired)
     for provider in PROVIDERS:
         expected = problems(provider, formats.to_wire(history, provider))
         assert [astuple(p) for p in wires.problems_before(provider)] == expected
@@ -233,7 +234,7 @@ def test_checks_after_a_quiet_prefix_find_what_they_find_in_the_body(history):
 @given(histories_and_repairs())
 def test_checks_of_a_later_history_sharing_messages_find_what_they_find_in_its_body(pair):
     before, after = pair
-    wires = formats.Wires(before, after)
+    wires = _Wires(before, after)
     for provider in PROVIDERS:
         assert [astuple(p) for p in wires.problems_before(provider)] == problems(
             provider, formats.to_wire(before, provider)
@@ -245,7 +246,7 @@ def test_checks_of_a_later_history_sharing_messages_find_what_they_find_in_its_b
 def test_a_later_system_message_after_a_shared_start_is_still_irregular():
     start = [msg("system", "be brief"), msg("user", "hi")]
     later = [*start, msg("system", "now be long"), msg("assistant", "ok")]
-    wires = formats.Wires(start, later)
+    wires = _Wires(start, later)
     assert wires.problems_before("anthropic") == []
     exported, _ = formats.export_wire(later, "anthropic")
     assert [astuple(p) for p in wires.problems_after("anthropic")] == problems(
@@ -277,7 +278,8 @@ def test_the_checks_skip_the_quiet_turns_before_a_defect_and_find_it():
         wire, start = skeleton.quiet_body(provider, digests, {})
         assert start > 0
         assert problems(provider, wire) == problems(provider, formats.to_wire(history, provider))
-        assert [astuple(p) for p in validate(provider, wire, start)] == problems(provider, wire)
+        skipped = [astuple(p) for p in _validate_from(provider, wire, start)]
+        assert skipped == problems(provider, wire)
     # The first round's id used again after the prefix ties it to the rest:
     # the prefix ends before that round, and the reuse is found.
     reused = [*history[:-1], msg("tool", "late", tool_call_id="toolu_0")]
@@ -288,11 +290,11 @@ def test_the_checks_skip_the_quiet_turns_before_a_defect_and_find_it():
     assert skeleton.quiet_prefix("anthropic", digests, skeleton.walk(digests))[0] == 4
     # Anthropic accepts an id used again in a later turn (oracle anthropic/..._c74b20);
     # Responses refuses it.
-    found = [astuple(p) for p in formats.Wires(reused, reused).problems_before("anthropic")]
+    found = [astuple(p) for p in _Wires(reused, reused).problems_before("anthropic")]
     assert found == problems("anthropic", formats.to_wire(reused, "anthropic"))
     assert [p[3] for p in found] == ["missing_result"]
     assert skeleton.quiet_prefix("responses", digests, skeleton.walk(digests))[0] == 4
-    found = [astuple(p) for p in formats.Wires(reused, reused).problems_before("responses")]
+    found = [astuple(p) for p in _Wires(reused, reused).problems_before("responses")]
     assert found == problems("responses", formats.to_wire(reused, "responses"))
     assert [p[3] for p in found] == ["duplicate_call_id"]
     # An id Anthropic refuses ends Anthropic's prefix only.
@@ -315,7 +317,7 @@ def test_checks_find_in_the_skeleton_what_they_find_in_the_body(history):
         if digests is not None:
             assert problems(provider, skeleton.body(provider, digests, {})) == expected
         assert (
-            problems(provider, formats.Wires(history, history).before(provider, for_checks=True))
+            problems(provider, _Wires(history, history).before(provider, for_checks=True))
             == expected
         )
 
@@ -324,7 +326,7 @@ def test_checks_find_in_the_skeleton_what_they_find_in_the_body(history):
 @given(mostly_regular_histories())
 def test_checks_find_in_the_exported_skeleton_what_they_find_in_the_export(history):
     repaired = list(repair_history(history).messages)
-    wires = formats.Wires(history, repaired)
+    wires = _Wires(history, repaired)
     for provider in PROVIDERS:
         exported, _ = formats.export_wire(repaired, provider)
         assert problems(provider, wires.after(provider, for_checks=True)) == problems(

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import gc
-import weakref
-
 import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
 from inspector.formats.jsonl import (
-    collector_paused,
     has_glued,
     head_records,
     join_lines,
@@ -185,35 +181,3 @@ def test_a_lost_newline_is_what_unglue_puts_back(
         glued = glued.removesuffix(b"\n")
     read = read_jsonl(glued)
     assert unglue(glued, read.records, read.crlf) == data
-
-
-def _holds(generation: int, obj: object) -> bool:
-    return any(o is obj for o in gc.get_objects(generation=generation))
-
-
-def test_what_a_pause_built_leaves_it_in_the_oldest_generation():
-    assert gc.isenabled()
-    with collector_paused():
-        assert not gc.isenabled()
-        with collector_paused():  # a nested pause leaves resuming to the outer one
-            pass
-        assert not gc.isenabled()
-        built = [[n] for n in range(1000)]
-    assert gc.isenabled()
-    # Not young: the next allocation does not traverse it all to free nothing.
-    assert not _holds(0, built) and not _holds(1, built)
-    assert _holds(2, built)
-    assert gc.get_freeze_count() == 0  # nothing left out of collections
-
-
-def test_a_cycle_made_while_paused_is_still_collected():
-    class Node:
-        pass
-
-    with collector_paused():
-        node = Node()
-        node.self = node  # type: ignore[attr-defined]
-        ref = weakref.ref(node)
-    del node
-    gc.collect()
-    assert ref() is None

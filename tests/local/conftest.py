@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
 import pytest
 
 from inspector.local.agents import AGENTS
@@ -35,6 +36,8 @@ HEALTHY_GEMINI = [
 ]
 BROKEN_PI = "badlogic-pi-mono__before-compaction.jsonl"
 HEALTHY_PI = "badlogic-pi-mono__large-session.jsonl"
+OPENCODE_BROKEN = "derived__storage-records-interrupted.opencode.json"
+OPENCODE_HEALTHY = "derived__export-healthy.opencode.json"
 HEALTHY_KIMI = "MoonshotAI-kimi-cli__pr127__531d195b-6436-426e-b010-4bf723a992de.kimi-context.jsonl"
 
 
@@ -44,9 +47,44 @@ class Home:
     broken: dict[Path, str] = field(default_factory=dict)  # path -> a rule it breaks
     healthy: list[Path] = field(default_factory=list)
     ids: dict[Path, str] = field(default_factory=dict)
+    # OpenCode sessions: their info file names them, their messages and parts are files too.
+    stores: set[Path] = field(default_factory=set)
 
     def all(self) -> list[Path]:
         return [*self.broken, *self.healthy]
+
+
+def opencode_records(name: str) -> list[dict]:
+    """A corpus OpenCode session as its storage records: session info, messages, parts."""
+    doc = orjson.loads(read(CORPUS / "opencode" / name))
+    if isinstance(doc, list):
+        return doc
+    records = [doc["info"], *(m["info"] for m in doc["messages"])]
+    return records + [p for m in doc["messages"] for p in m["parts"]]
+
+
+def place_store(storage: Path, records: list[dict], age: float) -> Path:
+    """Write records as OpenCode lays them out (JSON.stringify(x, null, 2)); the info file."""
+    stamp = time.time() - age
+    session_file = None
+    for record in records:
+        if "projectID" in record:
+            path = storage / "session" / record["projectID"] / f"{record['id']}.json"
+            session_file = path
+        elif "messageID" in record:
+            path = storage / "part" / record["messageID"] / f"{record['id']}.json"
+        else:
+            path = storage / "message" / record["sessionID"] / f"{record['id']}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(orjson.dumps(record, option=orjson.OPT_INDENT_2))
+        os.utime(path, (stamp, stamp))
+    assert session_file is not None
+    return session_file
+
+
+def _renamed(records: list[dict], old: str, new: str) -> list[dict]:
+    """The records with every id starting ``old`` starting ``new`` (a second session)."""
+    return orjson.loads(orjson.dumps(records).replace(old.encode(), new.encode()))
 
 
 def _place(home: Home, path: Path, data: bytes, age: float) -> Path:
@@ -111,4 +149,19 @@ def agent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
     age += 60
     healthy_pi = pi / "2025-11-21T10-00-00-000Z_large-session.jsonl"
     home.healthy.append(_place(home, healthy_pi, read(CORPUS / "pi" / HEALTHY_PI), age))
+    age += 60
+
+    storage = home.root / ".local" / "share" / "opencode" / "storage"
+    # A session OpenCode was killed in (a bash part left running, a glob part pending).
+    broken_oc = place_store(storage, opencode_records(OPENCODE_BROKEN), age)
+    home.broken[broken_oc] = "PAIR-1"
+    home.ids[broken_oc] = broken_oc.stem
+    home.stores.add(broken_oc)
+    age += 60
+    healthy = opencode_records(OPENCODE_HEALTHY)
+    for old, new in (("ses_64d1", "ses_74d1"), ("msg_19b2", "msg_29b2"), ("prt_19b2", "prt_29b2")):
+        healthy = _renamed(healthy, old, new)
+    healthy_oc = place_store(storage, healthy, age)
+    home.healthy.append(healthy_oc)
+    home.stores.add(healthy_oc)
     return home

@@ -9,6 +9,7 @@ from inspector.scan.jobs import folder_job
 from inspector.scan.models import ScanJob
 from inspector.scan.tasks import scan_file, start
 from inspector.web.models import Project
+from tests.browser.waits import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -41,6 +42,6 @@ def test_dashboard_charts_and_filters_work_under_the_csp(signed_in_page, run_sca
     assert page.locator("svg.day-chart rect").count() >= 1
     page.select_option("select[name=needs_repair]", "yes")
     page.wait_for_url("**/p/mixed/?*needs_repair=yes*")
-    page.wait_for_function("document.querySelectorAll('#sessions a.path').length === 3")
+    wait_until(page, "document.querySelectorAll('#sessions a.path').length === 3")
     assert page.csp_violations == []
     assert ScanJob.objects.count() == 1

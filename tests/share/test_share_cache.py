@@ -9,8 +9,9 @@ from django.urls import reverse
 
 from inspector import formats
 from inspector.diagnosis import diagnose
+from inspector.diagnosis import stored as cachefile
 from inspector.share.content import redact_row
-from inspector.web import cachefile, store
+from inspector.web import store
 from tests.web.conftest import BROKEN_LONG, unanswered_calls
 
 pytestmark = pytest.mark.django_db

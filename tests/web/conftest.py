@@ -143,7 +143,7 @@ def forget_diagnoses():
 @pytest.fixture
 def refuse_long_lists(monkeypatch):
     """Fail the test if anything reads a stored diagnosis's long lists past their heads."""
-    from inspector.web import cachefile
+    from inspector.diagnosis import stored as cachefile
 
     def refuse(*path):
         raise AssertionError(f"read the long lists for {path}")

@@ -18,8 +18,9 @@ from django.utils.html import escape
 
 from inspector import formats
 from inspector.diagnosis import ENGINE_VERSION, diagnose, report_from
-from inspector.web import cachefile, store
-from inspector.web.timeline import PAGE_SIZE
+from inspector.diagnosis import stored as cachefile
+from inspector.diagnosis.select import PAGE_SIZE
+from inspector.web import store
 from tests.web.conftest import BROKEN_LONG, broken_history, unanswered_calls
 
 pytestmark = pytest.mark.django_db
@@ -219,8 +220,8 @@ def test_a_cache_of_the_old_single_document_layout_is_rebuilt_and_removed(
     old = f"{transcript.storage_dir}/diagnosis-{ENGINE_VERSION}.zst"
     default_storage.save(old, ContentFile(_old_layout_blob(fresh)))
     reads = []
-    real_load = store.load_every
-    monkeypatch.setattr(store, "load_every", lambda *a: reads.append(1) or real_load(*a))
+    real_diagnose = store.diagnose_file
+    monkeypatch.setattr(store, "diagnose_file", lambda *a: reads.append(1) or real_diagnose(*a))
 
     diagnosis = store.get_diagnosis(transcript)
 

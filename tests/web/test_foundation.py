@@ -182,7 +182,7 @@ def test_the_pure_core_and_the_console_command_import_no_django():
         "import inspector.diagnosis, inspector.cli;"
         "import pkgutil, importlib;"
         "[importlib.import_module(m.name)"
-        " for p in (inspector.engine, inspector.formats, inspector.local)"
+        " for p in (inspector.engine, inspector.formats, inspector.diagnosis, inspector.local)"
         " for m in pkgutil.walk_packages(p.__path__, p.__name__ + '.')];"
         "bad = sorted(m for m in sys.modules if m == 'django' or m.startswith('django.'));"
         "print(bad); sys.exit(1 if bad else 0)"

@@ -39,8 +39,8 @@ def test_every_page_carries_the_skip_link_and_the_theme_script(owner_client, tra
 
 
 def test_the_map_of_a_filtered_view_has_a_mark_per_row_it_shows(owner_client, transcript):
+    from inspector.diagnosis.select import Filters, select_positions, session_map
     from inspector.web import store
-    from inspector.web.timeline import Filters, select_positions, session_map
 
     diagnosis = store.get_page_diagnosis(transcript)
     filters = Filters(around=0)

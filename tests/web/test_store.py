@@ -101,6 +101,7 @@ def test_diagnosis_is_read_from_the_storage_cache_without_reparsing(
 
     monkeypatch.setattr(store, "load_bytes", no_parsing)
     monkeypatch.setattr(store, "load_every", no_parsing)
+    monkeypatch.setattr(store, "diagnose_file", no_parsing)
     diagnosis = store.get_diagnosis(transcript)
     assert diagnosis.counts == transcript.counts
 

@@ -14,11 +14,13 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString
 
+from inspector.diagnosis.model import Row
+from inspector.diagnosis.select import Filters, SessionMap
+from inspector.diagnosis.select import original_page as _original_page
 from inspector.engine import RULES
+from inspector.engine.causes import mark_words
 from inspector.web.forms import describe_size
 from inspector.web.render import Page, readable_row
-from inspector.web.timeline import Filters, SessionMap
-from inspector.web.timeline import original_page as _original_page
 
 register = template.Library()
 
@@ -26,6 +28,12 @@ register = template.Library()
 LONG_ARGUMENTS = 400
 LONG_ARGUMENT_LINES = 12
 LONG_TEXT = 1000
+
+
+@register.filter
+def cause_words(cause: Any) -> str:
+    """A row's label for why its turn was cut (``inspector.engine.causes``)."""
+    return mark_words(cause if isinstance(cause, str) else None)
 
 
 @register.filter
@@ -75,7 +83,7 @@ def provider_label(name: str) -> str:
 
 
 @register.filter
-def original_page(row: dict[str, Any]) -> int:
+def original_page(row: Row) -> int:
     return _original_page(row)
 
 

@@ -1,66 +1,44 @@
-"""The timeline model: what broke, which rule says so, and what the repair did.
+"""The timeline's rows: the original and the repaired history side by side.
 
-``diagnose(parsed)`` runs the engine on a loaded transcript and lays the
-original and the repaired history side by side as rows the web renders and
-``repair --report`` prints. Everything here is plain data (dicts, lists,
-strings, ints) so a diagnosis can be cached as compressed JSON and rebuilt
-from the stored raw bytes whenever ``ENGINE_VERSION`` changes.
+``timeline(parsed, repair)`` walks both histories once (repair hands back
+untouched messages as the very objects it was given, so a kept stretch is
+found in one C pass, ``canonical.same_start``) and makes one ``Row`` per
+message with the findings of the rules that fired on it; ``line_findings``
+adds the readers' LINE-1; ``message_facts`` reads when, which model and how
+many tokens, where the shape records it.
 
-No Django: this module sits beside the pure ``engine`` and ``formats``.
+No Django.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
 import orjson
 
-from inspector import formats
-from inspector.engine import Action, Repair, repair_history
-from inspector.engine.providers import CANNOT_TELL, PROVIDERS, ProviderProblem, check
+from inspector.diagnosis.model import REPAIR_RULES, TEXT_LIMIT, Call, Finding, Result, Row
+from inspector.engine import Action, Repair
+from inspector.engine.canonical import call_id_text
+from inspector.engine.causes import finding_words
 from inspector.formats.base import Parsed
 from inspector.formats.canonical import same_start
-from inspector.formats.jsonl import collector_paused
-
-# Bump when the engine, a parser or this module changes what a diagnosis
-# holds: stored transcripts then rebuild their cached diagnosis on next view.
-ENGINE_VERSION = "4"
-
-# A row's text is what a person reads on the timeline; past this length the
-# rest is left to the downloads, so a 50 MB session stays a page, not a dump.
-TEXT_LIMIT = 20_000
-
-CAUSE_WORDS = {
-    "user_stop": "the user pressed stop",
-    "max_tokens": "the reply hit the output token limit",
-    "stream_ended": "the stream ended with no completion",
-    "turn_aborted": "the turn was aborted",
-    "api_error": "the provider returned an error",
-}
 
 # The start of any JSON text: JSON's whitespace, then what a value can begin with.
 _JSON_START = re.compile(r'[ \t\n\r]*[{\["\-0-9tfn]')
 
-# The rules a finding can name: the engine's, then the readers' (LINE-1, a
-# line that held two records, comes from a reader's problems, not an action).
-REPAIR_RULES = (
-    "PAIR-1",
-    "PAIR-2",
-    "PAIR-3",
-    "ID-1",
-    "ID-2",
-    "MSG-1",
-    "INT-1",
-    "INT-2",
-    "LINE-1",
-)
 _REPAIR_RULE_SET = frozenset(REPAIR_RULES)
 
 # Containers whose whole history is read from one line of the file.
 _ONE_LINE_CONTAINERS = frozenset({"claude-trace", "jsonl-conversations"})
+
+# The shortcuts for the common case (a kept message's short branch, a short text
+# shown as itself, a kept message's calls listed without pairing, the run of kept
+# messages found in one C pass) give what the general code below each gives.
+# tests/diagnosis/test_rows_shortcuts.py holds them to it: it turns them off and
+# compares the rows over generated histories and the corpus.
+_SHORTCUTS = True
 
 # Shared stand-ins for what most messages lack; read, never written.
 _EMPTY: dict[str, Any] = {}
@@ -68,95 +46,7 @@ _NO_RULES: frozenset[Any] = frozenset()
 _NO_RENAMES: Mapping[int, str | None] = {}
 
 
-@dataclass(slots=True)
-class Diagnosis:
-    format: str
-    engine_version: str
-    message_count: int
-    repaired_count: int
-    needs_repair: bool
-    counts: dict[str, int]
-    # Sequences, not lists: a diagnosis read from the web's cache file has lazy ones.
-    providers: Mapping[str, Mapping[str, Any]]
-    problems: Sequence[dict[str, Any]]
-    findings: Sequence[dict[str, Any]]
-    rows: Sequence[dict[str, Any]]
-    interrupted: Sequence[dict[str, Any]]
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Diagnosis:
-        return cls(**{name: data[name] for name in cls.__dataclass_fields__})
-
-    @property
-    def accepted_after(self) -> bool:
-        return all(not verdict["after"] for verdict in self.providers.values())
-
-
-ReadOnly = Callable[[str], bool] | None
-
-
-def read_only_predicate(names: Iterable[str] | None) -> ReadOnly:
-    wanted = frozenset(name for name in (names or ()) if name)
-    return (lambda name: name in wanted) if wanted else None
-
-
-def repair_parsed(parsed: Parsed, is_read_only: ReadOnly = None) -> Repair:
-    kwargs: dict[str, Any] = {}
-    if parsed.not_started:
-        kwargs["not_started"] = parsed.not_started
-    if parsed.causes:
-        # SPEC §7: the interruption note names the cause where the transcript shows it.
-        kwargs["causes"] = parsed.causes
-    return repair_history(parsed.messages, is_read_only, **kwargs)
-
-
-def diagnose(parsed: Parsed, is_read_only: ReadOnly = None) -> Diagnosis:
-    # Repair, the provider wires and the rows make millions of small objects
-    # that all stay alive to the end; the collector's passes over them took
-    # more time than the work and could free none of them.
-    with collector_paused():
-        return _diagnose(parsed, is_read_only)
-
-
-def _diagnose(parsed: Parsed, is_read_only: ReadOnly) -> Diagnosis:
-    repair = repair_parsed(parsed, is_read_only)
-    facts = message_facts(parsed)
-    builder = _Timeline(parsed, repair, facts)
-    rows, findings = builder.build()
-    glued = _line_findings(parsed, rows, findings)
-    renames: dict[str, dict[str, str]] = {}
-    providers = provider_verdicts(
-        parsed.messages, repair.messages, stored=_stored_history(parsed), renames=renames
-    )
-    # What the repair did, per rule (a glued line too); the export's rewritten ids
-    # (ID-3) are findings as well, but not repairs.
-    counts: dict[str, int] = {}
-    for finding in findings:
-        counts[finding["rule"]] = counts.get(finding["rule"], 0) + 1
-    findings += _export_findings(rows, renames)
-    return Diagnosis(
-        format=parsed.format,
-        engine_version=ENGINE_VERSION,
-        message_count=len(parsed.messages),
-        repaired_count=len(repair.messages),
-        needs_repair=bool(repair.actions) or glued,
-        counts=counts,
-        providers=providers,
-        problems=[{"line": p.line, "reason": p.reason, "kind": p.kind} for p in parsed.problems],
-        findings=findings,
-        rows=rows,
-        interrupted=[_public(call) for call in repair.interrupted],
-        meta=_plain(parsed.meta) | ({"timing": _totals(facts)} if any(facts) else {}),
-    )
-
-
-def _line_findings(
-    parsed: Parsed, rows: list[dict[str, Any]], findings: list[dict[str, Any]]
-) -> bool:
+def line_findings(parsed: Parsed, rows: list[Row], findings: list[Finding]) -> bool:
     """Add a LINE-1 finding for each line that held two or more records.
 
     It is marked on the row of the message read from that line (the first
@@ -178,7 +68,7 @@ def _line_findings(
         if each["in_original"]:
             for line in each["lines"]:
                 where.setdefault(line, number)
-    added: list[tuple[int, dict[str, Any]]] = []
+    added: list[tuple[int, Finding]] = []
     for problem in glued:
         position: int | None = (0 if rows else None) if whole else where.get(problem.line)
         if position is None and rows:
@@ -191,7 +81,7 @@ def _line_findings(
             f"Line {problem.line}: {problem.reason}. A newline was lost there; the repaired"
             " file writes each record on a line of its own, byte for byte as it was."
         )
-        finding: dict[str, Any] = {
+        finding: Finding = {
             "rule": "LINE-1",
             "row": row["key"] if row is not None else None,
             "text": text,
@@ -201,12 +91,13 @@ def _line_findings(
         }
         added.append((len(rows) if position is None else position, finding))
     # Findings are in row order: each goes after the findings of rows up to its own.
-    merged: list[dict[str, Any]] = []
+    merged: list[Finding] = []
     rank = {row["key"]: position for position, row in enumerate(rows)}
     pending = iter(sorted(added, key=lambda item: item[0]))
     upcoming = next(pending, None)
     for finding in findings:
-        at = rank.get(finding["row"], len(rows))
+        row_key = finding["row"]
+        at = len(rows) if row_key is None else rank.get(row_key, len(rows))
         while upcoming is not None and upcoming[0] < at:
             merged.append(upcoming[1])
             upcoming = next(pending, None)
@@ -216,12 +107,6 @@ def _line_findings(
         upcoming = next(pending, None)
     findings[:] = merged
     return True
-
-
-def _stored_history(parsed: Parsed) -> str:
-    """The stored response a Responses request body continues, if it names one."""
-    value = parsed.meta.get("previous_response_id") if isinstance(parsed.meta, dict) else None
-    return value if isinstance(value, str) and parsed.format == "responses" else ""
 
 
 # --- what happened when -----------------------------------------------------
@@ -282,7 +167,7 @@ def _codex_facts(values: list[Any]) -> Facts | None:
     return {**_NO_FACTS, "at": stamp} if isinstance(stamp, str) else None
 
 
-def _totals(facts: list[Facts | None]) -> dict[str, Any]:
+def totals(facts: list[Facts | None]) -> dict[str, Any]:
     """The header's sums: first and last timestamp, tokens in and out, models by use."""
     stamps = [f["at"] for f in facts if f and f["at"]]
     models: dict[str, int] = {}
@@ -298,246 +183,10 @@ def _totals(facts: list[Facts | None]) -> dict[str, Any]:
     }
 
 
-def provider_verdicts(
-    before: list[dict[str, Any]],
-    after: list[dict[str, Any]],
-    *,
-    stored: str = "",
-    renames: dict[str, dict[str, str]] | None = None,
-) -> dict[str, dict[str, Any]]:
-    """What each provider would answer to the history as it is and as repaired.
-
-    The original goes out with its ids as they are (a Kimi id is a real
-    Anthropic rejection); the repaired history goes out the way our export
-    writes it, with ids the provider's pattern rejects mapped.
-
-    Each verdict is ``{"before": issues, "after": issues}``. ``stored``
-    names the response a Responses body continues (``previous_response_id``):
-    part of its history is on the provider's side, so where the body shows
-    no problem Responses' verdict is "cannot tell", and the verdict also
-    holds ``undecided_before`` and ``undecided_after``: a list of the one reason
-    (every value of a verdict is a list, as the cached diagnosis stores it).
-
-    ``renames``, when given, gets each provider's ``{old id: new id}`` for the
-    ids its export rewrites (ID-3).
-    """
-    verdicts: dict[str, dict[str, Any]] = {}
-    # Repair returns untouched messages as the same objects: when nothing
-    # changed and no id needs mapping, the export is the same wire and needs
-    # no second check (the common, healthy case). Otherwise ``Wires`` reuses
-    # what it made of each untouched message for the repaired history.
-    wires = formats.Wires(before, after)
-    unchanged = len(before) == len(after) == wires.shared()
-    for provider in PROVIDERS:
-        found_before = [_issue(p) for p in wires.problems_before(provider)]
-        if unchanged and not found_before:
-            found_after: list[dict[str, Any]] = []
-        elif unchanged and not wires.renamed(provider):
-            found_after = [dict(issue) for issue in found_before]
-        else:
-            found_after = [_issue(p) for p in wires.problems_after(provider)]
-        verdicts[provider] = {"before": found_before, "after": found_after}
-        if renames is not None and wires.renamed(provider):
-            renames[provider] = wires.renamed(provider)
-    if stored:
-        stateful: dict[str, Any] = {}
-        for which, wire in (
-            ("before", wires.before("responses")),
-            ("after", wires.after("responses")),
-        ):
-            verdict = check("responses", {**wire, "previous_response_id": stored})
-            stateful[which] = [_issue(p) for p in verdict.problems]
-            if verdict.state == CANNOT_TELL:
-                stateful[f"undecided_{which}"] = [verdict.reason]
-        verdicts["responses"] = stateful
-    return verdicts
-
-
-PROVIDER_NAMES = {
-    "openai-chat": "OpenAI Chat",
-    "anthropic": "Anthropic",
-    "responses": "OpenAI Responses",
-    "gemini": "Gemini",
-}
-
-
-def _export_findings(
-    rows: list[dict[str, Any]], renames: dict[str, dict[str, str]]
-) -> list[dict[str, Any]]:
-    """An ID-3 finding for each id some provider's export rewrites, on the row of its call.
-
-    Such an id changes that provider's verdict between the history as it is
-    and as exported after repair even where nothing needed repair: the
-    finding says which provider refuses it and what it is sent as.
-    """
-    if not renames:
-        return []
-    by_id: dict[str, list[str]] = {}
-    new_ids: dict[str, list[str]] = {}  # named in the finding, so a redacted share masks them
-    refused: set[str] = set()  # not only an id an earlier call's new id took
-    for provider, renamed in renames.items():
-        given = set(renamed.values())
-        for old, new in renamed.items():
-            by_id.setdefault(old, []).append(f"{PROVIDER_NAMES.get(provider, provider)} as {new}")
-            new_ids.setdefault(old, []).append(new)
-            if old not in given:
-                refused.add(old)
-    found: list[dict[str, Any]] = []
-    for row in rows:
-        for call in row.get("calls") or ():
-            cid = call.get("new_id") or call.get("id")
-            sent = by_id.pop(cid, None)
-            if sent is None:
-                continue
-            shown = cid or "(no id)"
-            if "ID-3" not in row["findings"]:
-                row["findings"] = [*row["findings"], "ID-3"]
-            found.append(
-                {
-                    "rule": "ID-3",
-                    "row": row["key"],
-                    "text": (
-                        f"call id {shown} is refused by a provider: the export sends it to "
-                        if cid in refused
-                        else f"call id {shown} is an earlier call's new id: the export sends it to "
-                    )
-                    + "; ".join(sent),
-                    "ids": [cid, *dict.fromkeys(new_ids.get(cid, []))],
-                    "message": row["input_index"],
-                    "line": row["lines"][0] if row["lines"] else None,
-                }
-            )
-    return found
-
-
-def _issue(problem: ProviderProblem) -> dict[str, Any]:
-    return {"path": problem.path, "index": problem.index, "text": problem.text}
-
-
-def report(
-    data: bytes,
-    format: str = "auto",
-    is_read_only: ReadOnly = None,
-) -> dict[str, Any]:
-    """Exactly what ``manage.py repair --report`` prints for these bytes."""
-    parsed = formats.load(data, format)
-    return report_from(diagnose(parsed, is_read_only))
-
-
-def report_from(diagnosis: Diagnosis) -> dict[str, Any]:
-    return {
-        "format": diagnosis.format,
-        "engine_version": diagnosis.engine_version,
-        "messages": diagnosis.message_count,
-        "repaired_messages": diagnosis.repaired_count,
-        "needs_repair": diagnosis.needs_repair,
-        "findings": [
-            {k: f[k] for k in ("rule", "message", "line", "text", "ids")}
-            for f in diagnosis.findings
-        ],
-        "counts": diagnosis.counts,
-        "providers": {
-            name: {
-                "before": [i["text"] for i in v["before"]],
-                "after": [i["text"] for i in v["after"]],
-            }
-            for name, v in diagnosis.providers.items()
-        },
-        "problems": diagnosis.problems,
-        "interrupted": diagnosis.interrupted,
-        "meta": diagnosis.meta,
-    }
-
-
-def repaired_bytes(parsed: Parsed, fmt: str = "source", is_read_only: ReadOnly = None) -> bytes:
-    """The repaired transcript: in its own shape (``source``) or canonical JSON."""
-    with collector_paused():
-        repair = repair_parsed(parsed, is_read_only)
-        if fmt == "canonical":
-            return orjson.dumps(formats.strip_private(repair.messages), option=orjson.OPT_INDENT_2)
-        if fmt != "source":
-            raise ValueError(f"unknown output format {fmt!r}; use 'source' or 'canonical'")
-        return formats.FORMATS[parsed.format].serialise(repair.messages, parsed)
-
-
-# --- files of several conversations -------------------------------------------
-
-
-def diagnose_all(parsed: Sequence[Parsed], is_read_only: ReadOnly = None) -> list[Diagnosis]:
-    """One diagnosis per conversation of a file (``formats.load_all``'s list, in order)."""
-    return [diagnose(one, is_read_only) for one in parsed]
-
-
-def conversation_summaries(
-    parsed: Sequence[Parsed], diagnoses: Sequence[Diagnosis]
-) -> list[dict[str, Any]]:
-    """What a timeline lists of each conversation: which one, its size and its verdict.
-
-    ``key`` is what ``parse(data, conversation=key)`` takes to read it again.
-    """
-    keys = formats.conversation_keys(parsed[0]) if len(parsed) > 1 else [0]
-    return [
-        {
-            "key": key,
-            "number": n,
-            "messages": diagnosis.message_count,
-            "needs_repair": diagnosis.needs_repair,
-            "counts": dict(diagnosis.counts),
-            "rejected_by": [name for name, v in diagnosis.providers.items() if v["before"]],
-        }
-        for n, (key, diagnosis) in enumerate(zip(keys, diagnoses, strict=True), 1)
-    ]
-
-
-def repaired_bytes_all(
-    parsed: Sequence[Parsed], fmt: str = "source", is_read_only: ReadOnly = None
-) -> bytes:
-    """The whole file repaired: every conversation in it, in its own shape or canonical JSON.
-
-    Canonical JSON of a file of several conversations is a list of them, each
-    a list of messages.
-    """
-    if len(parsed) == 1:
-        return repaired_bytes(parsed[0], fmt, is_read_only)
-    with collector_paused():
-        repairs = [repair_parsed(one, is_read_only) for one in parsed]
-        if fmt == "canonical":
-            every = [formats.strip_private(repair.messages) for repair in repairs]
-            return orjson.dumps(every, option=orjson.OPT_INDENT_2)
-        if fmt != "source":
-            raise ValueError(f"unknown output format {fmt!r}; use 'source' or 'canonical'")
-        return formats.serialise_all(
-            [(repair.messages, one) for repair, one in zip(repairs, parsed, strict=True)]
-        )
-
-
-def report_all(parsed: Sequence[Parsed], diagnoses: Sequence[Diagnosis]) -> dict[str, Any]:
-    """``report_from`` for a file: for several conversations, each one's report and the totals."""
-    if len(diagnoses) == 1:
-        return report_from(diagnoses[0])
-    counts: dict[str, int] = {}
-    for diagnosis in diagnoses:
-        for rule, n in diagnosis.counts.items():
-            counts[rule] = counts.get(rule, 0) + n
-    summaries = conversation_summaries(parsed, diagnoses)
-    return {
-        "format": diagnoses[0].format,
-        "engine_version": ENGINE_VERSION,
-        "conversations": len(diagnoses),
-        "conversations_needing_repair": sum(d.needs_repair for d in diagnoses),
-        "needs_repair": any(d.needs_repair for d in diagnoses),
-        "counts": counts,
-        "each": [
-            {"conversation": summary["number"], "key": summary["key"], **report_from(diagnosis)}
-            for summary, diagnosis in zip(summaries, diagnoses, strict=True)
-        ],
-    }
-
-
 # --- the timeline ----------------------------------------------------------
 
 
-class _Timeline:
+class Timeline:
     """Lays original and repaired messages out as annotated rows."""
 
     def __init__(
@@ -551,7 +200,7 @@ class _Timeline:
         self.sources = parsed.sources
         self.causes = parsed.causes
 
-    def build(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def build(self) -> tuple[list[Row], list[Finding]]:
         kept, out_to_in = self._map_outputs()
         by_out: dict[int, list[Action]] = {}
         by_in_dropped: dict[int, list[Action]] = {}
@@ -564,15 +213,15 @@ class _Timeline:
         # The first ``kept`` inputs are all in the output, in their places.
         dropped = [i for i in range(kept, len(self.inputs)) if i not in emitted_inputs]
 
-        rows: list[dict[str, Any]] = []
-        findings: list[dict[str, Any]] = []
+        rows: list[Row] = []
+        findings: list[Finding] = []
         next_drop = 0
         drops = len(dropped)
         # Spans bracket each call turn of the repaired history, from the assistant
         # message to its last result: the open one's first and last rows so far.
         span_number = 0
-        span_first: dict[str, Any] | None = None
-        span_last: dict[str, Any] | None = None
+        span_first: Row | None = None
+        span_last: Row | None = None
         for out_index, message in enumerate(self.outputs):
             in_index = out_index if out_index < kept else out_to_in.get(out_index)
             actions = by_out.get(out_index, ())
@@ -621,7 +270,7 @@ class _Timeline:
         total = len(inputs)
         # Repair keeps order, and most messages as the very dicts they were: the
         # outputs start with a run of their inputs.
-        kept = same_start(inputs, outputs)
+        kept = same_start(inputs, outputs) if _SHORTCUTS else 0
         # What the repair inserted (synthetic results, notes) is a new dict: no
         # input to look for.
         inserted = {a.output_index for a in self.actions if a.rule in ("PAIR-1", "INT-2")}
@@ -632,7 +281,7 @@ class _Timeline:
             if out_index in inserted:
                 continue
             message = outputs[out_index]
-            if expected < total and inputs[expected] is message:
+            if _SHORTCUTS and expected < total and inputs[expected] is message:
                 in_index: int | None = expected
             else:
                 if identity is None:
@@ -658,8 +307,8 @@ class _Timeline:
         self,
         in_index: int,
         by_in: dict[int, list[Action]],
-        rows: list[dict[str, Any]],
-        findings: list[dict[str, Any]],
+        rows: list[Row],
+        findings: list[Finding],
     ) -> None:
         actions = by_in.get(in_index, ())
         row = self._row(len(rows), self.inputs[in_index], in_index, None, actions)
@@ -679,13 +328,13 @@ class _Timeline:
         in_index: int | None,
         out_index: int | None,
         actions: Sequence[Action],
-    ) -> dict[str, Any]:
+    ) -> Row:
         # Runs once per message: most are kept as they were with no actions, and
         # take the short branch; the rest work out what the repair did to them.
         role = message.get("role", "")
         metadata = message.get("metadata") or _EMPTY
         original = None if in_index is None else self.inputs[in_index]
-        if original is message and not actions:
+        if _SHORTCUTS and original is message and not actions:
             # The message is its own source: its calls and result are as they were.
             state = "kept"
             original_role = role
@@ -732,7 +381,7 @@ class _Timeline:
             result = _result(source, source_meta, message) if source_role == "tool" else None
         content = message.get("content")
         parts: list[dict[str, Any]]
-        if content.__class__ is str and len(content) <= TEXT_LIMIT:
+        if _SHORTCUTS and content.__class__ is str and len(content) <= TEXT_LIMIT:
             text, parts = content, []  # ``_render_content``'s answer for most messages
         else:
             text, parts = _render_content(content)
@@ -778,21 +427,21 @@ class _Timeline:
 
     def _calls(
         self, original: dict[str, Any], repaired: dict[str, Any], actions: Sequence[Action]
-    ) -> list[dict[str, Any]]:
+    ) -> list[Call]:
         before = (original.get("metadata") or _EMPTY).get("tool_calls") or []
         if not before:
             return []
         after = (repaired.get("metadata") or _EMPTY).get("tool_calls") or []
         if not isinstance(before, list):
             return []
-        if not actions and after is before:
+        if _SHORTCUTS and not actions and after is before:
             # Kept as they were (no renames, none removed): each call is its own
             # repaired call, so there is nothing to pair up.
             calls = []
             for call in before:
                 if call.__class__ is not dict:
                     break  # the pairing below decides what a stray item does
-                calls.append(_call_row(call, _call_id(call), None, False))
+                calls.append(_call_row(call, call_id_text(call), None, False))
             else:
                 return calls
         if actions:
@@ -812,11 +461,11 @@ class _Timeline:
                 continue
             is_removed = index in removed
             new_call = None if is_removed else next(kept, None)
-            old_id = _call_id(call)
+            old_id = call_id_text(call)
             if new_call is call:  # the message's calls as they were
                 new_id: str | None = old_id
             else:
-                new_id = _call_id(new_call) if new_call is not None else None
+                new_id = call_id_text(new_call) if new_call is not None else None
             if index in renames:
                 new_id = renames[index]
             if new_id is not None and new_id == old_id:
@@ -824,8 +473,8 @@ class _Timeline:
             calls.append(_call_row(call, old_id, new_id, is_removed))
         return calls
 
-    def _findings(self, row: dict[str, Any], actions: Sequence[Action]) -> list[dict[str, Any]]:
-        found = []
+    def _findings(self, row: Row, actions: Sequence[Action]) -> list[Finding]:
+        found: list[Finding] = []
         line = row["lines"][0] if row["lines"] else None
         if line is None:
             line = self._line_of_call(actions)
@@ -863,14 +512,14 @@ class _Timeline:
 
 def _result(
     source: dict[str, Any], source_meta: dict[str, Any], repaired: dict[str, Any]
-) -> dict[str, Any]:
+) -> Result:
     """A result row's ids: ``source`` is the original message (or the inserted one)."""
-    old_id = _call_id(source_meta)
+    old_id = call_id_text(source_meta)
     if source is repaired:  # kept as it was, or inserted: no other id
         new_id = None
     else:
         new_meta = repaired.get("metadata") or _EMPTY
-        new_id = _call_id(new_meta) if repaired.get("role") == "tool" else None
+        new_id = call_id_text(new_meta) if repaired.get("role") == "tool" else None
     return {
         "id": old_id,
         "new_id": new_id if new_id is not None and new_id != old_id else None,
@@ -879,9 +528,7 @@ def _result(
     }
 
 
-def _call_row(
-    call: dict[str, Any], old_id: str, new_id: str | None, removed: bool
-) -> dict[str, Any]:
+def _call_row(call: dict[str, Any], old_id: str, new_id: str | None, removed: bool) -> Call:
     """A call as a row shows it; ``new_id`` is None unless the repair renamed it."""
     return {
         "id": old_id,
@@ -893,15 +540,6 @@ def _call_row(
     }
 
 
-def _call_id(holder: dict[str, Any] | None) -> str:
-    if not holder:
-        return ""
-    value = holder.get("tool_call_id", holder.get("id", ""))
-    if value.__class__ is str:  # most ids: skip the conversion
-        return value
-    return "" if value is None else str(value)
-
-
 def _action_ids(action: Action) -> list[str]:
     ids = []
     for name in ("call_id", "old_id", "new_id"):
@@ -911,7 +549,7 @@ def _action_ids(action: Action) -> list[str]:
     return ids
 
 
-def _finding_text(action: Action, row: dict[str, Any], causes: dict[int, str]) -> str:
+def _finding_text(action: Action, row: Row, causes: dict[int, str]) -> str:
     name = getattr(action, "tool_name", None) or "a tool"
     call_id = getattr(action, "call_id", None) or ""
     old_id = getattr(action, "old_id", None) or ""
@@ -962,11 +600,12 @@ def _finding_text(action: Action, row: dict[str, Any], causes: dict[int, str]) -
     return rule
 
 
-def _cause_words(row: dict[str, Any], causes: dict[int, str]) -> str:
+def _cause_words(row: Row, causes: dict[int, str]) -> str:
     cause = row.get("cause")
-    if cause is None and row.get("input_index") is not None:
-        cause = causes.get(row["input_index"])
-    return f" ({CAUSE_WORDS[cause]})" if cause in CAUSE_WORDS else ""
+    index = row.get("input_index")
+    if cause is None and index is not None:
+        cause = causes.get(index)
+    return finding_words(cause)
 
 
 def _render_arguments(arguments: Any) -> str:
@@ -994,7 +633,7 @@ def _render_content(content: Any) -> tuple[str, list[dict[str, Any]]]:
         return _clip(content), []
     if not isinstance(content, list):
         return _clip(_render_arguments(content)), []
-    if len(content) == 1:
+    if _SHORTCUTS and len(content) == 1:
         part = content[0]
         if part.__class__ is dict and part.get("type") == "text":
             text = part.get("text")
@@ -1033,11 +672,11 @@ def _clip(text: str) -> str:
     )
 
 
-def _public(call: dict[str, Any]) -> dict[str, Any]:
+def public_call(call: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in call.items() if not (isinstance(k, str) and k.startswith("_"))}
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """Meta as JSON-safe plain data (sets become sorted lists)."""
     return orjson.loads(orjson.dumps(value, default=_default))
 

@@ -1,6 +1,6 @@
 """Choosing and paging the timeline's rows, and the small timelines of the rule pages.
 
-A view is chosen on the row index (``inspector.web.cachefile.RowIndex``) as a
+A view is chosen on the row index (``inspector.diagnosis.stored.RowIndex``) as a
 list of row positions, a pass over lists of small ints; only the rows of the
 page being shown are read from the cache and decoded. Rows are shared with
 the in-process diagnosis cache: nothing here changes them.
@@ -16,16 +16,16 @@ from urllib.parse import urlencode
 
 import orjson
 
-from inspector.web.cachefile import IndexedRows, ListRows, group_findings
+from inspector.diagnosis.model import Row
+from inspector.diagnosis.stored import IndexedRows, ListRows, StoredDiagnosis, group_findings
+from inspector.engine.canonical import call_id_text as call_id
 
 if TYPE_CHECKING:
-    from inspector.diagnosis import Diagnosis
+    from inspector.diagnosis.model import Diagnosis
 
 PAGE_SIZE = 200
 # A findings group lists this many entries; the rest are one filter away.
 GROUP_LIMIT = 25
-
-Row = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,13 +58,13 @@ class Filters:
         return {key: str(value) for key, value in values.items() if value not in (None, "")}
 
 
-def indexed_rows(diagnosis: Diagnosis) -> IndexedRows:
+def indexed_rows(diagnosis: Diagnosis | StoredDiagnosis) -> IndexedRows:
     """The diagnosis's rows with their index (built here for rows held as a plain list)."""
     rows = diagnosis.rows
     return rows if isinstance(rows, IndexedRows) else ListRows(rows)
 
 
-def select_positions(diagnosis: Diagnosis, filters: Filters) -> list[int]:
+def select_positions(diagnosis: Diagnosis | StoredDiagnosis, filters: Filters) -> list[int]:
     """The positions of the rows a filtered view shows, in the order it shows them."""
     index = indexed_rows(diagnosis).row_index
     everything = range(len(index))
@@ -105,14 +105,16 @@ def page_count(positions: Sequence[int]) -> int:
     return max(1, -(-len(positions) // PAGE_SIZE))
 
 
-def page_rows(diagnosis: Diagnosis, positions: Sequence[int], page: int) -> list[Row]:
+def page_rows(
+    diagnosis: Diagnosis | StoredDiagnosis, positions: Sequence[int], page: int
+) -> list[Row]:
     """The rows of one page of a view: only these are read from the cache."""
     start = (page - 1) * PAGE_SIZE
     return indexed_rows(diagnosis).take(positions[start : start + PAGE_SIZE])
 
 
 def finding_groups(
-    diagnosis: Diagnosis,
+    diagnosis: Diagnosis | StoredDiagnosis,
     positions: Sequence[int],
     filters: Filters,
     page: int,
@@ -174,7 +176,7 @@ def example_rows(messages: Any) -> list[dict[str, Any]]:
                 "text": example_text(message.get("content")),
                 "calls": [
                     {
-                        "id": call.get("tool_call_id") or call.get("id") or "",
+                        "id": call_id(call),
                         "name": call.get("name") or "",
                         "arguments": example_text(call.get("arguments")),
                     }
@@ -231,7 +233,7 @@ class SessionMap:
 
 
 def session_map(
-    diagnosis: Diagnosis, positions: Sequence[int], filters: Filters, page: int
+    diagnosis: Diagnosis | StoredDiagnosis, positions: Sequence[int], filters: Filters, page: int
 ) -> SessionMap | None:
     """One mark per row of the view (or per run of rows, past ``MAP_MARKS``), by role.
 
@@ -308,12 +310,12 @@ def row_matches(row: Row, needle: str) -> bool:
             return True
         if needle in (call.get("arguments") or "").casefold():
             return True
-    result = row.get("result") or {}
-    return needle in str(result.get("name") or "").casefold()
+    result = row.get("result")
+    return result is not None and needle in str(result.get("name") or "").casefold()
 
 
 def search(
-    diagnosis: Diagnosis, positions: Sequence[int], query: str
+    diagnosis: Diagnosis | StoredDiagnosis, positions: Sequence[int], query: str
 ) -> tuple[int, list[dict[str, Any]]]:
     """Every row of this view that holds ``query`` (any case): how many, and the first of them
     with the page of the view that shows each.

@@ -44,12 +44,12 @@ import os
 import struct
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import orjson
 import zstandard
 
-from inspector.diagnosis import Diagnosis
+from inspector.diagnosis.model import Diagnosis, Finding, Problem, Row
 
 LAYOUT = 2  # 1 was the single compressed document
 MAGIC = b"TIdiag%02d" % LAYOUT
@@ -67,8 +67,6 @@ HEADER_FIELDS = tuple(
     f.name for f in dataclasses.fields(Diagnosis) if f.name not in ("rows", *LONG_LISTS)
 )
 
-Row = dict[str, Any]
-Finding = dict[str, Any]
 Opener = Callable[[], IO[bytes]]
 # [rule, how many findings it has, the first ``limit`` of them], in order of first finding.
 Group = list[Any]
@@ -349,6 +347,8 @@ class _Rest:
             value: Any = self._document
         for name in path:
             value = value[name]
+        if not isinstance(value, list):
+            raise Unreadable(f"the stored diagnosis holds no list at {'/'.join(path)}")
         return value
 
 
@@ -425,7 +425,55 @@ def group_findings(findings: Sequence[Finding], limit: int) -> list[Group]:
     return list(groups.values())
 
 
-def whole(diagnosis: Diagnosis) -> Diagnosis:
+@dataclasses.dataclass(slots=True)
+class StoredDiagnosis:
+    """A diagnosis as a page reads it: the fields of a ``Diagnosis``, the long ones on demand.
+
+    ``rows`` are read by position with the index that chooses among them
+    (``IndexedRows``); each long list is a ``Sequence`` whose length and first
+    ``AT_HAND`` items are at hand, the rest read from the file when asked for
+    (``StoredList``), or a plain list (``in_memory``, ``whole``). Read-only:
+    rows and lists are shared with the in-process cache.
+    """
+
+    format: str
+    engine_version: str
+    message_count: int
+    repaired_count: int
+    needs_repair: bool
+    counts: dict[str, int]
+    providers: dict[str, dict[str, Sequence[Any]]]  # provider -> before/after -> issues
+    problems: Sequence[Problem]
+    findings: Sequence[Finding]
+    rows: IndexedRows
+    interrupted: Sequence[dict[str, Any]]
+    meta: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def accepted_after(self) -> bool:
+        return all(not verdict["after"] for verdict in self.providers.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field whole and plain, rows included: what ``Diagnosis.to_dict`` gives."""
+        return {
+            field.name: copy.deepcopy(getattr(self, field.name))
+            for field in dataclasses.fields(self)
+        }
+
+
+# What a page, a report or a share reads: a diagnosis just made or one from the cache.
+DiagnosisView = Diagnosis | StoredDiagnosis
+
+
+def in_memory(diagnosis: Diagnosis) -> StoredDiagnosis:
+    """A diagnosis just made, as a page reads one: its rows with their index, built on demand."""
+    fields = {f.name: getattr(diagnosis, f.name) for f in dataclasses.fields(diagnosis)}
+    return StoredDiagnosis(
+        **{**fields, "rows": ListRows(diagnosis.rows), "providers": dict(diagnosis.providers)}
+    )
+
+
+def whole(diagnosis: StoredDiagnosis) -> StoredDiagnosis:
     """The diagnosis with every long list whole and plain, for reports; rows stay as they are."""
     return dataclasses.replace(
         diagnosis,
@@ -451,7 +499,7 @@ class Encoded:
     header: dict[str, Any]
     index: RowIndex
 
-    def open(self, opener: Opener) -> Diagnosis:
+    def open(self, opener: Opener) -> StoredDiagnosis:
         """The diagnosis as read from the file ``opener`` opens, once ``data`` is saved there."""
         return _diagnosis(self.prefix, self.header, self.index, opener)
 
@@ -460,7 +508,7 @@ def _at_hand(items: Sequence[Any]) -> dict[str, Any]:
     return {"count": len(items), "head": items[:AT_HAND]}
 
 
-def encode(diagnosis: Diagnosis, group_limit: int) -> Encoded:
+def encode(diagnosis: Diagnosis | StoredDiagnosis, group_limit: int) -> Encoded:
     compress = zstandard.ZstdCompressor(level=LEVEL).compress
     dumps = orjson.dumps
     rows = diagnosis.rows
@@ -482,7 +530,9 @@ def encode(diagnosis: Diagnosis, group_limit: int) -> Encoded:
             "problems": _at_hand(diagnosis.problems),
             "interrupted": _at_hand(diagnosis.interrupted),
             "providers": {
-                name: {when: _at_hand(issues) for when, issues in checks.items()}
+                name: {
+                    when: _at_hand(cast(Sequence[Any], issues)) for when, issues in checks.items()
+                }
                 for name, checks in diagnosis.providers.items()
             },
         },
@@ -501,7 +551,7 @@ def encode(diagnosis: Diagnosis, group_limit: int) -> Encoded:
     return Encoded(prefix + content, prefix, header, index)
 
 
-def read(opener: Opener) -> Diagnosis:
+def read(opener: Opener) -> StoredDiagnosis:
     """The diagnosis in the file: header and index read now, long lists and rows when asked for.
 
     Raises ``Unreadable`` for a file of another layout, or one cut short.
@@ -526,7 +576,9 @@ def read(opener: Opener) -> Diagnosis:
         raise Unreadable(f"the cached diagnosis does not decode: {error!r}") from error
 
 
-def _diagnosis(prefix: bytes, header: dict[str, Any], index: RowIndex, opener: Opener) -> Diagnosis:
+def _diagnosis(
+    prefix: bytes, header: dict[str, Any], index: RowIndex, opener: Opener
+) -> StoredDiagnosis:
     _, header_length, index_length, _, _ = PREFIX.unpack(prefix)
     start = PREFIX.size + header_length + index_length
     source = _Source(opener, prefix)
@@ -534,7 +586,7 @@ def _diagnosis(prefix: bytes, header: dict[str, Any], index: RowIndex, opener: O
     chunks = [(start + offset, length) for offset, length in header["chunks"]]
     at_hand = header["at_hand"]
     groups = header["groups"]
-    return Diagnosis(
+    return StoredDiagnosis(
         **header["diagnosis"],
         findings=StoredFindings(rest, at_hand["findings"], groups["groups"], groups["limit"]),
         providers={

@@ -104,7 +104,8 @@ def digest(message: dict[str, Any]) -> Digest | None:
             value = call.get("tool_call_id") or call.get("id") or ""
             if value.__class__ is not str:
                 return None
-            found.append(value)  # ``call_id(call)``, which it is for a string
+            # The engine's ``call_id_text(call)``, inlined: this reads every call of a session.
+            found.append(value)
         ids: tuple[str, ...] = tuple(found)
     elif role == "assistant" or role == "user" or role == "system":
         ids = ()
@@ -229,8 +230,8 @@ def quiet_body(
 ) -> tuple[dict[str, Any], int]:
     """``body``, and how many items at its start stand in for its quiet prefix.
 
-    ``validate(provider, wire, start=that)`` may skip them: they pass and
-    bear on nothing after them, as ``validate`` asks of what it skips.
+    ``providers._validate_from(provider, wire, that)`` may skip them: they
+    pass and bear on nothing after them, which is its precondition.
     """
     if renamed:
         get = renamed.get
@@ -464,7 +465,8 @@ def _openai_chat(history: list[Digest]) -> dict[str, Any]:
 
 
 def _anthropic(history: list[Digest]) -> dict[str, Any]:
-    # Leading system messages go to ``system``. A run of assistant messages is
+    # ``formats.anthropic._groups`` on digests (no record keys: a request body):
+    # leading system messages go to ``system``; a run of assistant messages is
     # one message; results and the messages of their side after them are one
     # user message, and a user's text starts a new one unless results lead it.
     out: list[dict[str, Any]] = []
@@ -514,8 +516,9 @@ def _responses(history: list[Digest]) -> dict[str, Any]:
 
 
 def _gemini(history: list[Digest]) -> dict[str, Any]:
-    # Leading system messages go to ``systemInstruction``; turns alternate by
-    # side, a history opening with a call turn gets a user turn first.
+    # ``formats.gemini._groups`` on digests (a request body): leading system
+    # messages go to ``systemInstruction``; turns alternate by side, and a
+    # history opening with a call turn gets a user turn first.
     contents: list[dict[str, Any]] = []
     side = ""
     parts: list[Any] = []

@@ -1,0 +1,302 @@
+"""The diagnosis of a transcript: what broke, which rule says so, what the repair did.
+
+One pure package (no Django, no process-wide state) between the readers
+(``inspector.formats``) and the engine (``inspector.engine``) on one side and
+the web, the scan, the console command and the watcher on the other:
+
+- ``diagnose(parsed)``: repair, the timeline's rows (``rows``), the findings
+  and the four providers' verdicts (``verdicts``), as a ``Diagnosis``
+  (``model``); ``diagnose_all`` for a file of several conversations;
+- ``report_from`` / ``report_all``: what ``repair --report`` prints;
+  ``repaired_bytes`` / ``repaired_bytes_all``: the repaired file;
+- ``stored``: a diagnosis as one cache file a page reads only a little of;
+  ``select``: choosing, paging and searching a view's rows on it.
+
+Everything a diagnosis holds is plain data, so it is cached as compressed JSON
+and rebuilt from the stored raw bytes whenever ``ENGINE_VERSION`` changes.
+``docs/architecture.md`` follows one upload through these modules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from inspector import formats
+from inspector.diagnosis.model import (
+    ENGINE_VERSION,
+    REPAIR_RULES,
+    TEXT_LIMIT,
+    Diagnosis,
+    Finding,
+    Issue,
+    Row,
+    Verdict,
+)
+from inspector.diagnosis.rows import (
+    Timeline,
+    line_findings,
+    message_facts,
+    plain,
+    public_call,
+    totals,
+)
+from inspector.diagnosis.stored import DiagnosisView
+from inspector.diagnosis.verdicts import PROVIDER_NAMES, export_findings, provider_verdicts
+from inspector.engine import Repair, repair_history
+from inspector.formats.base import Parsed
+
+__all__ = [
+    "ENGINE_VERSION",
+    "PROVIDER_NAMES",
+    "REPAIR_RULES",
+    "TEXT_LIMIT",
+    "Diagnosis",
+    "DiagnosisView",
+    "FileDiagnosis",
+    "Finding",
+    "Issue",
+    "ReadOnly",
+    "Row",
+    "Verdict",
+    "conversation_summaries",
+    "diagnose",
+    "diagnose_all",
+    "diagnose_file",
+    "diagnose_part",
+    "message_facts",
+    "provider_verdicts",
+    "read_only_predicate",
+    "repair_parsed",
+    "repaired_bytes",
+    "repaired_bytes_all",
+    "report",
+    "report_all",
+    "report_from",
+]
+
+ReadOnly = Callable[[str], bool] | None
+
+
+def read_only_predicate(names: Iterable[str] | None) -> ReadOnly:
+    wanted = frozenset(name for name in (names or ()) if name)
+    return (lambda name: name in wanted) if wanted else None
+
+
+def repair_parsed(parsed: Parsed, is_read_only: ReadOnly = None) -> Repair:
+    kwargs: dict[str, Any] = {}
+    if parsed.not_started:
+        kwargs["not_started"] = parsed.not_started
+    if parsed.causes:
+        # SPEC §7: the interruption note names the cause where the transcript shows it.
+        kwargs["causes"] = parsed.causes
+    return repair_history(parsed.messages, is_read_only, **kwargs)
+
+
+def diagnose(parsed: Parsed, is_read_only: ReadOnly = None) -> Diagnosis:
+    """Repair ``parsed``, lay the two histories out as rows and ask the four providers."""
+    repair = repair_parsed(parsed, is_read_only)
+    facts = message_facts(parsed)
+    builder = Timeline(parsed, repair, facts)
+    rows, findings = builder.build()
+    glued = line_findings(parsed, rows, findings)
+    renames: dict[str, dict[str, str]] = {}
+    providers = provider_verdicts(
+        parsed.messages, repair.messages, stored=_stored_history(parsed), renames=renames
+    )
+    # What the repair did, per rule (a glued line too); the export's rewritten ids
+    # (ID-3) are findings as well, but not repairs.
+    counts: dict[str, int] = {}
+    for finding in findings:
+        counts[finding["rule"]] = counts.get(finding["rule"], 0) + 1
+    findings += export_findings(rows, renames)
+    return Diagnosis(
+        format=parsed.format,
+        engine_version=ENGINE_VERSION,
+        message_count=len(parsed.messages),
+        repaired_count=len(repair.messages),
+        needs_repair=bool(repair.actions) or glued,
+        counts=counts,
+        providers=providers,
+        problems=[{"line": p.line, "reason": p.reason, "kind": p.kind} for p in parsed.problems],
+        findings=findings,
+        rows=rows,
+        interrupted=[public_call(call) for call in repair.interrupted],
+        meta=plain(parsed.meta) | ({"timing": totals(facts)} if any(facts) else {}),
+    )
+
+
+def _stored_history(parsed: Parsed) -> str:
+    """The stored response a Responses request body continues, if it names one."""
+    value = parsed.meta.get("previous_response_id") if isinstance(parsed.meta, dict) else None
+    return value if isinstance(value, str) and parsed.format == "responses" else ""
+
+
+def report(
+    data: bytes,
+    format: str = "auto",
+    is_read_only: ReadOnly = None,
+) -> dict[str, Any]:
+    """Exactly what ``manage.py repair --report`` prints for these bytes."""
+    parsed = formats.load(data, format)
+    return report_from(diagnose(parsed, is_read_only))
+
+
+def report_from(diagnosis: DiagnosisView) -> dict[str, Any]:
+    return {
+        "format": diagnosis.format,
+        "engine_version": diagnosis.engine_version,
+        "messages": diagnosis.message_count,
+        "repaired_messages": diagnosis.repaired_count,
+        "needs_repair": diagnosis.needs_repair,
+        "findings": [
+            {k: f[k] for k in ("rule", "message", "line", "text", "ids")}
+            for f in diagnosis.findings
+        ],
+        "counts": diagnosis.counts,
+        "providers": {
+            name: {
+                "before": [i["text"] for i in v["before"]],
+                "after": [i["text"] for i in v["after"]],
+            }
+            for name, v in diagnosis.providers.items()
+        },
+        "problems": diagnosis.problems,
+        "interrupted": diagnosis.interrupted,
+        "meta": diagnosis.meta,
+    }
+
+
+def repaired_bytes(parsed: Parsed, fmt: str = "source", is_read_only: ReadOnly = None) -> bytes:
+    """The repaired transcript: in its own shape (``source``) or canonical JSON."""
+    repair = repair_parsed(parsed, is_read_only)
+    if fmt == "canonical":
+        return orjson.dumps(formats.strip_private(repair.messages), option=orjson.OPT_INDENT_2)
+    if fmt != "source":
+        raise ValueError(f"unknown output format {fmt!r}; use 'source' or 'canonical'")
+    return formats.FORMATS[parsed.format].serialise(repair.messages, parsed)
+
+
+# --- a whole file, as the web stores it --------------------------------------
+
+
+@dataclass(slots=True)
+class FileDiagnosis:
+    """A file diagnosed whole: what the web stores of an upload.
+
+    ``shown`` is the diagnosis of the conversation a timeline opens on (the
+    file's only one, or the one its reader picks: a capture's main loop, else
+    the first); ``conversations`` summarises each one of a file of several
+    (``[]`` for one); ``parsed`` is every conversation as read.
+    """
+
+    format: str
+    shown: Diagnosis
+    conversations: list[dict[str, Any]]
+    parsed: list[Parsed]
+
+
+def diagnose_file(data: bytes, format: str = "auto") -> FileDiagnosis:
+    """Read every conversation of ``data`` and diagnose it: the one call an upload makes.
+
+    Raises ``formats.FormatError`` for bytes no shape reads and
+    ``InvalidTranscript`` for a history the engine refuses.
+    """
+    every = formats.load_all(data, format)
+    if len(every) == 1:
+        return FileDiagnosis(every[0].format, diagnose(every[0]), [], every)
+    keys = formats.conversation_keys(every[0])
+    chosen = formats.chosen_key(every[0])
+    shown = keys.index(chosen) if chosen in keys else 0
+    diagnoses = diagnose_all(every)
+    summaries = conversation_summaries(every, diagnoses)
+    return FileDiagnosis(every[0].format, diagnoses[shown], summaries, every)
+
+
+def diagnose_part(
+    data: bytes, format: str, *, conversation: int | None = None, leaf: str | None = None
+) -> Diagnosis:
+    """One part of a stored file that is not stored with it, diagnosed on demand.
+
+    ``conversation``: that conversation of a file of several (its key in
+    ``conversation_summaries``); ``leaf``: the branch of a forked Claude Code
+    session that ends at that record (its uuid, as ``meta["branches"]`` lists
+    them). Raises ``formats.FormatError`` when the file has no such part.
+    """
+    return diagnose(formats.load_part(data, format, conversation=conversation, leaf=leaf))
+
+
+# --- files of several conversations -------------------------------------------
+
+
+def diagnose_all(parsed: Sequence[Parsed], is_read_only: ReadOnly = None) -> list[Diagnosis]:
+    """One diagnosis per conversation of a file (``formats.load_all``'s list, in order)."""
+    return [diagnose(one, is_read_only) for one in parsed]
+
+
+def conversation_summaries(
+    parsed: Sequence[Parsed], diagnoses: Sequence[DiagnosisView]
+) -> list[dict[str, Any]]:
+    """What a timeline lists of each conversation: which one, its size and its verdict.
+
+    ``key`` is what ``parse(data, conversation=key)`` takes to read it again.
+    """
+    keys = formats.conversation_keys(parsed[0]) if len(parsed) > 1 else [0]
+    return [
+        {
+            "key": key,
+            "number": n,
+            "messages": diagnosis.message_count,
+            "needs_repair": diagnosis.needs_repair,
+            "counts": dict(diagnosis.counts),
+            "rejected_by": [name for name, v in diagnosis.providers.items() if v["before"]],
+        }
+        for n, (key, diagnosis) in enumerate(zip(keys, diagnoses, strict=True), 1)
+    ]
+
+
+def repaired_bytes_all(
+    parsed: Sequence[Parsed], fmt: str = "source", is_read_only: ReadOnly = None
+) -> bytes:
+    """The whole file repaired: every conversation in it, in its own shape or canonical JSON.
+
+    Canonical JSON of a file of several conversations is a list of them, each
+    a list of messages.
+    """
+    if len(parsed) == 1:
+        return repaired_bytes(parsed[0], fmt, is_read_only)
+    repairs = [repair_parsed(one, is_read_only) for one in parsed]
+    if fmt == "canonical":
+        every = [formats.strip_private(repair.messages) for repair in repairs]
+        return orjson.dumps(every, option=orjson.OPT_INDENT_2)
+    if fmt != "source":
+        raise ValueError(f"unknown output format {fmt!r}; use 'source' or 'canonical'")
+    return formats.serialise_all(
+        [(repair.messages, one) for repair, one in zip(repairs, parsed, strict=True)]
+    )
+
+
+def report_all(parsed: Sequence[Parsed], diagnoses: Sequence[DiagnosisView]) -> dict[str, Any]:
+    """``report_from`` for a file: for several conversations, each one's report and the totals."""
+    if len(diagnoses) == 1:
+        return report_from(diagnoses[0])
+    counts: dict[str, int] = {}
+    for diagnosis in diagnoses:
+        for rule, n in diagnosis.counts.items():
+            counts[rule] = counts.get(rule, 0) + n
+    summaries = conversation_summaries(parsed, diagnoses)
+    return {
+        "format": diagnoses[0].format,
+        "engine_version": ENGINE_VERSION,
+        "conversations": len(diagnoses),
+        "conversations_needing_repair": sum(d.needs_repair for d in diagnoses),
+        "needs_repair": any(d.needs_repair for d in diagnoses),
+        "counts": counts,
+        "each": [
+            {"conversation": summary["number"], "key": summary["key"], **report_from(diagnosis)}
+            for summary, diagnosis in zip(summaries, diagnoses, strict=True)
+        ],
+    }
