@@ -55,6 +55,7 @@ from inspector.formats.canonical import (
     REC,
     Alternatives,
     Message,
+    call_id,
     dump_like,
     public,
     read_json,
@@ -435,7 +436,7 @@ def _call_plan(old: Message, new: Message) -> list[str | None]:
             and candidate.get("arguments") == call["arguments"]
         ):
             k += 1
-            plan.append(_str(candidate.get("tool_call_id") or candidate.get("id")))
+            plan.append(call_id(candidate))
         else:
             plan.append(None)
     return plan
@@ -497,7 +498,7 @@ class _UiWriter:
                     if new_id != _tool_id(part):
                         self._edit(rec)["parts"][n] = _with_id(part, new_id)
             elif old["role"] == "tool" and m.get("role") == "tool":
-                new_id = _str(_md(m).get("tool_call_id"))
+                new_id = call_id(_md(m))
                 n = old["metadata"][PART]
                 part = (
                     self._edit(rec)["parts"][n]
@@ -545,7 +546,7 @@ class _UiWriter:
     def _new(self, m: Message, last_rec: int | None) -> None:
         md = _md(m)
         if m.get("role") == "tool":
-            call = _str(md.get("tool_call_id") or md.get("id"))
+            call = call_id(md)
             found = self.calls.get(call)
             if found is not None:
                 rec, n = found
@@ -668,11 +669,11 @@ class _ModelWriter:
                 and old.get("content") == m.get("content")
                 and m.get("role") == "tool"
             ):
-                return {**source, "toolCallId": _str(md.get("tool_call_id"))}
+                return {**source, "toolCallId": call_id(md)}
         text = _joined_text(m)
         new: dict[str, Any] = {
             "type": "tool-result",
-            "toolCallId": _str(md.get("tool_call_id") or md.get("id")),
+            "toolCallId": call_id(md),
             "toolName": _str(md.get("name")),
         }
         if self.legacy:
@@ -711,7 +712,7 @@ class _ModelWriter:
                     parts.append(
                         {
                             "type": "tool-call",
-                            "toolCallId": _str(call.get("tool_call_id") or call.get("id")),
+                            "toolCallId": call_id(call),
                             "toolName": _str(call.get("name")),
                             key: call.get("arguments"),
                         }

@@ -814,7 +814,7 @@ def _wire_result(message: Message, old: Any) -> dict[str, Any]:
     md = metadata(message)
     block = dict(old) if isinstance(old, dict) and old.get("type") == "tool_result" else {}
     block["type"] = "tool_result"
-    block["tool_use_id"] = md.get("tool_call_id", "")
+    block["tool_use_id"] = call_id(md)
     content = message["content"]
     if not (old and _result_content(block) == content):
         block["content"] = content if isinstance(content, str) else _wire_blocks(content, True)

@@ -634,7 +634,7 @@ def _cli_gemini_record(group: list[Message], template: dict[str, Any] | None) ->
     if not (template and (record.get("content") or "") == (content or "")):
         record["content"] = text_of(content)
     old_calls = found if isinstance(found := record.get("toolCalls"), list) else []
-    results = {metadata(m).get("tool_call_id"): m for m in group[1:]}
+    results = {call_id(metadata(m)): m for m in group[1:]}
     calls = []
     for index, call in enumerate(calls_of(assistant)):
         old = (
@@ -789,7 +789,7 @@ def _wire_memo(messages: list[Message], memo: dict[Any, Any]) -> tuple[Any, list
             for m in members:
                 if m["role"] == "tool":
                     md = metadata(m)
-                    rid = md.get("tool_call_id", "")
+                    rid = call_id(md)
                     callers.append(None if md.get("name") else names.get(rid))
             if hit is not None and any(a is not b for a, b in zip(hit[2], callers, strict=True)):
                 hit = None
@@ -889,7 +889,7 @@ def _wire_response(
     message: Message, old: Any, synthetic: set[str], names: dict[str, Any]
 ) -> dict[str, Any]:
     md = metadata(message)
-    rid = md.get("tool_call_id", "")
+    rid = call_id(md)
     part = dict(old) if isinstance(old, dict) and "functionResponse" in old else {}
     response = dict(part.get("functionResponse") or {})
     if rid in synthetic:

@@ -361,7 +361,7 @@ def _new_record(m: Message, form: str, prefix: list[str]) -> dict[str, Any]:
             {
                 "name": c.get("name"),
                 "args": c.get("arguments"),
-                "id": c.get("tool_call_id") or c.get("id"),
+                "id": call_id(c),
                 "type": "tool_call",
             }
             for c in md.get("tool_calls") or []
@@ -415,7 +415,7 @@ def _recall(fields: dict[str, Any], old: Message, md: dict[str, Any]) -> None:
             and candidate.get("arguments") == call["arguments"]
         ):
             k += 1
-            plan.append((call["tool_call_id"], candidate.get("tool_call_id") or ""))
+            plan.append((call["tool_call_id"], call_id(candidate)))
         else:
             plan.append((call["tool_call_id"], None))
 

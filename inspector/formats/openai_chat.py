@@ -563,7 +563,7 @@ def _wire_message(
         else:
             out.pop("tool_calls", None)
     elif role == "tool":
-        out["tool_call_id"] = md.get("tool_call_id", "")
+        out["tool_call_id"] = call_id(md)
         if isinstance(md.get("name"), str):
             out["name"] = md["name"]
         if template and template.get("role") == "function":

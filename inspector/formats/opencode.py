@@ -663,7 +663,7 @@ class _Writer:
                 k += 1
                 new_id = call_id(candidate)
                 self.calls.setdefault(new_id, key)
-                if new_id != call.get("tool_call_id"):
+                if new_id != call_id(call):
                     self.updated[key] = {**self._part(key), "callID": new_id}
             else:
                 self.removed.add(key)  # the repair removed this call (cut mid-stream)

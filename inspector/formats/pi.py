@@ -647,7 +647,7 @@ class _Writer:
             }
         elif role == "tool":
             new_message = dict(message)
-            new_message["toolCallId"] = metadata.get("tool_call_id", "")
+            new_message["toolCallId"] = call_id(metadata)
             if m.get("content") != old.get("content"):
                 new_message["content"] = _pi_content(m.get("content"))
         else:

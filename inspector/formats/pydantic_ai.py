@@ -324,7 +324,7 @@ class _Writer:
         if role == "tool":
             source = self._source_part(rec, part)
             if source is not None and _same_text(old_content(self.parsed, rec, part), m):
-                return {**source, "tool_call_id": md.get("tool_call_id", "")}
+                return {**source, "tool_call_id": call_id(md)}
             new: dict[str, Any] = {
                 "tool_name": md.get("name") or "",
                 "content": text,

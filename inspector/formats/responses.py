@@ -643,7 +643,7 @@ def _input_memo(messages: list[Message], memo: dict[Any, Any]) -> list[Any]:
             for cid, kind in hit[2]:
                 kinds.setdefault(cid, kind)
         elif role == "tool":
-            kind = kinds.get(metadata(message).get("tool_call_id", ""), "function_call")
+            kind = kinds.get(call_id(metadata(message)), "function_call")
             if hit is None or hit[2] != kind:
                 made = [_wire_output(public(message), None, kinds)]
                 hit = memo[id(message)] = (message, _sendable(made), kind)
@@ -907,7 +907,7 @@ def _wire_output(message: Message, old: Any, kinds: dict[str, str]) -> dict[str,
     or one the repair made) as the output kind of the call it answers.
     """
     md = metadata(message)
-    rid = md.get("tool_call_id", "")
+    rid = call_id(md)
     content = message["content"]
     if isinstance(old, dict) and _is_output(old):
         item = dict(old)

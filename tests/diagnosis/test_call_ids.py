@@ -75,3 +75,24 @@ def _plain_history_ids(messages):
 @given(history=histories())
 def test_history_ids_is_the_plain_definition(history):
     assert formats.history_ids(history) == _plain_history_ids(history)
+
+
+@pytest.mark.parametrize("provider", ["openai-chat", "anthropic", "responses", "gemini"])
+def test_every_export_writes_the_id_the_engine_reads(provider):
+    # A canonical history whose result names its call under the flat ``id`` (MEM-11):
+    # every provider's body must carry that id on the result, and accept the pair.
+    from inspector.engine.providers import validate
+
+    messages = [
+        {"role": "user", "content": "list"},
+        {
+            "role": "assistant",
+            "content": "",
+            "metadata": {"tool_calls": [{"id": "call_1", "name": "ls", "arguments": {}}]},
+        },
+        {"role": "tool", "content": "a b", "metadata": {"id": "call_1", "name": "ls"}},
+        {"role": "assistant", "content": "done"},
+    ]
+    body = formats.to_wire(messages, provider)
+    assert validate(provider, body) == []
+    assert "call_1" in orjson.dumps(body).decode()
