@@ -105,7 +105,11 @@ def diagnose(parsed: Parsed, is_read_only: ReadOnly = None) -> Diagnosis:
     glued = line_findings(parsed, rows, findings)
     renames: dict[str, dict[str, str]] = {}
     providers = provider_verdicts(
-        parsed.messages, repair.messages, stored=_stored_history(parsed), renames=renames
+        parsed.messages,
+        repair.messages,
+        stored=_stored_history(parsed),
+        renames=renames,
+        unchecked=_unchecked_kinds(parsed),
     )
     # What the repair did, per rule (a glued line too); the export's rewritten ids
     # (ID-3) are findings as well, but not repairs.
@@ -127,6 +131,12 @@ def diagnose(parsed: Parsed, is_read_only: ReadOnly = None) -> Diagnosis:
         interrupted=[public_call(call) for call in repair.interrupted],
         meta=plain(parsed.meta) | ({"timing": totals(facts)} if any(facts) else {}),
     )
+
+
+def _unchecked_kinds(parsed: Parsed) -> list[str]:
+    """The Responses item kinds the reader kept that no provider check reads."""
+    kinds = parsed.meta.get("unchecked_kinds") if isinstance(parsed.meta, dict) else None
+    return [k for k in kinds if isinstance(k, str)] if isinstance(kinds, list) else []
 
 
 def _stored_history(parsed: Parsed) -> str:

@@ -56,6 +56,9 @@ class Verdict(TypedDict):
     after: list[Issue]
     undecided_before: NotRequired[list[str]]
     undecided_after: NotRequired[list[str]]
+    # What the check could not look at, as "not checked: unknown item kind X".
+    notes_before: NotRequired[list[str]]
+    notes_after: NotRequired[list[str]]
 
 
 class Finding(TypedDict):

@@ -24,6 +24,7 @@ the garbage collector around a diagnosis (``inspector.collector``).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from inspector import formats
@@ -32,10 +33,10 @@ from inspector.diagnosis.model import Finding, Issue, Row, Verdict
 from inspector.engine.providers import (
     CANNOT_TELL,
     PROVIDERS,
+    UNKNOWN_KIND,
     ProviderProblem,
     _validate_from,
     check,
-    validate,
 )
 from inspector.formats.canonical import public, same_start
 
@@ -46,6 +47,7 @@ def provider_verdicts(
     *,
     stored: str = "",
     renames: dict[str, dict[str, str]] | None = None,
+    unchecked: Sequence[str] = (),
 ) -> dict[str, Verdict]:
     """What each provider would answer to the history as it is and as repaired.
 
@@ -62,6 +64,11 @@ def provider_verdicts(
 
     ``renames``, when given, gets each provider's ``{old id: new id}`` for the
     ids its export rewrites (ID-3).
+
+    ``unchecked`` names the Responses item kinds the file holds that no check
+    reads (``meta["unchecked_kinds"]``): the export leaves them out, so the
+    Responses verdict carries a note for each, before and after, rather than
+    an "accepted" that says nothing of them.
     """
     verdicts: dict[str, Verdict] = {}
     # Repair returns untouched messages as the same objects: when nothing
@@ -79,6 +86,12 @@ def provider_verdicts(
         else:
             found_after = [_issue(p) for p in wires.problems_after(provider)]
         verdicts[provider] = {"before": found_before, "after": found_after}
+        # What the check could not look at ("not checked: unknown item kind X"): said, so
+        # that an item no check knows is neither passed nor refused in silence.
+        if notes := wires.notes(provider, 0):
+            verdicts[provider]["notes_before"] = notes
+        if notes := wires.notes(provider, 1) or (wires.notes(provider, 0) if unchanged else []):
+            verdicts[provider]["notes_after"] = notes
         if renames is not None and wires.renamed(provider):
             renames[provider] = wires.renamed(provider)
     if stored:
@@ -88,11 +101,21 @@ def provider_verdicts(
             "before": [_issue(p) for p in first.problems],
             "after": [_issue(p) for p in then.problems],
         }
+        if first.notes:
+            stateful["notes_before"] = list(first.notes)
+        if then.notes:
+            stateful["notes_after"] = list(then.notes)
         if first.state == CANNOT_TELL:
             stateful["undecided_before"] = [first.reason]
         if then.state == CANNOT_TELL:
             stateful["undecided_after"] = [then.reason]
         verdicts["responses"] = stateful
+    if unchecked:
+        left_out = "(kept in the file, left out of the export)"
+        said = [f"{UNKNOWN_KIND.format(kind=kind)} {left_out}" for kind in unchecked]
+        responses = verdicts["responses"]
+        responses["notes_before"] = [*responses.get("notes_before", []), *said]
+        responses["notes_after"] = [*responses.get("notes_after", []), *said]
     return verdicts
 
 
@@ -184,6 +207,7 @@ class _Wires:
         self._histories: dict[int, list[_skeleton.Digest] | None] = {}
         self._walks: dict[int, _skeleton.Walk] = {}
         self._shared_count: int | None = None
+        self._notes: dict[tuple[str, int], list[str]] = {}
         # The pieces of one provider at a time: a 100,000-message history's pieces
         # for every provider at once would hold millions of objects.
         self._memo: tuple[str, dict[Any, Any]] = ("", {})
@@ -223,10 +247,18 @@ class _Wires:
         history = self._digests(which, messages)
         if history is None:
             wire = self.after(provider) if which else self.before(provider)
-            return validate(provider, wire)
+            verdict = check(provider, wire)
+            if verdict.notes:
+                self._notes[(provider, which)] = list(verdict.notes)
+            return list(verdict.problems)
+        # A regular history holds only kinds every check knows: no notes.
         formats.wire_module(provider)  # an unknown provider is an error here too
         wire, start = _skeleton.quiet_body(provider, history, renamed, self._walk(which))
         return _validate_from(provider, wire, start)
+
+    def notes(self, provider: str, which: int) -> list[str]:
+        """What the check of that body (0: before, 1: after) could not look at, once it ran."""
+        return self._notes.get((provider, which), [])
 
     def renamed(self, provider: str) -> dict[str, str]:
         if self._ids is None:

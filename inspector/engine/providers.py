@@ -332,6 +332,19 @@ def _by_index(problem: ProviderProblem) -> int:
     return problem.index
 
 
+def responses_kind_known(kind: Any) -> bool:
+    """Whether the Responses check reads items of this ``type`` (else it notes ``UNKNOWN_KIND``)."""
+    return kind in (None, "message", "reasoning") or (
+        isinstance(kind, str)
+        and (
+            kind in RESPONSES_CALLS
+            or kind in RESPONSES_OUTPUTS
+            or kind in RESPONSES_SERVER_ITEMS
+            or kind in _RESPONSES_OTHER
+        )
+    )
+
+
 def check(provider: str, wire: Any, *, model: str | None = None) -> Verdict:
     """The verdict ``provider`` would give ``wire`` (its request body or list).
 

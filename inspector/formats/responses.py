@@ -70,6 +70,7 @@ from inspector.engine.providers import (
     RESPONSES_OUTPUTS,
     RESPONSES_SERVER_ITEMS,
     follows_reasoning,
+    responses_kind_known,
 )
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.canonical import (
@@ -187,7 +188,12 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
         meta["pending_calls"] = pending
         output = []
     records = items + output
-    messages, sources, problems = _read(records)
+    unknown: dict[str, None] = {}
+    messages, sources, problems = _read(records, unknown)
+    if unknown:
+        # Kept in the file and shown on the timeline, but no check reads them and the
+        # export leaves them out: the Responses verdict says so (``diagnosis.verdicts``).
+        meta["unchecked_kinds"] = list(unknown)
     if not any(m["role"] in ("user", "assistant", "tool") for m in messages):
         raise FormatError("no item is a Responses message or call")
     instructions = body.get("instructions")
@@ -325,7 +331,12 @@ def _output_kind(call_kind: str) -> str:
     return RESPONSES_CALLS.get(call_kind, call_kind + "_output")
 
 
-def _read(records: list[Any]) -> tuple[list[Message], list[list[int]], list[Problem]]:
+def _read(
+    records: list[Any], unknown: dict[str, None] | None = None
+) -> tuple[list[Message], list[list[int]], list[Problem]]:
+    """``unknown``, when given, gets the item kinds no provider check reads."""
+    if unknown is None:
+        unknown = {}
     messages: list[Message] = []
     sources: list[list[int]] = []
     problems: list[Problem] = []
@@ -410,6 +421,8 @@ def _read(records: list[Any]) -> tuple[list[Message], list[list[int]], list[Prob
         elif isinstance(kind, str):
             # Reasoning, server-side tools (web_search_call, ...) and items this reader
             # does not know: the assistant's turn, kept whole as a part.
+            if not responses_kind_known(kind):
+                unknown.setdefault(kind, None)  # said on the verdict: no check reads it
             current = open_group(index)
             current["parts"].append(item)
             current["text_only"] = None

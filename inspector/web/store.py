@@ -465,6 +465,7 @@ def _apply_summary(transcript: Transcript, found: FileDiagnosis) -> None:
 
 
 def verdicts_of(diagnosis: Diagnosis | StoredDiagnosis) -> dict[str, dict[str, Any]]:
+    """What a list shows of each provider's verdict: accepted, rejected or cannot tell."""
     verdicts = {}
     for name, checks in diagnosis.providers.items():
         before, after = checks["before"], checks["after"]
@@ -475,6 +476,13 @@ def verdicts_of(diagnosis: Diagnosis | StoredDiagnosis) -> dict[str, dict[str, A
             "after_count": len(after),
             "before": [issue["text"] for issue in before[:VERDICT_TEXTS]],
             "after": [issue["text"] for issue in after[:VERDICT_TEXTS]],
+            # "Cannot tell from the body alone" (a Responses body continuing a stored
+            # response): not "accepted", and the reason with it.
+            "before_undecided": list(checks.get("undecided_before", ()))[:1],
+            "after_undecided": list(checks.get("undecided_after", ()))[:1],
+            "notes": list(
+                dict.fromkeys([*checks.get("notes_before", ()), *checks.get("notes_after", ())])
+            )[:VERDICT_TEXTS],
         }
     return verdicts
 

@@ -307,3 +307,40 @@ def test_a_body_that_continues_a_stored_response_cannot_be_told(owner_client, st
     html = owner_client.get(timeline_url(stored)).content.decode()
     assert html.count('<span class="chip warn" title="the request continues') == 2
     assert "previous_response_id resp_0401" in html
+
+
+def test_the_list_says_cannot_tell_not_accepted_for_a_stored_history(owner_client, store_for):
+    body = {
+        "model": "gpt-4o-mini",
+        "previous_response_id": "resp_0402",
+        "input": [{"type": "function_call_output", "call_id": "call_up", "output": "72F"}],
+    }
+    store_for(orjson.dumps(body), "continued.json")
+    html = owner_client.get(reverse("transcript_list")).content.decode()
+    assert "Responses: cannot tell (the request continues" in html
+    assert '<span class="warn" aria-label="cannot tell">?</span>' in html
+
+
+def test_an_item_kind_no_check_reads_is_said_on_the_verdict(owner_client, store_for):
+    # Neither a silent pass nor a silent reject: the chip says the item was not checked,
+    # and that the export leaves it out; so does the list.
+    body = {
+        "model": "gpt-5",
+        "input": [
+            {"role": "user", "content": "hi"},
+            {"type": "frobnicate_call", "id": "fx_1", "data": 1},
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "ok"}],
+            },
+        ],
+    }
+    stored = store_for(orjson.dumps(body), "unknown-kind.json")
+    html = owner_client.get(timeline_url(stored)).content.decode()
+    note = (
+        "not checked: unknown item kind frobnicate_call (kept in the file, left out of the export)"
+    )
+    assert html.count(f'<span class="muted check-note">{note}</span>') == 2
+    listing = owner_client.get(reverse("transcript_list")).content.decode()
+    assert f"; {note}" in listing
