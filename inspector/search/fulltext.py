@@ -166,8 +166,9 @@ def timeline_query(query: str, terms: Sequence[Term], snippet: str) -> str:
     for, which the row holds: the query's words may stand apart there.
     """
     plain = snippet.replace(START, "").replace(STOP, "").lower()
-    if " ".join(query.split()).lower() in plain:
-        return " ".join(query.split())
+    typed = " ".join(query.replace('"', " ").split())
+    if typed and typed.lower() in plain:
+        return typed
     return max((word for term in terms for word in term.words), key=len, default="")
 
 
