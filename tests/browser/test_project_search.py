@@ -6,16 +6,17 @@ import os
 
 import pytest
 
+from tests.browser.waits import wait_until
 from tests.search.conftest import DEPLOY, REFUND
 from tests.web.conftest import BROKEN_LONG
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 # The timeline's search box has its answer (not "searching…", not empty yet).
-ANSWERED = """() => {
+ANSWERED = """(() => {
   const said = document.querySelector("[data-search-count]").textContent;
   return said.length > 0 && !said.endsWith("…");
-}"""
+})()"""
 
 
 @pytest.fixture
@@ -57,7 +58,7 @@ def test_search_the_dashboard_then_open_the_row_on_its_page(signed_in_page, proj
     row = page.locator(f"#{key}")
     assert "step 250" in row.inner_text()
     # The timeline's own search carries on from the row it opened on.
-    page.wait_for_function(ANSWERED)
+    wait_until(page, ANSWERED)
     assert page.locator("[data-search-count]").inner_text() == "1 of 1 row"
     assert "search-current" in row.get_attribute("class")
     assert row.is_visible()
@@ -76,7 +77,7 @@ def test_words_apart_in_a_row_still_open_it_with_a_word_it_holds(signed_in_page,
     with page.expect_navigation():
         first.locator("a.hit-link").click()
     key = page.url.split("#")[1]
-    page.wait_for_function(ANSWERED)
+    wait_until(page, ANSWERED)
     # Not "no row holds it": the box holds a word of the row, and the row is the current hit.
     assert "of" in page.locator("[data-search-count]").inner_text()
     assert "search-current" in page.locator(f"#{key}").get_attribute("class")
