@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "inspector.scan",
     "inspector.share",
     "inspector.watch",
+    "inspector.search",
 ]
 
 MIDDLEWARE = [

@@ -7,6 +7,7 @@ urlpatterns = [
     path("", include("inspector.scan.urls")),
     path("", include("inspector.share.urls")),
     path("", include("inspector.watch.urls")),
+    path("", include("inspector.search.urls")),
 ]
 
 # JSON under /api/, Django's pages elsewhere.

@@ -43,6 +43,7 @@ from inspector.diagnosis.select import GROUP_LIMIT
 from inspector.diagnosis.stored import StoredDiagnosis
 from inspector.engine.errors import InvalidTranscript
 from inspector.formats.base import Parsed
+from inspector.search import fulltext
 from inspector.web.models import Project, Transcript, new_public_id, storage_dir
 
 log = logging.getLogger(__name__)
@@ -185,6 +186,7 @@ def store_upload(
         delete_files(directory)
         raise
     _remember(transcript, encoded.open(_opener(path)))
+    fulltext.transcript_stored(transcript, found.shown)
     return transcript, True
 
 

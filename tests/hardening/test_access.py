@@ -226,6 +226,9 @@ TABLE: dict[str, list[Case]] = {
     "scan:new": [Case(none, users(200), users(400))],
     "scan:job": [Case(job_id, owners(200), users(405))],
     "scan:retry": [Case(job_id, users(405), owners(302))],
+    # --- inspector.search ---
+    # Without words the owner gets the empty search page (tests/search/test_pages.py).
+    "search:project": [Case(slug, owners(200), users(405))],
     # --- inspector.watch ---
     "watch:panel": [Case(slug, owners(200), users(405))],
     # No watched file here: the row is looked up in the owner's project only.

@@ -1,0 +1,540 @@
+"""Full-text search across a project's sessions: one interface, a backend per database.
+
+The interface::
+
+    transcript_stored(transcript, diagnosis)   index a transcript just stored (store_upload)
+    index_rows(transcript, rows, version)      replace a transcript's entries with these rows
+    index_stored(transcript)                   the same, from its stored diagnosis
+    stale(project), catch_up(project, seconds) transcripts not indexed at this engine version
+    search(project, query) -> Results          a count, and pages of hits
+
+What is indexed: one entry per row of the transcript's timeline as it opens
+(the annotated view of the conversation and branch shown first; another branch
+or conversation of the file is not indexed), holding the text the timeline's own
+search reads: the message text, thinking, each call's tool name and arguments
+and a result's tool name. It is the text as a full share link shows it
+(``inspector.share.content.shown_row``), every credential-shaped string masked
+(``inspector.redact``): the owner's timeline shows the text unmasked, but a
+search index is a second copy of every credential a session saw, in a database
+that is backed up and read by more programs than the stored transcripts are, so
+it holds none. Searching for a key finds nothing; "masked" finds the rows that
+held one. A row's entry is its first ``BODY_LIMIT`` characters.
+
+Rows are read one at a time and written ``BATCH_ROWS`` at a time (fewer when
+their text passes ``BATCH_CHARS``): what indexing holds at once is one batch,
+whatever the transcript's size. A transcript's entries are replaced in one
+transaction, with its row locked (on PostgreSQL) so that two indexers of one
+transcript never leave it indexed twice.
+
+The query: words, each matching any word that starts with it (``deplo`` finds
+"deployed"), and "quoted phrases", matching those words in a row, in that order.
+A row matches when it holds every one of them, in any case. Any other character
+separates words, as it does in the text (``views.py`` is the phrase "views py",
+found in ``inspector/web/views.py``), so no input is a syntax error on either
+backend: the query handed to the database is built from the words alone.
+
+The backends, chosen by ``connection.vendor``:
+
+- SQLite (the embedded default): an FTS5 table over the rows (migration 0002),
+  matched with a query of quoted strings, snippets by FTS5's ``snippet()``.
+- PostgreSQL: a ``tsvector`` column of the row's words (``to_tsvector('simple',
+  ...)``, no stemming, as FTS5) with a GIN index, matched with ``to_tsquery``
+  built from the same words (``<->`` for phrases, ``:*`` for prefixes). The
+  words are split here, the way FTS5's tokenizer splits them: PostgreSQL's own
+  parser keeps ``views.py``, paths, e-mail addresses and URLs as single words, so
+  a search for ``views`` would not find them. For the same reason its
+  ``ts_headline``, which parses the text its own way, would mark nothing where
+  such a word matched, so the snippet is cut and marked here, by the same rule.
+
+Both backends return snippets with the matches between two control characters
+that indexed text never holds (``clean`` removes them); ``marked`` escapes the
+rest and turns only those into ``<mark>``, so nothing of a transcript reaches a
+page as markup.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlencode
+
+from django.db import DatabaseError, connection, transaction
+from django.db.models import QuerySet
+from django.urls import reverse
+from django.utils.safestring import SafeString, mark_safe
+
+from inspector.diagnosis import ENGINE_VERSION
+from inspector.diagnosis.select import PAGE_SIZE, Filters
+from inspector.redact import mask
+from inspector.search.models import SearchIndexed, SearchRow
+from inspector.share.content import shown_row
+from inspector.web.models import Project, Transcript
+
+if TYPE_CHECKING:
+    from django.db.backends.utils import CursorWrapper
+
+    from inspector.diagnosis import Diagnosis
+
+log = logging.getLogger(__name__)
+
+# A timeline row (``inspector.diagnosis.model.Row``), as read here.
+Row = Mapping[str, Any]
+
+# At most this many rows, or rows holding this many characters, are written at once.
+BATCH_ROWS = 500
+BATCH_CHARS = 4_000_000
+# A row's entry holds at most this much of its text (PostgreSQL refuses a tsvector
+# past 1 MB; a Write call's arguments can hold a whole file).
+BODY_LIMIT = 100_000
+# A query's words and phrases beyond these are left out.
+MAX_TERMS = 16
+MAX_WORD = 100
+# What a snippet shows around its first match: FTS5 counts words, the other characters.
+SNIPPET_WORDS = 24
+SNIPPET_BEFORE = 60
+SNIPPET_AFTER = 180
+
+START, STOP = "\x02", "\x03"
+# Characters no entry holds: the snippet markers, and NUL, which PostgreSQL's text refuses.
+_UNWANTED = str.maketrans("", "", "\x00" + START + STOP)
+# A word, as FTS5's unicode61 tokenizer reads one: letters and digits; all else separates.
+WORD = re.compile(r"[^\W_]+")
+
+
+# --- what a row's entry holds ------------------------------------------------
+
+
+def clean(text: str) -> str:
+    return text.translate(_UNWANTED)
+
+
+def row_text(row: Row) -> str:
+    """The row's searchable text as a full share shows it, each string's secrets masked."""
+    shown = shown_row(row)
+    fields = [shown.get("text") or ""]
+    fields += [part.get("text") or "" for part in shown.get("parts") or ()]
+    for call in shown.get("calls") or ():
+        fields += [str(call.get("name") or ""), str(call.get("arguments") or "")]
+    result = shown.get("result") or {}
+    fields.append(str(result.get("name") or ""))
+    body = "\n".join(mask(field) for field in fields if field.strip())
+    return clean(body[:BODY_LIMIT])
+
+
+def words_of(text: str) -> str:
+    """The text's words in lower case, one space apart: what PostgreSQL indexes."""
+    return " ".join(WORD.findall(text.lower()))
+
+
+# --- the query ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """Words that must stand together in this order; ``prefix``: the last may go on."""
+
+    words: tuple[str, ...]
+    prefix: bool
+
+
+# A quoted phrase (an unclosed quote runs to the end), or anything else up to a space.
+_PIECE = re.compile(r'"([^"]*)"?|([^\s"]+)')
+
+
+def parse(query: str) -> list[Term]:
+    """The query's words and phrases, in lower case; ``[]`` when it holds no word."""
+    terms: list[Term] = []
+    for match in _PIECE.finditer(query):
+        quoted, bare = match.groups()
+        words = tuple(word[:MAX_WORD] for word in WORD.findall((quoted or bare or "").lower()))
+        term = Term(words, prefix=bare is not None)
+        if words and term not in terms:
+            terms.append(term)
+    return terms[:MAX_TERMS]
+
+
+def timeline_query(query: str, terms: Sequence[Term], snippet: str) -> str:
+    """What the timeline's own search box carries on with, from a hit on a row.
+
+    That search looks for one string as it is written. It is given the query
+    when the row shows it so (the snippet holds it), else the longest word asked
+    for, which the row holds: the query's words may stand apart there.
+    """
+    plain = snippet.replace(START, "").replace(STOP, "").lower()
+    typed = " ".join(query.replace('"', " ").split())
+    if typed and typed.lower() in plain:
+        return typed
+    return max((word for term in terms for word in term.words), key=len, default="")
+
+
+def fts5_query(terms: Sequence[Term]) -> str:
+    """An FTS5 query: each term a quoted string (words only, so nothing to escape)."""
+    return " ".join(f'"{" ".join(term.words)}"' + ("*" if term.prefix else "") for term in terms)
+
+
+def tsquery(terms: Sequence[Term]) -> str:
+    """A ``to_tsquery`` query: lexemes of letters and digits, quoted, so nothing to escape."""
+    parts = []
+    for term in terms:
+        lexemes = [f"'{word}'" for word in term.words]
+        if term.prefix:
+            lexemes[-1] += ":*"
+        parts.append("(" + " <-> ".join(lexemes) + ")")
+    return " & ".join(parts)
+
+
+def _pattern(terms: Sequence[Term]) -> re.Pattern[str]:
+    """Where the terms stand in a text, word boundaries as ``WORD`` draws them."""
+    alternatives = []
+    for term in terms:
+        phrase = r"[\W_]+".join(re.escape(word) for word in term.words)
+        ending = r"[^\W_]*" if term.prefix else r"(?![^\W_])"
+        alternatives.append(rf"(?<![^\W_]){phrase}{ending}")
+    return re.compile("|".join(alternatives), re.IGNORECASE)
+
+
+def highlight(text: str, terms: Sequence[Term]) -> str:
+    """A stretch of ``text`` around its first match, every match in it between the markers."""
+    pattern = _pattern(terms)
+    first = pattern.search(text)
+    if first is None:
+        head = text[: SNIPPET_BEFORE + SNIPPET_AFTER]
+        return head + ("…" if len(head) < len(text) else "")
+    start = max(0, first.start() - SNIPPET_BEFORE)
+    stop = min(len(text), first.end() + SNIPPET_AFTER)
+    # Whole words at both ends.
+    while start > 0 and WORD.match(text, start - 1):
+        start -= 1
+    while stop < len(text) and WORD.match(text, stop):
+        stop += 1
+    pieces = ["…" if start > 0 else ""]
+    at = start
+    for match in pattern.finditer(text, start, stop):
+        pieces += [text[at : match.start()], START, match.group(), STOP]
+        at = match.end()
+    pieces += [text[at:stop], "…" if stop < len(text) else ""]
+    return "".join(pieces)
+
+
+def marked(snippet: str) -> SafeString:
+    """The snippet as HTML: all of it escaped, the matches (between the markers) in ``<mark>``."""
+    out: list[str] = []
+    inside = False
+    for piece in re.split(f"([{START}{STOP}])", snippet):
+        if piece == START:
+            if not inside:
+                out.append("<mark>")
+            inside = True
+        elif piece == STOP:
+            if inside:
+                out.append("</mark>")
+            inside = False
+        else:
+            out.append(html.escape(piece))
+    if inside:
+        out.append("</mark>")
+    return mark_safe("".join(out))  # noqa: S308 -- every piece of text is escaped above
+
+
+# --- the backends ------------------------------------------------------------
+
+Entry = tuple[int, int, str, str, str]  # transcript id, position, key, role, body
+
+# The rows a query matches in one project, sessions by name then rows in order.
+_FROM_SQLITE = (
+    "FROM search_searchrow_fts "
+    "JOIN search_searchrow r ON r.id = search_searchrow_fts.rowid "
+    "JOIN web_transcript t ON t.id = r.transcript_id "
+    "WHERE search_searchrow_fts MATCH %s AND t.project_id = %s AND t.owner_id = %s "
+)
+_FROM_POSTGRESQL = (
+    "FROM search_searchrow r "
+    "JOIN web_transcript t ON t.id = r.transcript_id "
+    "WHERE r.document @@ to_tsquery('simple', %s) AND t.project_id = %s AND t.owner_id = %s "
+)
+_ORDER = (
+    "ORDER BY CASE WHEN t.relative_path = '' THEN t.file_name ELSE t.relative_path END, "
+    "t.id, r.position "
+)
+_SELECT = 'SELECT r.id, r.transcript_id, r.position, r."key", r.role '
+_COUNT = "SELECT COUNT(*), COUNT(DISTINCT r.transcript_id) "
+_INSERT = 'INSERT INTO search_searchrow (transcript_id, position, "key", role, body'
+
+
+class Backend(Protocol):
+    name: str
+
+    def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None: ...
+
+    def query(self, terms: Sequence[Term]) -> str: ...
+
+    @property
+    def matches(self) -> str: ...
+
+    def snippets(
+        self, cursor: CursorWrapper, query: str, terms: Sequence[Term], ids: list[int]
+    ) -> dict[int, str]: ...
+
+
+class SQLite:
+    name = "SQLite FTS5"
+    matches = _FROM_SQLITE
+
+    def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None:
+        # The triggers of migration 0002 add each row to the FTS5 table.
+        cursor.executemany(_INSERT + ") VALUES (%s, %s, %s, %s, %s)", entries)
+
+    def query(self, terms: Sequence[Term]) -> str:
+        return fts5_query(terms)
+
+    def snippets(
+        self, cursor: CursorWrapper, query: str, terms: Sequence[Term], ids: list[int]
+    ) -> dict[int, str]:
+        places = ", ".join(["%s"] * len(ids))  # placeholders only: the ids are parameters
+        cursor.execute(
+            "SELECT rowid, snippet(search_searchrow_fts, 0, char(2), char(3), '…', %s) "  # noqa: S608
+            "FROM search_searchrow_fts WHERE search_searchrow_fts MATCH %s "
+            f"AND rowid IN ({places})",
+            [SNIPPET_WORDS, query, *ids],
+        )
+        return dict(cursor.fetchall())
+
+
+class PostgreSQL:
+    name = "PostgreSQL full-text search"
+    matches = _FROM_POSTGRESQL
+
+    def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None:
+        cursor.executemany(
+            _INSERT + ", document) VALUES (%s, %s, %s, %s, %s, to_tsvector('simple', %s))",
+            [(*entry, words_of(entry[4])) for entry in entries],
+        )
+
+    def query(self, terms: Sequence[Term]) -> str:
+        return tsquery(terms)
+
+    def snippets(
+        self, cursor: CursorWrapper, query: str, terms: Sequence[Term], ids: list[int]
+    ) -> dict[int, str]:
+        cursor.execute("SELECT id, body FROM search_searchrow WHERE id = ANY(%s)", [ids])
+        return {pk: highlight(body, terms) for pk, body in cursor.fetchall()}
+
+
+BACKENDS: dict[str, Backend] = {"sqlite": SQLite(), "postgresql": PostgreSQL()}
+
+
+def backend() -> Backend | None:
+    """This database's backend; ``None`` where there is no full-text index (another vendor)."""
+    return BACKENDS.get(connection.vendor)
+
+
+# --- indexing ----------------------------------------------------------------
+
+
+def transcript_stored(transcript: Transcript, diagnosis: Diagnosis) -> None:
+    """Index a transcript ``store_upload`` has just stored, from the rows it diagnosed.
+
+    A failure is logged and does not fail the upload: the transcript stays
+    unindexed, and the next search of its project indexes it (``catch_up``).
+    """
+    try:
+        index_rows(transcript, diagnosis.rows, diagnosis.engine_version)
+    except DatabaseError:
+        log.exception("indexing transcript %s for search failed", transcript.public_id)
+
+
+def index_rows(transcript: Transcript, rows: Iterable[Row], engine_version: str) -> int:
+    """Replace the transcript's entries with these rows (its timeline's, in order).
+
+    Returns how many rows had text to index. Reads ``rows`` once, one at a
+    time, and holds at most one batch of entries.
+    """
+    chosen = backend()
+    if chosen is None:
+        return 0
+    with transaction.atomic():
+        # Two indexers of one transcript take turns (PostgreSQL; SQLite writes one at a time).
+        if not list(Transcript.objects.select_for_update().filter(pk=transcript.pk).values("pk")):
+            return 0  # deleted meanwhile
+        SearchRow.objects.filter(transcript=transcript.pk).delete()
+        count = 0
+        with connection.cursor() as cursor:
+            for entries in _batches(transcript.pk, rows):
+                chosen.insert(cursor, entries)
+                count += len(entries)
+        SearchIndexed.objects.update_or_create(
+            transcript_id=transcript.pk, defaults={"engine_version": engine_version, "rows": count}
+        )
+    return count
+
+
+def _batches(transcript_id: int, rows: Iterable[Row]) -> Iterator[list[Entry]]:
+    batch: list[Entry] = []
+    size = 0
+    for position, row in enumerate(rows):
+        body = row_text(row)
+        if not body:
+            continue
+        batch.append((transcript_id, position, str(row["key"]), str(row.get("role") or ""), body))
+        size += len(body)
+        if len(batch) >= BATCH_ROWS or size >= BATCH_CHARS:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def index_stored(transcript: Transcript) -> int:
+    """Index the transcript from its stored diagnosis (rebuilt first if another engine made it).
+
+    Rows are read from the cache file a chunk at a time. A transcript whose
+    bytes no longer read is recorded with no rows, so it is not tried again.
+    """
+    from inspector.web import store  # store calls this module
+
+    try:
+        diagnosis = store.get_page_diagnosis(transcript)
+    except store.UnreadableTranscript as error:
+        log.warning("not indexing transcript %s for search: %s", transcript.public_id, error)
+        return index_rows(transcript, [], ENGINE_VERSION)
+    return index_rows(transcript, diagnosis.rows, diagnosis.engine_version)
+
+
+def stale(project: Project) -> QuerySet[Transcript]:
+    """The project's transcripts not indexed, or indexed from another engine version's rows."""
+    return Transcript.objects.filter(owner=project.owner_id, project=project).exclude(
+        search_index__engine_version=ENGINE_VERSION
+    )
+
+
+def catch_up(project: Project, seconds: float) -> int:
+    """Index the project's stale transcripts for about ``seconds``; how many are left.
+
+    Transcripts stored before the search existed, and every transcript after
+    the engine version changes, are indexed so, a few at each search (and all
+    at once by ``manage.py search_index``). Until then a stale transcript's old
+    entries are still searched.
+    """
+    if backend() is None:
+        return 0
+    deadline = time.monotonic() + seconds
+    for transcript in stale(project).order_by("id").iterator(chunk_size=50):
+        if time.monotonic() >= deadline:
+            break
+        try:
+            index_stored(transcript)
+        except (OSError, DatabaseError):
+            # Its bytes could not be read now (storage), or the database is busy: next time.
+            log.exception("indexing transcript %s for search failed", transcript.public_id)
+    return stale(project).count()
+
+
+# --- searching ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    session: Transcript
+    position: int
+    key: str
+    role: str
+    snippet: SafeString
+    page: int
+    href: str
+
+    @property
+    def session_name(self) -> str:
+        return self.session.relative_path or self.session.file_name
+
+
+class Results:
+    """The rows of a project that hold the query: counted once, read a page at a time.
+
+    Made for ``django.core.paginator.Paginator``: ``count()`` and slices.
+    """
+
+    def __init__(self, project: Project, query: str, chosen: Backend) -> None:
+        self.project = project
+        self.text = query
+        self.terms = parse(query)
+        self._backend = chosen
+        self._query = chosen.query(self.terms)
+        self._counts: tuple[int, int] | None = None
+
+    def _params(self) -> list[Any]:
+        return [self._query, self.project.pk, self.project.owner_id]
+
+    def _counted(self) -> tuple[int, int]:
+        if self._counts is None:
+            if not self.terms:
+                self._counts = (0, 0)
+            else:
+                with connection.cursor() as cursor:
+                    cursor.execute(_COUNT + self._backend.matches, self._params())
+                    rows, sessions = cursor.fetchone()
+                self._counts = (int(rows), int(sessions))
+        return self._counts
+
+    def count(self) -> int:
+        """How many rows match."""
+        return self._counted()[0]
+
+    @property
+    def sessions(self) -> int:
+        """How many sessions hold a row that matches."""
+        return self._counted()[1]
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, item: Any) -> Any:
+        if not isinstance(item, slice):
+            return self[item : item + 1][0] if item >= 0 else list(self)[item]
+        start, stop, step = item.indices(self.count())
+        if step != 1:
+            return list(self)[item]
+        return self._page(start, max(0, stop - start))
+
+    def __iter__(self) -> Iterator[Hit]:
+        return iter(self._page(0, self.count()))
+
+    def _page(self, offset: int, limit: int) -> list[Hit]:
+        if not self.terms or limit <= 0:
+            return []
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _SELECT + self._backend.matches + _ORDER + "LIMIT %s OFFSET %s",
+                [*self._params(), limit, offset],
+            )
+            found = cursor.fetchall()
+            ids = [pk for pk, *_ in found]
+            snippets = self._backend.snippets(cursor, self._query, self.terms, ids) if ids else {}
+        sessions = Transcript.objects.only("public_id", "file_name", "relative_path").in_bulk(
+            {transcript for _, transcript, *_ in found}
+        )
+        hits = []
+        for pk, transcript_id, position, key, role in found:
+            session = sessions.get(transcript_id)
+            if session is None:
+                continue  # deleted since the rows were read
+            page = position // PAGE_SIZE + 1
+            snippet = snippets.get(pk, "")
+            # The link the timeline's own search makes: the row's page, the words, its anchor.
+            words = timeline_query(self.text, self.terms, snippet)
+            query = urlencode(Filters().query(page=page, q=words))
+            href = f"{reverse('timeline', args=[session.public_id])}?{query}#{key}"
+            hits.append(Hit(session, position, key, role, marked(snippet), page, href))
+        return hits
+
+
+def search(project: Project, query: str) -> Results | None:
+    """The project's rows that hold ``query``; ``None`` where the database has no index."""
+    chosen = backend()
+    if chosen is None:
+        return None
+    return Results(project, query, chosen)
