@@ -37,6 +37,7 @@ from inspector.engine.providers import (
     ProviderProblem,
     _validate_from,
     check,
+    validate,
 )
 from inspector.formats.canonical import public, same_start
 
@@ -86,12 +87,6 @@ def provider_verdicts(
         else:
             found_after = [_issue(p) for p in wires.problems_after(provider)]
         verdicts[provider] = {"before": found_before, "after": found_after}
-        # What the check could not look at ("not checked: unknown item kind X"): said, so
-        # that an item no check knows is neither passed nor refused in silence.
-        if notes := wires.notes(provider, 0):
-            verdicts[provider]["notes_before"] = notes
-        if notes := wires.notes(provider, 1) or (wires.notes(provider, 0) if unchanged else []):
-            verdicts[provider]["notes_after"] = notes
         if renames is not None and wires.renamed(provider):
             renames[provider] = wires.renamed(provider)
     if stored:
@@ -101,10 +96,6 @@ def provider_verdicts(
             "before": [_issue(p) for p in first.problems],
             "after": [_issue(p) for p in then.problems],
         }
-        if first.notes:
-            stateful["notes_before"] = list(first.notes)
-        if then.notes:
-            stateful["notes_after"] = list(then.notes)
         if first.state == CANNOT_TELL:
             stateful["undecided_before"] = [first.reason]
         if then.state == CANNOT_TELL:
@@ -207,7 +198,6 @@ class _Wires:
         self._histories: dict[int, list[_skeleton.Digest] | None] = {}
         self._walks: dict[int, _skeleton.Walk] = {}
         self._shared_count: int | None = None
-        self._notes: dict[tuple[str, int], list[str]] = {}
         # The pieces of one provider at a time: a 100,000-message history's pieces
         # for every provider at once would hold millions of objects.
         self._memo: tuple[str, dict[Any, Any]] = ("", {})
@@ -247,18 +237,10 @@ class _Wires:
         history = self._digests(which, messages)
         if history is None:
             wire = self.after(provider) if which else self.before(provider)
-            verdict = check(provider, wire)
-            if verdict.notes:
-                self._notes[(provider, which)] = list(verdict.notes)
-            return list(verdict.problems)
-        # A regular history holds only kinds every check knows: no notes.
+            return validate(provider, wire)
         formats.wire_module(provider)  # an unknown provider is an error here too
         wire, start = _skeleton.quiet_body(provider, history, renamed, self._walk(which))
         return _validate_from(provider, wire, start)
-
-    def notes(self, provider: str, which: int) -> list[str]:
-        """What the check of that body (0: before, 1: after) could not look at, once it ran."""
-        return self._notes.get((provider, which), [])
 
     def renamed(self, provider: str) -> dict[str, str]:
         if self._ids is None:
