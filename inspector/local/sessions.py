@@ -88,18 +88,19 @@ def find(folders: Iterable[tuple[Agent, Path]]) -> tuple[list[Session], list[str
     found: list[Session] = []
     warnings: list[str] = []
     for agent, root in folders:
+        if agent.format == "opencode" and (db := opencode.database(root)) is not None:
+            # Newer OpenCode reads only its database (beside ``storage/``, which a new
+            # install never makes); the JSON files, where they are, are an older copy.
+            try:
+                found.extend(Session(agent, *row) for row in opencode.db_sessions(db))
+            except sqlite3.Error as error:
+                warnings.append(f"{agent.label}: cannot read {db}: {error}")
+            continue
         if not root.is_dir():
             warnings.append(f"{agent.label}: no folder at {root} (skipped)")
             continue
         if not os.access(root, os.R_OK | os.X_OK):
             warnings.append(f"{agent.label}: cannot read {root} (skipped)")
-            continue
-        if agent.format == "opencode" and (db := opencode.database(root)) is not None:
-            # Newer OpenCode reads only its database; the JSON files are an older copy.
-            try:
-                found.extend(Session(agent, *row) for row in opencode.db_sessions(db))
-            except sqlite3.Error as error:
-                warnings.append(f"{agent.label}: cannot read {db}: {error}")
             continue
         try:
             paths = sorted(root.glob(agent.pattern))
