@@ -26,6 +26,10 @@ SESSIONS = files(FOLDER)
 HEALTHY = FOLDER / "derived__export-healthy.opencode.json"
 INTERRUPTED = FOLDER / "derived__export-interrupted.opencode.json"
 RECORDS = FOLDER / "derived__storage-records-interrupted.opencode.json"
+# Written by OpenCode 1.18.33 itself: ``opencode export`` of the interrupted session above
+# once ``opencode import`` had taken it, and of our repair of that export once imported.
+TOOL_EXPORT = FOLDER / "opencode-1.18.33-export__interrupted.opencode.json"
+TOOL_REEXPORT = FOLDER / "opencode-1.18.33-export__repaired-by-us.opencode.json"
 REAL = FOLDER / "mikaelwills-SpaceNotes-Client__tool_use.json"
 
 RUNNING = "toolu_01Fp3Kd8Zr6Vy2Nc9Qw5Hs7T"  # bash, still running when OpenCode died
@@ -100,7 +104,22 @@ def test_file_loads_as_opencode_and_round_trips_byte_for_byte(path: Path) -> Non
 SESSION_FINDINGS = {
     INTERRUPTED.name: [("PAIR-1", [8], RUNNING), ("PAIR-1", [8], PENDING)],
     RECORDS.name: [("PAIR-1", [9], RUNNING), ("PAIR-1", [9], PENDING)],
+    TOOL_EXPORT.name: [("PAIR-1", [8], RUNNING), ("PAIR-1", [8], PENDING)],
 }
+
+
+def test_opencode_took_our_repair_and_gives_it_back_as_written() -> None:
+    # What OpenCode exported after importing our repaired file is the repair we wrote:
+    # the same canonical history, every cut call answered by its interruption note.
+    ours = opencode.parse(
+        opencode.serialise(
+            repair(opencode.parse(read(TOOL_EXPORT))).messages, opencode.parse(read(TOOL_EXPORT))
+        )
+    )
+    theirs = opencode.parse(read(TOOL_REEXPORT))
+    assert [m["role"] for m in theirs.messages] == [m["role"] for m in ours.messages]
+    assert [m["content"] for m in theirs.messages] == [m["content"] for m in ours.messages]
+    assert findings(theirs) == []
 
 
 @pytest.mark.parametrize("path", SESSIONS, ids=_id)
