@@ -2,7 +2,7 @@
 
 The interface::
 
-    transcript_stored(transcript, diagnosis)   index a transcript just stored (store_upload)
+    transcript_stored(transcript)              queue a transcript just stored (store_upload)
     index_rows(transcript, rows, version)      replace a transcript's entries with these rows
     index_stored(transcript)                   the same, from its stored diagnosis
     stale(project), catch_up(project, seconds) transcripts not indexed at this engine version
@@ -78,7 +78,6 @@ from inspector.web.models import Project, Transcript
 if TYPE_CHECKING:
     from django.db.backends.utils import CursorWrapper
 
-    from inspector.diagnosis import Diagnosis
 
 log = logging.getLogger(__name__)
 
@@ -336,16 +335,18 @@ def backend() -> Backend | None:
 # --- indexing ----------------------------------------------------------------
 
 
-def transcript_stored(transcript: Transcript, diagnosis: Diagnosis) -> None:
-    """Index a transcript ``store_upload`` has just stored, from the rows it diagnosed.
+def transcript_stored(transcript: Transcript) -> None:
+    """Queue the indexing of a transcript ``store_upload`` has just stored (``tasks``).
 
-    A failure is logged and does not fail the upload: the transcript stays
-    unindexed, and the next search of its project indexes it (``catch_up``).
+    A failure to queue is logged and does not fail the upload: the transcript
+    stays unindexed, and the next search of its project indexes it (``catch_up``).
     """
+    from inspector.search.tasks import index_transcript
+
     try:
-        index_rows(transcript, diagnosis.rows, diagnosis.engine_version)
+        index_transcript.enqueue(transcript.pk)
     except DatabaseError:
-        log.exception("indexing transcript %s for search failed", transcript.public_id)
+        log.exception("queueing transcript %s for search failed", transcript.public_id)
 
 
 def index_rows(transcript: Transcript, rows: Iterable[Row], engine_version: str) -> int:

@@ -186,7 +186,7 @@ def store_upload(
         delete_files(directory)
         raise
     _remember(transcript, encoded.open(_opener(path)))
-    fulltext.transcript_stored(transcript, found.shown)
+    fulltext.transcript_stored(transcript)
     return transcript, True
 
 

@@ -31,8 +31,11 @@ def test_two_worker_processes_scan_a_tree_end_to_end(owner, mixed_tree, database
     out = io.StringIO()
     call_command("scan", str(mixed_tree), project="mixed", owner="owner", workers=2, stdout=out)
     job = ScanJob.objects.get()
-    # Each file's task ran in a worker, through the database queue, and was counted once.
-    assert DBTaskResult.objects.filter(status="SUCCESSFUL").count() == 7
+    # Each file's task ran in a worker, through the database queue, and was counted once;
+    # so did the project search's indexing of each new transcript (inspector.search.tasks).
+    done = DBTaskResult.objects.filter(status="SUCCESSFUL")
+    assert done.filter(task_path="inspector.scan.tasks.scan_file").count() == 7
+    assert done.filter(task_path="inspector.search.tasks.index_transcript").count() == 5
     assert not DBTaskResult.objects.exclude(status="SUCCESSFUL").exists()
     assert (job.status, job.total, job.done, job.new, job.unreadable) == ("done", 7, 7, 5, 2)
     assert job.bytes_done == job.bytes_total
@@ -64,7 +67,9 @@ def test_a_zip_upload_waits_in_the_queue_until_a_worker_process_runs_it(
     subprocess.run(worker_command(), cwd=settings.BASE_DIR, env=worker_env(), check=True)
     job.refresh_from_db()
     assert (job.status, job.total, job.new, job.unreadable) == ("done", 7, 5, 2)
-    assert DBTaskResult.objects.filter(status="SUCCESSFUL").count() == 8
+    done = DBTaskResult.objects.filter(status="SUCCESSFUL")
+    assert done.filter(task_path__startswith="inspector.scan.tasks.").count() == 8
+    assert done.filter(task_path="inspector.search.tasks.index_transcript").count() == 5
     fragment = owner_client.get(job.get_absolute_url(), HTTP_HX_REQUEST="true")
     assert "hx-trigger" not in fragment.content.decode()
     assert not default_storage.exists(job.storage_dir)

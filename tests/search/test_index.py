@@ -375,3 +375,23 @@ def test_pages_of_hits_follow_on_without_overlap(store_in, project):
     first, second = results[0:50], results[50:100]
     assert [(h.session.pk, h.key) for h in first + second] == everything[:100]
     assert results[len(everything) : len(everything) + 50] == []
+
+
+def test_an_upload_queues_its_indexing_for_a_worker_instead_of_doing_it(settings, store_in):
+    # Indexing inline doubled the time from upload to timeline (bench/bench_web.py): the
+    # upload queues it, below a scan's files, and a worker's run of the task indexes it.
+    from django_tasks_db.models import DBTaskResult
+
+    from inspector.search.models import SearchRow
+    from inspector.search.tasks import PRIORITY, index_transcript
+
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    transcript = store_in(
+        canonical(user("where is the invoice"), assistant(content="here")), "q.json"
+    )
+    assert not SearchRow.objects.filter(transcript=transcript).exists()
+    queued = DBTaskResult.objects.get(task_path="inspector.search.tasks.index_transcript")
+    assert queued.args_kwargs["args"] == [transcript.pk]
+    assert queued.priority == PRIORITY < 0
+    assert index_transcript.call(transcript.pk) == "2 rows"
+    assert SearchRow.objects.filter(transcript=transcript).count() == 2
