@@ -79,6 +79,7 @@ from inspector.formats.canonical import (
     public,
     read_json,
     system_as_user,
+    turns,
     use_exchange,
 )
 
@@ -701,27 +702,17 @@ def _groups(
     message goes as user text (``system_as_user``) and joins as one.
     ``_skeleton._anthropic`` writes the same grouping from digests.
     """
-    groups: list[tuple[str, int | None, list[Message]]] = []
-    for message in messages:
-        kind = message["role"]
-        if kind == "system" and not by_record:
-            kind = "user"
-        role = "user" if kind in ("user", "tool") else kind
-        rec = origin(message) if by_record else None
-        if groups and groups[-1][0] == role:
-            _, last_rec, members = groups[-1]
-            if rec is not None and last_rec is not None:
-                joins = rec == last_rec
-            elif rec is None and kind == "user":
-                joins = any(m["role"] == "tool" for m in members)
-            else:
-                joins = True
-            if joins:
-                members.append(message)
-                groups[-1] = (role, last_rec if rec is None else rec, members)
-                continue
-        groups.append((role, rec, [message]))
-    return groups
+
+    def side(message: Message) -> str:
+        role = message["role"]
+        if role == "system" and not by_record:
+            return "user"  # a later system message goes as user text (``system_as_user``)
+        return "user" if role in ("user", "tool") else role
+
+    def user_text(message: Message) -> bool:
+        return message["role"] == "user" or (message["role"] == "system" and not by_record)
+
+    return turns(messages, side, by_record=by_record, user_text=user_text)
 
 
 def _wire_memo(messages: list[Message], memo: dict[Any, Any]) -> tuple[Any, list[dict[str, Any]]]:

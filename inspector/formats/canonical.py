@@ -39,7 +39,7 @@ The second half of this module holds the helpers the provider shapes
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import compress, count
 from operator import is_not
@@ -223,6 +223,44 @@ def same_start(before: list[Message], after: list[Message]) -> int:
     message at a time: a long session is mostly that run.
     """
     return next(compress(count(), map(is_not, before, after)), min(len(before), len(after)))
+
+
+def turns(
+    messages: list[Message],
+    side: Callable[[Message], str],
+    *,
+    by_record: bool,
+    user_text: Callable[[Message], bool] | None = None,
+) -> list[tuple[str, int | None, list[Message]]]:
+    """Messages grouped as a provider that merges a side's consecutive messages sends them.
+
+    Each group is ``(side, source record, members)``: consecutive messages of
+    one ``side`` share a group. With ``by_record`` (writing a file back),
+    messages read from one record stay that record's and messages of two
+    records stay apart; a message no record holds (the repair's) joins the
+    group before it, except that a message ``user_text`` says is a user's own
+    text joins only a group holding results (a note the repair added goes with
+    the results before it, never with a user's words). Without ``by_record``
+    (a request body) records are not looked at.
+    """
+    groups: list[tuple[str, int | None, list[Message]]] = []
+    for message in messages:
+        role = side(message)
+        rec = origin(message) if by_record else None
+        if groups and groups[-1][0] == role:
+            _, last_rec, members = groups[-1]
+            if rec is not None and last_rec is not None:
+                joins = rec == last_rec
+            elif rec is None and user_text is not None and user_text(message):
+                joins = any(m["role"] == "tool" for m in members)
+            else:
+                joins = True
+            if joins:
+                members.append(message)
+                groups[-1] = (role, last_rec if rec is None else rec, members)
+                continue
+        groups.append((role, rec, [message]))
+    return groups
 
 
 def unchanged(messages: list[Message], before: list[Message]) -> bool:

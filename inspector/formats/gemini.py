@@ -83,6 +83,7 @@ from inspector.formats.canonical import (
     public,
     read_json,
     text_of,
+    turns,
     use_exchange,
 )
 
@@ -732,24 +733,14 @@ def _groups(
     (a request body), a run of one side is one turn.
     ``_skeleton._gemini`` writes the same grouping from digests.
     """
-    groups: list[tuple[str, int | None, list[Message]]] = []
-    for message in messages:
-        role = "model" if message["role"] == "assistant" else "user"
-        rec = origin(message) if by_record else None
-        if groups and groups[-1][0] == role:
-            _, last_rec, members = groups[-1]
-            if rec is not None and last_rec is not None:
-                joins = rec == last_rec
-            elif rec is None and message["role"] == "user" and by_record:
-                joins = any(m["role"] == "tool" for m in members)
-            else:
-                joins = True
-            if joins:
-                members.append(message)
-                groups[-1] = (role, last_rec if rec is None else rec, members)
-                continue
-        groups.append((role, rec, [message]))
-    return groups
+
+    def side(message: Message) -> str:
+        return "model" if message["role"] == "assistant" else "user"
+
+    def user_text(message: Message) -> bool:
+        return bool(message["role"] == "user")
+
+    return turns(messages, side, by_record=by_record, user_text=user_text if by_record else None)
 
 
 def _wire_memo(messages: list[Message], memo: dict[Any, Any]) -> tuple[Any, list[dict[str, Any]]]:
