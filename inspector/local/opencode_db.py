@@ -60,7 +60,9 @@ class RowChange:
 
     def describe(self) -> str:
         verb = "added" if self.old is None else "removed" if self.new is None else "rewritten"
-        return f"{self.table} {self.id} {verb}"
+        moved = self.old and self.new and self.old.get("message_id") != self.new.get("message_id")
+        where = f" (now in {self.new['message_id']})" if moved and self.new else ""
+        return f"{self.table} {self.id} {verb}{where}"
 
 
 def _rows(connection: sqlite3.Connection, session_id: str) -> dict[Key, Row]:
@@ -205,7 +207,10 @@ def _newest_write(db: Path, rows: dict[Key, Row], session_row: Row | None) -> fl
         times.append(int(session_row.get("time_updated") or 0) / 1000)
     for file in (db, db.with_name(db.name + "-wal")):
         with contextlib.suppress(OSError):
-            times.append(file.stat().st_mtime)
+            info = file.stat()
+            # A reader opening the database makes an empty -wal: that is not a write.
+            if info.st_size or file == db:
+                times.append(info.st_mtime)
     return max(times, default=0.0)
 
 
