@@ -24,18 +24,21 @@ a backup set outside ``storage/``
 of what was written; ``undo`` puts the set back if the files are still the
 ones ``fix`` wrote.
 
-Newer OpenCode versions keep sessions in SQLite instead (``opencode.db``
+Newer OpenCode versions (1.18) keep sessions in SQLite instead (``opencode.db``
 beside ``storage/``, whose ``session``, ``message`` and ``part`` tables hold
 the same records, a message's and a part's in a ``data`` JSON column); they
-copy ``storage/`` into it once and read only the database after that. Where
-the database exists, ``list`` reads the sessions from it (opened read-only;
-a session is named ``<data>/opencode.db/<sessionID>``) and leaves the JSON
-copy out, and ``fix`` writes neither: not the JSON files, which OpenCode no
-longer reads, and not the database, which OpenCode holds open and migrates
-itself. Repair such a session through its export: ``opencode export ID >
-s.json``, ``transcript-inspector repair s.json -o fixed.json``, then
-``opencode import fixed.json`` where the session is not (import keeps the
-records it already has).
+copy ``storage/`` into it once and read only the database after that, and a
+new install has no ``storage/`` at all. Where the database exists, ``list``
+reads the sessions from it (opened read-only; a session is named
+``<data>/opencode.db/<sessionID>``) and leaves the JSON copy out, and ``fix``
+refuses the JSON files, which OpenCode no longer reads, and repairs the
+session in the database instead (``inspector.local.opencode_db``): the rows
+whose record the repair changed, added or dropped, planned by id from the
+same export, backed up to the same backup folder, written in one
+``BEGIN IMMEDIATE`` transaction that rolls back if the rows changed since
+they were read, refused while the session or the database was written in
+the last few seconds, read back and put back if not clean; ``undo`` restores
+the rows.
 """
 
 from __future__ import annotations
