@@ -407,7 +407,13 @@ def run_fix(args: argparse.Namespace, out: IO[str]) -> int:
         where = f"line {finding['line']}: " if finding.get("line") else ""
         out.write(f"  {finding['rule']:<8} {where}{finding['text']}\n")
     touched = len(outcome.touched)
-    if outcome.files:  # a session of many files (OpenCode's storage)
+    if outcome.records:  # a session in OpenCode's database
+        out.write(
+            f"  {touched} row{'s' if touched != 1 else ''} of the session rewritten or removed, "
+            f"{outcome.added} added, in one transaction; every other row is as it was:\n"
+        )
+        out.write("".join(f"    {record}\n" for record in outcome.records))
+    elif outcome.files:  # a session of many files (OpenCode's storage)
         out.write(
             f"  {touched} file{'s' if touched != 1 else ''} of the session rewritten or removed, "
             f"{outcome.added} added; every other file is as it was:\n"

@@ -37,7 +37,7 @@ import orjson
 
 from inspector.diagnosis import repair_parsed, repaired_bytes
 from inspector.engine.canonical import call_id_text
-from inspector.local import opencode
+from inspector.local import opencode, opencode_db
 from inspector.local.agents import Agent
 from inspector.local.sessions import Checked, check, first_line
 
@@ -67,6 +67,8 @@ class Outcome:
     added: int = 0
     # A session of several files (OpenCode's storage): the files written, added or removed.
     files: list[Path] = field(default_factory=list)
+    # A session in OpenCode's database: the rows written, added or removed ("part prt_x rewritten").
+    records: list[str] = field(default_factory=list)
 
     @property
     def changed_file(self) -> bool:
@@ -254,6 +256,8 @@ def undo(path: Path, *, backup_dir: Path | None = None, force: bool = False) -> 
     path = path.resolve()
     if opencode.is_session_file(path):
         return opencode.undo(path, backup_dir=backup_dir, force=force)
+    if opencode.is_db_session(path):
+        return opencode_db.undo(path, backup_dir=backup_dir, force=force)
     backups = backups_of(path, backup_dir)
     if not backups:
         return Outcome(path, "refused", f"no backup of {path.name} to restore")
@@ -283,6 +287,8 @@ def backups_of(path: Path, backup_dir: Path | None = None) -> list[Path]:
     """The backups ``fix`` made of ``path``, oldest first."""
     if opencode.is_session_file(path):
         return opencode.backups(path, backup_dir)
+    if opencode.is_db_session(path):
+        return opencode_db.backups(path, backup_dir)
     folder = backup_dir or path.parent
     if not folder.is_dir():
         return []

@@ -24,18 +24,21 @@ a backup set outside ``storage/``
 of what was written; ``undo`` puts the set back if the files are still the
 ones ``fix`` wrote.
 
-Newer OpenCode versions keep sessions in SQLite instead (``opencode.db``
+Newer OpenCode versions (1.18) keep sessions in SQLite instead (``opencode.db``
 beside ``storage/``, whose ``session``, ``message`` and ``part`` tables hold
 the same records, a message's and a part's in a ``data`` JSON column); they
-copy ``storage/`` into it once and read only the database after that. Where
-the database exists, ``list`` reads the sessions from it (opened read-only;
-a session is named ``<data>/opencode.db/<sessionID>``) and leaves the JSON
-copy out, and ``fix`` writes neither: not the JSON files, which OpenCode no
-longer reads, and not the database, which OpenCode holds open and migrates
-itself. Repair such a session through its export: ``opencode export ID >
-s.json``, ``transcript-inspector repair s.json -o fixed.json``, then
-``opencode import fixed.json`` where the session is not (import keeps the
-records it already has).
+copy ``storage/`` into it once and read only the database after that, and a
+new install has no ``storage/`` at all. Where the database exists, ``list``
+reads the sessions from it (opened read-only; a session is named
+``<data>/opencode.db/<sessionID>``) and leaves the JSON copy out, and ``fix``
+refuses the JSON files, which OpenCode no longer reads, and repairs the
+session in the database instead (``inspector.local.opencode_db``): the rows
+whose record the repair changed, added or dropped, planned by id from the
+same export, backed up to the same backup folder, written in one
+``BEGIN IMMEDIATE`` transaction that rolls back if the rows changed since
+they were read, refused while the session or the database was written in
+the last few seconds, read back and put back if not clean; ``undo`` restores
+the rows.
 """
 
 from __future__ import annotations
@@ -162,24 +165,29 @@ def db_export_bytes(path: Path) -> bytes:
     """The session ``path`` names in the database, as ``opencode export`` prints it."""
     db, session_id = path.parent, path.name
     with contextlib.closing(_connect(db)) as connection:
-        connection.row_factory = sqlite3.Row
-        row = connection.execute("SELECT * FROM session WHERE id = ?", (session_id,)).fetchone()
-        if row is None:
-            raise StoreError(f"no session {session_id} in {db}")
-        keys = row.keys()
-        info: dict[str, Any] = {"id": session_id}
-        for column, name in _SESSION_COLUMNS.items():
-            if column in keys and row[column] is not None:
-                info[name] = row[column]
-        info["time"] = {"created": row["time_created"], "updated": row["time_updated"]}
-        messages = connection.execute(
-            "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id",
-            (session_id,),
-        ).fetchall()
-        parts = connection.execute(
-            "SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id",
-            (session_id,),
-        ).fetchall()
+        return db_export_from(connection, db, session_id)
+
+
+def db_export_from(connection: sqlite3.Connection, db: Path, session_id: str) -> bytes:
+    """The session ``session_id`` as ``opencode export`` prints it, read through ``connection``."""
+    connection.row_factory = sqlite3.Row
+    row = connection.execute("SELECT * FROM session WHERE id = ?", (session_id,)).fetchone()
+    if row is None:
+        raise StoreError(f"no session {session_id} in {db}")
+    keys = row.keys()
+    info: dict[str, Any] = {"id": session_id}
+    for column, name in _SESSION_COLUMNS.items():
+        if column in keys and row[column] is not None:
+            info[name] = row[column]
+    info["time"] = {"created": row["time_created"], "updated": row["time_updated"]}
+    messages = connection.execute(
+        "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id",
+        (session_id,),
+    ).fetchall()
+    parts = connection.execute(
+        "SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id",
+        (session_id,),
+    ).fetchall()
     by_message: dict[str, list[dict[str, Any]]] = {}
     for part in parts:
         data = _row_json(part["data"], db)
@@ -348,17 +356,20 @@ def fix(
     from inspector.local.sessions import check
 
     outcome = single.Outcome
-    advice = (
-        f"Export the session (opencode export {path.stem} > s.json), repair the export "
-        "(transcript-inspector repair s.json -o fixed.json) and import it where the session "
-        "is not (opencode import fixed.json); nothing was changed."
-    )
+    if agent is None:
+        from inspector.local.agents import BY_NAME
+
+        agent = BY_NAME["opencode"]
     if is_db_session(path):
-        return outcome(
+        from inspector.local import opencode_db
+
+        return opencode_db.fix(
             path,
-            "refused",
-            f"OpenCode keeps this session in {path.parent}, which it holds open and migrates "
-            f"itself, so fix does not write it. {advice}",
+            agent,
+            dry_run=dry_run,
+            backup_dir=backup_dir,
+            quiet_seconds=quiet_seconds,
+            clock=clock,
         )
     root = storage_root(path)
     db = database(root)
@@ -367,7 +378,9 @@ def fix(
             path,
             "refused",
             f"OpenCode keeps its sessions in {db}: the files under {root} are a copy it no "
-            f"longer reads, so fixing them would not change what it resumes. {advice}",
+            f"longer reads, so fixing them would not change what it resumes. Fix the session "
+            f"in the database instead (transcript-inspector fix {db / path.stem}); nothing was "
+            "changed.",
         )
     base = backup_base(root, backup_dir)
     _sweep(base / _TEMP)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +12,10 @@ import orjson
 import pytest
 
 from inspector.local.agents import AGENTS
-from tests.testdata import CORPUS, files, read
+from tests.testdata import CORPUS, DATA, files, read
+
+# OpenCode 1.18.33's own tables (read from its opencode.db; see tests/data/README.md).
+OPENCODE_SCHEMA = DATA / "opencode-1.18.33-schema.sql"
 
 BROKEN_CLAUDE = {
     # A Task call the session ends on, never answered (PAIR-1).
@@ -80,6 +84,65 @@ def place_store(storage: Path, records: list[dict], age: float) -> Path:
         os.utime(path, (stamp, stamp))
     assert session_file is not None
     return session_file
+
+
+def make_database(db: Path, records: list[dict], age: float) -> None:
+    """OpenCode's database holding these records, as ``opencode import`` writes them.
+
+    The schema is OpenCode 1.18.33's own. A row's ``data`` is the record less
+    its ids as ``JSON.stringify`` writes it; a message's ``time_created`` is its
+    ``time.created``, a part's the time of writing, and ``time_updated`` the
+    time of writing: ``age`` seconds ago. The files' times are set to then too.
+    """
+    stamp = int((time.time() - age) * 1000)
+    connection = sqlite3.connect(db)
+    connection.execute("PRAGMA journal_mode = wal")
+    connection.executescript(OPENCODE_SCHEMA.read_text())
+    sessions_of: dict[str, str] = {}
+    for r in records:
+        if "projectID" in r:
+            project = (r["projectID"], r["directory"], stamp, stamp, "[]")
+            connection.execute(
+                "INSERT OR IGNORE INTO project (id, worktree, time_created, time_updated, "
+                "sandboxes) VALUES (?,?,?,?,?)",
+                project,
+            )
+            row = (r["id"], r["projectID"], r.get("slug", "s"), r["directory"], r["title"],
+                   r.get("version", "1"), r["time"]["created"], r["time"]["updated"])  # fmt: skip
+            connection.execute(
+                "INSERT INTO session (id, project_id, slug, directory, title, version, "
+                "time_created, time_updated) VALUES (?,?,?,?,?,?,?,?)",
+                row,
+            )
+    for r in records:
+        if "projectID" in r or "messageID" in r:
+            continue
+        sessions_of[r["id"]] = r["sessionID"]
+        data = {k: v for k, v in r.items() if k not in ("id", "sessionID")}
+        row = (r["id"], r["sessionID"], r["time"]["created"], stamp, orjson.dumps(data).decode())
+        connection.execute("INSERT INTO message VALUES (?,?,?,?,?)", row)
+    for r in records:
+        if "messageID" in r:
+            data = {k: v for k, v in r.items() if k not in ("id", "sessionID", "messageID")}
+            row = (r["id"], r["messageID"], sessions_of[r["messageID"]], stamp, stamp,
+                   orjson.dumps(data).decode())  # fmt: skip
+            connection.execute("INSERT INTO part VALUES (?,?,?,?,?,?)", row)
+    connection.commit()
+    connection.close()
+    for file in db.parent.glob(db.name + "*"):
+        os.utime(file, (stamp / 1000, stamp / 1000))
+
+
+def rows_of(db: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of the tables fix may touch, all columns, by id."""
+    connection = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
+    try:
+        return {
+            table: connection.execute(f"SELECT * FROM {table} ORDER BY id").fetchall()
+            for table in ("project", "session", "message", "part")
+        }
+    finally:
+        connection.close()
 
 
 def _renamed(records: list[dict], old: str, new: str) -> list[dict]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import os
-import sqlite3
 import time
 from pathlib import Path
 
@@ -14,7 +13,14 @@ import pytest
 
 from inspector import cli
 from inspector.local import agents, fix, opencode, sessions
-from tests.local.conftest import OPENCODE_BROKEN, Home, opencode_records, place_store
+from tests.local.conftest import (
+    OPENCODE_BROKEN,
+    Home,
+    make_database,
+    opencode_records,
+    place_store,
+    rows_of,
+)
 
 RUNNING = "toolu_01Fp3Kd8Zr6Vy2Nc9Qw5Hs7T"
 PENDING = "toolu_01Jb7Ts4Mx9Lq2Wd6Rk3Vn8P"
@@ -162,45 +168,13 @@ def test_a_write_during_fix_makes_it_refuse(
     assert fix.backups_of(path) == []
 
 
-def make_database(db: Path, records: list[dict]) -> None:
-    """OpenCode's tables (as its JSON migration fills them) holding these storage records."""
-    connection = sqlite3.connect(db)
-    connection.executescript(
-        "CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT, parent_id TEXT, slug TEXT,"
-        " directory TEXT, title TEXT, version TEXT, time_created INTEGER, time_updated INTEGER);"
-        "CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER,"
-        " time_updated INTEGER, data TEXT);"
-        "CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT,"
-        " time_created INTEGER, time_updated INTEGER, data TEXT);"
-    )
-    sessions_of: dict[str, str] = {}
-    for r in records:
-        if "projectID" in r:
-            row = (r["id"], r["projectID"], None, r.get("slug"), r["directory"], r["title"],
-                   r.get("version"), r["time"]["created"], r["time"]["updated"])  # fmt: skip
-            connection.execute("INSERT INTO session VALUES (?,?,?,?,?,?,?,?,?)", row)
-        elif "messageID" in r:
-            data = {k: v for k, v in r.items() if k not in ("id", "sessionID", "messageID")}
-            row = (r["id"], r["messageID"], sessions_of[r["messageID"]], 1, 1, orjson.dumps(data))
-            connection.execute("INSERT INTO part VALUES (?,?,?,?,?,?)", row)
-        else:
-            sessions_of[r["id"]] = r["sessionID"]
-            data = {k: v for k, v in r.items() if k not in ("id", "sessionID")}
-            created = r["time"]["created"]
-            row = (r["id"], r["sessionID"], created, created, orjson.dumps(data))
-            connection.execute("INSERT INTO message VALUES (?,?,?,?,?)", row)
-    connection.commit()
-    connection.close()
-
-
-def test_where_opencode_keeps_sessions_in_sqlite_they_are_listed_from_it_and_never_written(
+def test_where_opencode_keeps_sessions_in_sqlite_they_are_listed_from_it_and_the_json_left(
     agent_home: Home, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = broken(agent_home)
     storage = opencode.storage_root(path)
     db = storage.parent / "opencode.db"
-    make_database(db, opencode_records(OPENCODE_BROKEN))
-    stored = db.read_bytes()
+    make_database(db, opencode_records(OPENCODE_BROKEN), age=3600)
     status, out = run("list", "--json")
     assert status == 1 and capsys.readouterr().err == ""
     mine = [r for r in map(orjson.loads, out.splitlines()) if r["agent"] == "opencode"]
@@ -213,14 +187,12 @@ def test_where_opencode_keeps_sessions_in_sqlite_they_are_listed_from_it_and_nev
     from_files = sessions.check(path)
     assert from_db.parsed is not None and from_files.parsed is not None
     assert from_db.parsed.messages == from_files.parsed.messages
+    stored = rows_of(db)
     before = storage_files(storage)
-    status, out = run("fix", path.stem)
-    assert status == 2
-    refused = capsys.readouterr().err
-    assert "fix does not write it" in refused and f"opencode export {path.stem}" in refused
-    outcome = fix.fix(path, quiet_seconds=0)  # the JSON copy
+    outcome = fix.fix(path, quiet_seconds=0)  # the JSON copy: OpenCode no longer reads it
     assert outcome.status == "refused" and "no longer reads" in outcome.reason
-    assert db.read_bytes() == stored and storage_files(storage) == before
+    assert f"transcript-inspector fix {db / path.stem}" in outcome.reason
+    assert rows_of(db) == stored and storage_files(storage) == before
 
 
 def test_a_note_adds_a_message_and_its_part_and_undo_takes_them_away(tmp_path: Path) -> None:
