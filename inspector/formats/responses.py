@@ -863,7 +863,9 @@ def _carried_call(call: dict[str, Any]) -> dict[str, Any]:
     else:
         fits = (
             isinstance(kind, str)
-            and (kind in RESPONSES_CALLS or kind.endswith("_call"))
+            # A kind no check knows goes out as a function call: sent as it was
+            # read, its output would answer nothing the provider knows of.
+            and kind in RESPONSES_CALLS
             and kind not in RESPONSES_SERVER_ITEMS
             and carried.get("execution") != "server"
             and isinstance(arguments, dict)
@@ -907,8 +909,8 @@ def _carried_output(md: dict[str, Any]) -> dict[str, Any] | None:
     carried = md.get("item")
     if isinstance(carried, dict):
         kind = carried.get("type")
-        if isinstance(kind, str) and kind.endswith("_output"):
-            return carried
+        if isinstance(kind, str) and kind in RESPONSES_OUTPUTS:
+            return carried  # a kind no check knows takes its call's output kind instead
     return None
 
 

@@ -496,3 +496,28 @@ def test_any_repaired_history_goes_out_with_each_kind_answered_by_its_own(pieces
         assert [(i["type"], i["id"]) for i in sent] == [(i["type"], i["id"]) for i in kept]
         # No reasoning is left without an item of the model after it.
         assert not [p for p in check("responses", body).problems if p.code == "reasoning_alone"]
+
+
+def test_a_call_of_a_kind_no_check_knows_goes_out_as_a_function_call():
+    # Found by make fuzz: a damaged type (" unction_call") was read as a call and sent
+    # as that kind, so its output answered nothing the provider knows: rejected even
+    # after repair. A kind no check reads goes out as a function call, with its output.
+    import orjson
+
+    from inspector import formats
+    from inspector.diagnosis import diagnose
+
+    body = {
+        "model": "gpt-5",
+        "input": [
+            {"role": "user", "content": "read b"},
+            {"type": " unction_call", "call_id": "call-b", "name": "view", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "call-b", "output": "rendered"},
+            {"role": "user", "content": "thanks"},
+        ],
+    }
+    diagnosis = diagnose(formats.load(orjson.dumps(body)))
+    assert diagnosis.accepted_after, diagnosis.providers
+    wire = formats.to_wire(formats.load(orjson.dumps(body)).messages, "responses")
+    kinds = [item.get("type") for item in wire["input"]]
+    assert "function_call" in kinds and " unction_call" not in kinds
