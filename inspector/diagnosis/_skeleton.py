@@ -131,7 +131,7 @@ def digest(message: dict[str, Any]) -> Digest | None:
             texts += 1
             runs += not in_run
             in_run = True
-        elif role == "assistant" and kind in _THINKING:
+        elif role == "assistant" and kind.__class__ is str and kind in _THINKING:
             in_run = False
         else:
             return None

@@ -422,3 +422,9 @@ def test_a_system_message_after_the_first_turn_makes_the_history_irregular():
     leading = [msg("system", "be brief"), msg("user", "hi")]
     assert skeleton.digests(leading, {}) is not None
     assert skeleton.digests([*leading, msg("system", "now be long")], {}) is None
+
+
+def test_a_part_whose_type_is_not_a_string_makes_the_history_irregular():
+    # Found by make fuzz: a part typed with a list made the digest raise (unhashable).
+    assert skeleton.digest({"role": "assistant", "content": [{"type": []}]}) is None
+    assert skeleton.digest({"role": "assistant", "content": [{"type": {"a": 1}}]}) is None
