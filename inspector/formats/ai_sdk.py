@@ -57,6 +57,7 @@ from inspector.formats.canonical import (
     Message,
     call_id,
     dump_like,
+    message_list,
     public,
     read_json,
 )
@@ -103,14 +104,9 @@ def sniff(head: bytes) -> float:
 
 def parse(data: bytes) -> Parsed:
     doc = read_json(data)
-    if isinstance(doc, list):
-        records, wrapper = doc, None
-    elif isinstance(doc, dict) and isinstance(doc.get("messages"), list):
-        records, wrapper = doc["messages"], doc
-    else:
-        raise FormatError("not a list of AI SDK messages (nor an object with 'messages')")
-    if not records:
-        raise FormatError("the list of messages is empty")
+    records, wrapper = message_list(
+        doc, "not a list of AI SDK messages (nor an object with 'messages')"
+    )
     kind = _list_kind(records)
     if kind is None:
         raise FormatError("no message is an AI SDK UIMessage (parts) or ModelMessage (tool parts)")

@@ -80,16 +80,27 @@ def sniff(head: bytes) -> float:
     return 0.2
 
 
-def parse(data: bytes) -> Parsed:
-    doc = read_json(data)
+def message_list(doc: Any, refused: str) -> tuple[list[Any], dict[str, Any] | None]:
+    """The messages of a file that is a JSON list of them, or an object with a ``messages`` list.
+
+    Returns the list and the object around it (``None`` for a bare list), for
+    a writer to put the repaired list back into. ``FormatError`` with
+    ``refused`` for anything else, and for an empty list.
+    """
     if isinstance(doc, list):
         items, wrapper = doc, None
     elif isinstance(doc, dict) and isinstance(doc.get("messages"), list):
         items, wrapper = doc["messages"], doc
     else:
-        raise FormatError("not a list of messages or an object with a 'messages' list")
+        raise FormatError(refused)
     if not items:
         raise FormatError("the list of messages is empty")
+    return items, wrapper
+
+
+def parse(data: bytes) -> Parsed:
+    doc = read_json(data)
+    items, wrapper = message_list(doc, "not a list of messages or an object with a 'messages' list")
     shape = list_shape(items)
     if shape not in (None, NAME):
         raise FormatError(f"the messages are written in the {shape} shape, not canonical")

@@ -54,6 +54,7 @@ from inspector.formats.canonical import (
     Message,
     call_id,
     dump_like,
+    message_list,
     public,
     read_json,
 )
@@ -95,14 +96,9 @@ def sniff(head: bytes) -> float:
 
 def parse(data: bytes) -> Parsed:
     doc = read_json(data)
-    if isinstance(doc, list):
-        records, wrapper = doc, None
-    elif isinstance(doc, dict) and isinstance(doc.get("messages"), list):
-        records, wrapper = doc["messages"], doc
-    else:
-        raise FormatError("not a list of pydantic-ai messages (nor an object with 'messages')")
-    if not records:
-        raise FormatError("the list of messages is empty")
+    records, wrapper = message_list(
+        doc, "not a list of pydantic-ai messages (nor an object with 'messages')"
+    )
     if not any(isinstance(r, dict) and r.get("kind") in ("request", "response") for r in records):
         raise FormatError("no message has 'kind' 'request' or 'response'")
     messages: list[Message] = []
