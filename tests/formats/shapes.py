@@ -99,11 +99,14 @@ def damaged(draw: st.DrawFn, seeds: list[bytes]) -> bytes:
             except orjson.JSONDecodeError:
                 continue
             weird = draw(st.sampled_from([None, 0, "", [], {}, "x", True, {"type": []}]))
-            lines[at] = orjson.dumps(_replace(draw, value, weird))
+            lines[at] = orjson.dumps(replace_somewhere(draw, value, weird))
     return b"\n".join(lines)
 
 
-def _replace(draw: st.DrawFn, node: Any, value: Any, depth: int = 0) -> Any:
+def replace_somewhere(
+    draw: st.DrawFn, node: Any, value: Any, depth: int = 0, deepest: int = 10
+) -> Any:
+    """``node`` with ``value`` put in place of one of its values, at any depth up to ``deepest``."""
     children = (
         list(node.items())
         if isinstance(node, dict)
@@ -111,9 +114,9 @@ def _replace(draw: st.DrawFn, node: Any, value: Any, depth: int = 0) -> Any:
         if isinstance(node, list)
         else []
     )
-    if not children or depth > 10 or draw(st.integers(0, 3)) == 0:
+    if not children or depth > deepest or draw(st.integers(0, 3)) == 0:
         return value
     key, child = children[draw(st.integers(0, len(children) - 1))]
     node = dict(node) if isinstance(node, dict) else list(node)
-    node[key] = _replace(draw, child, value, depth + 1)
+    node[key] = replace_somewhere(draw, child, value, depth + 1, deepest)
     return node

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from inspector import formats
 from inspector.diagnosis import diagnose, repaired_bytes
+from tests.formats.shapes import replace_somewhere
 from tests.testdata import CORPUS, read
 
 EXAMPLES = {"ci": 150, "dev": 30, "fuzz": 5000}[os.environ.get("HYPOTHESIS_PROFILE", "ci")]
@@ -138,26 +139,10 @@ def structure_mutations(draw) -> bytes:
         records = [orjson.loads(line) for line in data.splitlines() if line.strip()]
         is_lines = True
     target = draw(st.integers(0, len(records) - 1))
-    records[target] = _replace_somewhere(draw, records[target], draw(WEIRD_VALUES), depth=0)
+    records[target] = replace_somewhere(draw, records[target], draw(WEIRD_VALUES), deepest=12)
     if is_lines:
         return b"\n".join(orjson.dumps(r) for r in records) + b"\n"
     return orjson.dumps(records[0])
-
-
-def _replace_somewhere(draw, node, value, depth: int):
-    children = (
-        list(node.items())
-        if isinstance(node, dict)
-        else list(enumerate(node))
-        if isinstance(node, list)
-        else []
-    )
-    if not children or depth > 12 or draw(st.integers(0, 3)) == 0:
-        return value
-    key, child = children[draw(st.integers(0, len(children) - 1))]
-    node = dict(node) if isinstance(node, dict) else list(node)
-    node[key] = _replace_somewhere(draw, child, value, depth + 1)
-    return node
 
 
 FUZZ = settings(
