@@ -14,7 +14,8 @@ same indices, same texts. It is never sent anywhere.
 A message is regular when (after its private keys are stripped):
 
 - it is a ``user`` or ``assistant`` message whose content is a string, or a
-  non-empty list of ``text`` parts, with text that is not blank; an
+  non-empty list of ``text`` parts, with text that is not blank (a part may
+  carry the ``phase`` of the Responses item it was read from, not its id); an
   assistant message may have thinking blocks among them (as Claude Code
   writes: Anthropic keeps them, the others leave them out), and with calls
   it may have no text at all (``""``, ``[]`` or thinking only);
@@ -122,14 +123,19 @@ def digest(message: dict[str, Any]) -> Digest | None:
         return (role, 0, 0, 0, ids, "") if ids else None
     texts = runs = 0
     in_run = False
+    run_item = None
     for part in content:
         kind = part.get("type") if part.__class__ is dict else None
         if kind == "text":
             text = part.get("text")
             if text.__class__ is not str or not text or text.isspace():
                 return None
+            kept = part.get("item")  # the Responses message item it was read from
+            if kept is not None and not _no_item_id(kept):
+                return None  # a message item id: the checks read ids
             texts += 1
-            runs += not in_run
+            runs += not in_run or kept != run_item  # each item is written as it was
+            run_item = kept
             in_run = True
         elif role == "assistant" and kind.__class__ is str and kind in _THINKING:
             in_run = False
@@ -138,6 +144,12 @@ def digest(message: dict[str, Any]) -> Digest | None:
     if not (texts or ids):
         return None  # thinking alone: some providers leave the whole message out
     return (role, len(content), texts, runs, ids, "")
+
+
+def _no_item_id(item: Any) -> bool:
+    """Whether what a text part carries of its Responses message item holds no item id
+    (a ``phase`` alone, as Codex writes it, changes nothing a check reads)."""
+    return item.__class__ is dict and "id" not in item
 
 
 def _kind(item: Any, kind: str) -> bool:

@@ -336,6 +336,36 @@ def text_of(content: Any) -> str:
     return ""
 
 
+# The keys of a Responses message item that its canonical parts hold, or that every
+# message item has: what ``message_envelope`` leaves out.
+_MESSAGE_KEYS = frozenset({"type", "role", "content"})
+# The content parts of a Responses message item that stay in it when it is written.
+MESSAGE_PARTS = frozenset({"text", "refusal"})
+
+
+def message_envelope(item: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a Responses assistant ``message`` item beyond its content: its item
+    id (``msg_...``), ``status``, ``phase`` (``commentary`` / ``final_answer``)...
+
+    Its text and refusal parts carry them (``marked_parts``) so an export writes the
+    item back as it was: a model told the ``phase`` of its earlier messages is told it
+    again, and one item goes out under its id once.
+    """
+    return {k: v for k, v in item.items() if k not in _MESSAGE_KEYS}
+
+
+def marked_parts(parts: list[Any], envelope: dict[str, Any]) -> list[Any]:
+    """``parts``, each text or refusal part carrying ``envelope`` under ``item``."""
+    if not envelope:
+        return parts
+    return [
+        {**part, "item": envelope}
+        if isinstance(part, dict) and part.get("type") in MESSAGE_PARTS
+        else part
+        for part in parts
+    ]
+
+
 SYSTEM_NOTE = "[system message]"
 
 

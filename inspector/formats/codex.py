@@ -64,7 +64,7 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import call_id, unchanged
+from inspector.formats.canonical import call_id, marked_parts, message_envelope, unchanged
 from inspector.formats.jsonl import (
     Record,
     has_glued,
@@ -312,7 +312,8 @@ class _Reader:
                 return
             if role == "assistant":
                 reply = self.open_reply(piece)
-                reply.message["content"].extend(_parts(content))
+                said = marked_parts(_parts(content), message_envelope(payload))
+                reply.message["content"].extend(said)
                 return
             self.close_reply()
             parts: Any = content if isinstance(content, str) else _parts(content)
@@ -778,6 +779,8 @@ def _response_content(content: Any, text_type: str) -> list[Any]:
         elif isinstance(part, dict) and part.get("type") == "image":
             url = part.get("url") or f"data:{part.get('media_type')};base64,{part.get('data')}"
             out.append({"type": "input_image", "image_url": url})
+        elif isinstance(part, dict) and "item" in part:
+            out.append({k: v for k, v in part.items() if k != "item"})  # a refusal's
         else:
             out.append(part)
     return out

@@ -29,7 +29,9 @@ left out for a bare ``function_call``), and ``after_parts``, how many of the
 turn's content parts came before it (left out when none came after it). A
 tool message keeps ``item`` in its metadata: its output item's fields beyond
 its content (kind, id, status, an output that is not text), left out for the
-output kind its call's kind takes and nothing else.
+output kind its call's kind takes and nothing else. An assistant ``message``
+item's text and refusal parts keep its other fields (item id ``msg_...``,
+``status``, ``phase``) under ``item`` (``canonical.message_envelope``).
 
 ``sources`` are the 1-based numbers of the items a message came from; the
 response's items continue the numbering after the request's.
@@ -44,6 +46,9 @@ out as the kind it was read as, else as the output kind of its call (a
 does a result the repair made: its text in ``output``; an
 ``apply_patch_call_output`` also ``status: "failed"``, and a
 ``tool_search_output`` the tools it found, none (``tools: []``).
+An assistant message goes out as the message items it was read from, each
+with its own fields (its ``phase`` told back to the model that wrote it); one
+with no fields is a plain message item. A refusal stays in its message item.
 System messages stay where they are, as ``system`` message items. Parts
 another provider made (thinking blocks, Gemini parts) are left out, and so
 is a message item left with an empty content list. Of the items kept whole
@@ -53,9 +58,10 @@ as parts, reasoning, item references and what the server ran
 could not take it as a call) does not, as it would be a call with no
 output. An item repeated under the same ``id`` goes out once (``Duplicate
 item found with id``); a call under an item id already sent (ID-1 split one
-item in two) goes out without it. A reasoning item that no item of the
-model follows (its call was cut, INT-1) goes with its call, in the export
-and in the repaired file alike: the API refuses it alone.
+item in two), or another message under a message's id, goes out without it.
+A reasoning item that no item of the model follows (its call was cut,
+INT-1) goes with its call, in the export and in the repaired file alike: the
+API refuses it alone.
 """
 
 from __future__ import annotations
@@ -75,6 +81,7 @@ from inspector.engine.providers import (
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.canonical import (
     END,
+    MESSAGE_PARTS,
     REC,
     SYSTEM_REC,
     Alternatives,
@@ -87,6 +94,8 @@ from inspector.formats.canonical import (
     dump_like,
     exchanges,
     list_shape,
+    marked_parts,
+    message_envelope,
     metadata,
     origin,
     public,
@@ -240,7 +249,7 @@ def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> d
         return {"input": _input_memo(messages, memo)}
     _, items = _wire([public(m) for m in messages], None)
     out: list[Any] = []
-    seen: set[str] = set()
+    seen: dict[str, Any] = {}
     for item, iid in _sendable(items):
         unique = _once(item, iid, seen)
         if unique is not None:
@@ -248,21 +257,27 @@ def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> d
     return {"input": _without_lone_reasoning(out)}
 
 
-def _once(item: Any, iid: str | None, seen: set[str]) -> Any:
-    """``item`` as the request may hold it, given the item ids ``seen`` before it.
+def _once(item: Any, iid: str | None, seen: dict[str, Any]) -> Any:
+    """``item`` as the request may hold it, given the items ``seen`` before it, by id.
 
     The API refuses an item id twice. An item repeated under its id goes out
     once; a call or an output under an id already sent (the two calls ID-1
-    told apart came from one item) goes out without it, as the call it is.
+    told apart came from one item), or a message that is not the one sent
+    under it, goes out without it, as the item it is: no words are lost.
     """
     if iid is None:
         return item
-    if iid not in seen:
-        seen.add(iid)
+    first = seen.get(iid)
+    if first is None:
+        seen[iid] = item
         return item
-    if _is_call(item) or _is_output(item):
+    if _is_call(item) or _is_output(item) or (_is_message(item) and item != first):
         return {k: v for k, v in item.items() if k != "id"}
     return None
+
+
+def _is_message(item: dict[str, Any]) -> bool:
+    return item.get("type") in (None, "message") and item.get("role") is not None
 
 
 def _without_lone_reasoning(items: list[Any]) -> list[Any]:
@@ -396,9 +411,11 @@ def _read(
             current = open_group(index)
             content = item.get("content")
             fresh = not current["parts"]
-            current["parts"].extend(_text_parts(content))
+            envelope = message_envelope(item)
+            current["parts"].extend(marked_parts(_text_parts(content), envelope))
             current["text"] = True
-            current["text_only"] = content if fresh and isinstance(content, str) else None
+            plain = fresh and isinstance(content, str) and not envelope
+            current["text_only"] = content if plain else None
         elif _is_output(item):
             close(index)
             rid = call_id_of(item)
@@ -640,7 +657,7 @@ def _input_memo(messages: list[Message], memo: dict[Any, Any]) -> list[Any]:
     """
     kinds: dict[str, str] = {}
     out: list[Any] = []
-    seen: set[str] = set()
+    seen: dict[str, Any] = {}
     for message in messages:
         role = message["role"]
         hit = memo.get(id(message))
@@ -734,12 +751,19 @@ def _wire_assistant(message: Message, template: list[Any], native_only: bool) ->
     places = _call_places(calls, len(parts))
     out: list[Any] = []
     texts: list[Any] = []  # the text parts of the message item being made
+    envelope: Any = None  # the fields of the item they were read from, if any
     waiting = 0  # the calls already placed
 
     def flush() -> None:
+        nonlocal envelope
         if texts:
-            out.append({"type": "message", "role": "assistant", "content": texts.copy()})
+            made: dict[str, Any] = {"type": "message", "role": "assistant"}
+            if isinstance(envelope, dict):
+                made |= {k: v for k, v in envelope.items() if k not in made}
+            made["content"] = texts.copy()
+            out.append(made)
             texts.clear()
+        envelope = None
 
     def place(before: int) -> None:
         nonlocal waiting
@@ -750,9 +774,16 @@ def _wire_assistant(message: Message, template: list[Any], native_only: bool) ->
 
     for index, part in enumerate(parts):
         place(index)
-        if isinstance(part, dict) and part.get("type") == "text":
-            if part.get("text"):
+        if isinstance(part, dict) and part.get("type") in MESSAGE_PARTS:
+            read_from = part.get("item")  # the message item it was read from
+            if texts and read_from != envelope:
+                flush()  # the part of another item
+            if part["type"] == "refusal":
+                texts.append({k: v for k, v in part.items() if k != "item"})
+                envelope = read_from
+            elif part.get("text"):
                 texts.append({"type": "output_text", "text": part["text"]})
+                envelope = read_from
             continue
         flush()
         kind = part.get("type") if isinstance(part, dict) else None

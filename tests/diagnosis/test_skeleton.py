@@ -79,6 +79,12 @@ def regular_messages(draw: st.DrawFn) -> Message:
         texts = draw(st.lists(st.sampled_from(TEXTS), min_size=1, max_size=3))
         content = [{"type": "text", "text": text} for text in texts]
         if role == "assistant":
+            # Codex's message items: each text part may carry the phase of its item, and
+            # a change of phase between parts is a new item in the Responses body.
+            for part in content:
+                phase = draw(st.sampled_from([None, None, "commentary", "final_answer"]))
+                if phase is not None:
+                    part["item"] = {"phase": phase}
             # Claude Code's thinking blocks, before, between and after the text.
             for _ in range(draw(st.integers(0, 3))):
                 at = draw(st.integers(0, len(content)))
@@ -391,6 +397,9 @@ CALL = {"tool_call_id": "c1", "name": "read", "arguments": {"path": "a"}}
         msg("system", [{"type": "text", "text": " "}]),
         msg("developer", "hi"),
         {"role": "user", "content": "hi", "metadata": "not an object"},
+        # The id of the Responses message item it was read from: the checks read item ids.
+        msg("assistant", [{"type": "text", "text": "a", "item": {"id": "msg_1"}}]),
+        msg("assistant", [{"type": "text", "text": "a", "item": "msg_1"}]),
     ],
 )
 def test_messages_the_skeletons_do_not_cover_are_irregular(message):
@@ -412,6 +421,7 @@ def test_messages_the_skeletons_do_not_cover_are_irregular(message):
         msg("system", "be brief"),
         msg("system", [{"type": "text", "text": "be brief"}]),
         {"role": "user", "content": "hi"},
+        msg("assistant", [{"type": "text", "text": "a", "item": {"phase": "commentary"}}]),
     ],
 )
 def test_plain_messages_are_regular(message):

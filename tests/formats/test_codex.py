@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from inspector import formats
 from inspector.engine import repair_history
 from inspector.formats import codex as cx
 from inspector.formats.base import FormatError, Parsed
@@ -465,3 +466,25 @@ def test_any_repair_written_back_reads_back_with_nothing_to_repair(data: bytes) 
     again = cx.parse(out)
     assert repair_history(again.messages, causes=again.causes).actions == []
     assert repaired_file(cx.parse(data)) == out
+
+
+def test_the_phase_of_each_message_goes_out_with_it() -> None:
+    # gpt-5 codex models write a phase on each message and want it sent back with it:
+    # the Responses export keeps it, one message item for each phase it read.
+    commentary = {**said("Looking."), "phase": "commentary"}
+    final = {**said("Done."), "phase": "final_answer"}
+    parsed = cx.parse(jsonl(meta(), item(user("look")), item(commentary), item(final)))
+    assert [p["item"] for p in parsed.messages[1]["content"]] == [
+        {"phase": "commentary"},
+        {"phase": "final_answer"},
+    ]
+    sent = formats.to_wire(parsed.messages, "responses")["input"]
+    assert [(i.get("phase"), i["content"][0]["text"]) for i in sent[1:]] == [
+        ("commentary", "Looking."),
+        ("final_answer", "Done."),
+    ]
+    # The other providers get the text alone.
+    assert formats.to_wire(parsed.messages, "anthropic")["messages"][1]["content"] == [
+        {"type": "text", "text": "Looking."},
+        {"type": "text", "text": "Done."},
+    ]

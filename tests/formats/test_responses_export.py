@@ -288,6 +288,65 @@ def test_calls_id_1_told_apart_send_the_item_id_once():
     assert [i["call_id"] for i in sent] == ["call_f", "call_f_1"]
 
 
+SAID = {
+    "type": "message",
+    "id": "msg_1",
+    "status": "completed",
+    "role": "assistant",
+    "phase": "commentary",
+    "content": [{"type": "output_text", "text": "Let me check the rate.", "annotations": []}],
+}
+
+
+def test_an_assistant_message_item_keeps_its_id_status_and_phase():
+    # gpt-5 models are told the phase of their earlier messages; its item id goes once.
+    items = [USER, SAID, CALLS["function_call"], OUTPUTS["function_call"], LATER]
+    made = exported(items)[1]
+    assert made["id"] == "msg_1"
+    assert (made["status"], made["phase"]) == ("completed", "commentary")
+    assert made["content"] == [{"type": "output_text", "text": "Let me check the rate."}]
+
+
+def test_a_repaired_turn_keeps_its_message_item():
+    # The call after the message was never answered: repair inserts its output and
+    # the export rebuilds the turn, its message item with it.
+    wire, written = repaired_export([USER, SAID, CALLS["function_call"], LATER])
+    for body in (wire, written):
+        said = [i for i in body if i.get("role") == "assistant"]
+        assert [(i["id"], i["phase"]) for i in said] == [("msg_1", "commentary")]
+        assert body[3]["type"] == "function_call_output"
+
+
+def test_a_text_string_message_item_with_an_id_keeps_it():
+    item = {"type": "message", "id": "msg_2", "role": "assistant", "content": "Done."}
+    made = exported([USER, item])[1]
+    assert made["id"] == "msg_2"
+    assert made["content"] == [{"type": "output_text", "text": "Done."}]
+
+
+def test_a_message_item_id_sent_twice_goes_once_and_no_words_are_lost():
+    other = {**SAID, "content": [{"type": "output_text", "text": "Something else."}]}
+    sent = exported([USER, SAID, LATER, SAID, LATER, other])
+    said = [(i.get("id"), i["content"][0]["text"]) for i in sent if i.get("role") == "assistant"]
+    # The same item again is the same item (a replayed history); another under its id
+    # is not: it goes out without the id, its words kept.
+    assert said == [("msg_1", "Let me check the rate."), (None, "Something else.")]
+
+
+def test_a_refusal_stays_inside_its_message_item():
+    refused = {
+        "type": "message",
+        "id": "msg_3",
+        "role": "assistant",
+        "content": [{"type": "refusal", "refusal": "I can't help with that."}],
+    }
+    items = [USER, refused, LATER]
+    assert exported(items)[1] == refused
+    parsed = responses.parse(orjson.dumps(items))
+    rebuilt = responses.to_wire(strip_private(copy.deepcopy(parsed.messages)))
+    assert rebuilt["input"][1] == refused
+
+
 def test_items_the_server_ran_go_out_as_they_are():
     server_search = {
         "type": "tool_search_call",
@@ -396,8 +455,23 @@ ORACLE_CASES = files(ORACLE / "responses")
 
 
 def _items_of_the_model_and_tools(items: list[Any]) -> list[Any]:
-    """Every item but messages (written from canonical text, without their ids)."""
-    return [i for i in items if isinstance(i, dict) and i.get("type") not in (None, "message")]
+    """Every item but user and system messages, an assistant message item as its fields
+    (id, status, phase...) and the texts of its parts; one with no text is not sent."""
+    out: list[Any] = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") not in (None, "message"):
+            out.append(item)
+        elif item.get("role") == "assistant":
+            content = item.get("content")
+            if isinstance(content, str):
+                content = [{"type": "output_text", "text": content}]
+            texts = [part.get("text") for part in content if part.get("text")]
+            if texts:
+                fields = {k: v for k, v in item.items() if k not in ("type", "content")}
+                out.append((fields, texts))
+    return out
 
 
 @pytest.mark.parametrize("path", ORACLE_CASES, ids=[p.name[:80] for p in ORACLE_CASES])
