@@ -45,7 +45,11 @@ out as the kind it was read as, else as the output kind of its call (a
 ``custom_tool_call`` is answered by a ``custom_tool_call_output``...), and so
 does a result the repair made: its text in ``output``; an
 ``apply_patch_call_output`` also ``status: "failed"``, and a
-``tool_search_output`` the tools it found, none (``tools: []``).
+``tool_search_output`` the tools it found, none (``tools: []``). A
+``computer_call_output`` (a screenshot) and a ``shell_call_output`` (the
+chunks a command wrote) cannot hold words: one the repair made has no
+screenshot (``{"type": "computer_screenshot"}``) or no chunks (``[]``), is
+``status: "incomplete"``, and its words follow it as a user message item.
 An assistant message goes out as the message items it was read from, each
 with its own fields (its ``phase`` told back to the model that wrote it); one
 with no fields is a plain message item. A refusal stays in its message item.
@@ -100,6 +104,7 @@ from inspector.formats.canonical import (
     origin,
     public,
     read_json,
+    text_of,
     use_exchange,
 )
 
@@ -135,6 +140,8 @@ _OUTPUT_FIELDS = frozenset({"type", "id", "call_id", "status", "execution"})
 # fields of their own (``tool_search_output``'s ``tools``).
 _TEXT_OUTPUTS = frozenset(RESPONSES_OUTPUTS) - {"tool_search_output"}
 _FIELD_OUTPUTS = frozenset({"tool_search_output"})
+# Output kinds whose result is not text: a screenshot, the chunks a shell command wrote.
+_NO_TEXT_OUTPUTS = frozenset({"computer_call_output", "shell_call_output"})
 # Items kept whole as parts that go out as they are: reasoning, references, what the
 # server ran (``web_search_call``, MCP items, compaction) and the other items of the API.
 _NATIVE_PARTS = frozenset(
@@ -638,7 +645,7 @@ def _wire(messages: list[Message], state: dict[str, Any] | None) -> tuple[Any, l
                     kinds.setdefault(call_id_of(item), item["type"])
             items.extend(made)
         elif role == "tool":
-            items.append(_wire_output(message, template[0] if template else None, kinds))
+            items.extend(_wire_output(message, template[0] if template else None, kinds))
         else:
             items.append(_wire_message(message, template[0] if template else None, native_only))
     return instructions, items
@@ -675,7 +682,7 @@ def _input_memo(messages: list[Message], memo: dict[Any, Any]) -> list[Any]:
         elif role == "tool":
             kind = kinds.get(call_id(metadata(message)), "function_call")
             if hit is None or hit[2] != kind:
-                made = [_wire_output(public(message), None, kinds)]
+                made = _wire_output(public(message), None, kinds)
                 hit = memo[id(message)] = (message, _sendable(made), kind)
         elif hit is None:
             made = [_wire_message(public(message), None, True)]
@@ -945,16 +952,19 @@ def _carried_output(md: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def _wire_output(message: Message, old: Any, kinds: dict[str, str]) -> dict[str, Any]:
+def _wire_output(message: Message, old: Any, kinds: dict[str, str]) -> list[dict[str, Any]]:
     """The output item for a tool message; ``old`` is the item the source file holds.
 
     A result read from Responses goes out as the kind it was read as, with
     its own fields; any other (a result another provider's transcript holds,
-    or one the repair made) as the output kind of the call it answers.
+    or one the repair made) as the output kind of the call it answers. Where
+    that kind cannot hold the result's words (``_put_output``), a user
+    message item with them follows it.
     """
     md = metadata(message)
     rid = call_id(md)
     content = message["content"]
+    told: str | None = None
     if isinstance(old, dict) and _is_output(old):
         item = dict(old)
         if "call_id" in item or "id" not in item:
@@ -962,29 +972,45 @@ def _wire_output(message: Message, old: Any, kinds: dict[str, str]) -> dict[str,
         else:
             item["id"] = rid
         if _output_content(item) != content:
-            _put_output(item, content, md)
-        return item
-    carried = _carried_output(md)
-    if carried is None:
-        item = {"type": _output_kind(kinds.get(rid, "function_call")), "call_id": rid}
+            told = _put_output(item, content, md)
     else:
-        item = {"type": carried["type"], "call_id": rid}
-        item |= {k: v for k, v in carried.items() if k not in ("type", "call_id")}
-    holds = any(key not in _OUTPUT_FIELDS for key in item)  # its result came with it
-    if not (holds and _output_content(item) == content):
-        _put_output(item, content, md)
-    return item
+        carried = _carried_output(md)
+        if carried is None:
+            item = {"type": _output_kind(kinds.get(rid, "function_call")), "call_id": rid}
+        else:
+            item = {"type": carried["type"], "call_id": rid}
+            item |= {k: v for k, v in carried.items() if k not in ("type", "call_id")}
+        holds = any(key not in _OUTPUT_FIELDS for key in item)  # its result came with it
+        if not (holds and _output_content(item) == content):
+            told = _put_output(item, content, md)
+    if not told:
+        return [item]
+    return [item, {"role": "user", "content": [{"type": "input_text", "text": told}]}]
 
 
-def _put_output(item: dict[str, Any], content: Any, md: dict[str, Any]) -> None:
+def _put_output(item: dict[str, Any], content: Any, md: dict[str, Any]) -> str | None:
     """Write ``content`` into an output item, in the fields its kind holds a result in.
 
     A result the repair made (``healed``) says so in text; a kind whose result
     is not text gets no made-up result: a ``tool_search_output`` found no
-    tools, an ``apply_patch_call_output`` did not complete.
+    tools, an ``apply_patch_call_output`` did not complete. A
+    ``computer_call_output`` holds a screenshot and a ``shell_call_output``
+    the chunks a command wrote, with how it ended: one whose content is not
+    that (a screenshot, as an image part or its JSON; the chunks' JSON) is
+    ``status: "incomplete"`` with no screenshot or no chunks, and its words
+    (a made result's "may have run, do not retry blindly") are returned, for
+    the model to be told in a message of their own.
     """
     kind = item.get("type")
     healed = md.get("healed") is True
+    if kind in _NO_TEXT_OUTPUTS:
+        value = None if healed else _screenshot_or_chunks(kind, content)
+        if value is not None:
+            item["output"] = value
+            return None
+        item["output"] = {"type": "computer_screenshot"} if kind == "computer_call_output" else []
+        item["status"] = "incomplete"
+        return text_of(content) or None
     if kind in _FIELD_OUTPUTS:
         fields = None if healed or not isinstance(content, str) else json_object(content)
         if fields is not None:
@@ -992,10 +1018,37 @@ def _put_output(item: dict[str, Any], content: Any, md: dict[str, Any]) -> None:
             item.update({k: v for k, v in fields.items() if k not in _OUTPUT_FIELDS})
         else:
             item.setdefault("tools", [])
-        return
+        return None
     if kind == "apply_patch_call_output" and "status" not in item:
         item["status"] = "failed" if healed or md.get("is_error") else "completed"
     if isinstance(content, str):
         item["output"] = content
     else:
         item["output"] = _wire_content(content, "input_text", True)
+    return None
+
+
+def _screenshot_or_chunks(kind: str, content: Any) -> Any:
+    """The output a ``computer_call_output`` or ``shell_call_output`` holds, from a tool
+    message's content: its JSON text (as read from Responses), or for a screenshot the
+    content's first image; ``None`` when the content is neither."""
+    if isinstance(content, list):
+        if kind == "computer_call_output":
+            for part in content:
+                if isinstance(part, dict) and part.get("type") == "image":
+                    url = part.get("url") or (
+                        f"data:{part.get('media_type')};base64,{part.get('data')}"
+                    )
+                    return {"type": "computer_screenshot", "image_url": url}
+        return None
+    if not isinstance(content, str) or not content.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        value = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return None
+    if kind == "computer_call_output":
+        fits = isinstance(value, dict) and value.get("type") == "computer_screenshot"
+    else:
+        fits = isinstance(value, list) and all(isinstance(chunk, dict) for chunk in value)
+    return value if fits else None

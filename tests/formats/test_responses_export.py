@@ -203,10 +203,68 @@ def test_an_inserted_result_is_the_output_kind_of_its_call(kind):
         if kind == "tool_search_call":
             # Its result is the tools it found: none (no tool list is made up).
             assert made == {"type": "tool_search_output", "call_id": "call_t", "tools": []}
+        elif kind in ("computer_call", "shell_call"):
+            # Its result is a screenshot, or the chunks a command wrote and how it
+            # ended: none is made up. The model is told in words right after it.
+            empty = {"type": "computer_screenshot"} if kind == "computer_call" else []
+            assert made == {**made, "output": empty, "status": "incomplete"}
+            told = body[3]
+            assert told["role"] == "user"
+            assert told["content"][0]["text"].startswith("Tool call was interrupted; no result.")
+            assert body[4:] == [LATER]
         else:
             assert made["output"].startswith("Tool call was interrupted; no result.")
         if kind == "apply_patch_call":
             assert made["status"] == "failed"  # a required field: the patch is not known to apply
+
+
+def test_a_screenshot_from_another_shape_answers_a_computer_call():
+    # A canonical history (or one of another tool) answering a computer call with an
+    # image: the screenshot is that image.
+    messages = [
+        {"role": "user", "content": "click it", "metadata": {}},
+        {
+            "role": "assistant",
+            "content": "",
+            "metadata": {
+                "tool_calls": [
+                    {
+                        "tool_call_id": "call_u",
+                        "name": "computer_call",
+                        "arguments": {"action": {"type": "screenshot"}},
+                        "item": {"type": "computer_call", "id": "cu_1"},
+                    }
+                ]
+            },
+        },
+        {
+            "role": "tool",
+            "content": [{"type": "image", "media_type": "image/png", "data": "iVBO"}],
+            "metadata": {"tool_call_id": "call_u"},
+        },
+    ]
+    sent = formats.to_wire(messages, "responses")["input"]
+    assert sent[2] == {
+        "type": "computer_call_output",
+        "call_id": "call_u",
+        "output": {"type": "computer_screenshot", "image_url": "data:image/png;base64,iVBO"},
+    }
+    assert len(sent) == 3
+    # Words that are no screenshot are not sent as one: they follow it as a message.
+    messages[2]["content"] = "clicked"
+    sent = formats.to_wire(messages, "responses")["input"]
+    assert sent[2]["status"] == "incomplete"
+    assert sent[3] == {"role": "user", "content": [{"type": "input_text", "text": "clicked"}]}
+
+
+def test_a_changed_shell_result_keeps_its_chunks_when_they_are_json():
+    items = [USER, CALLS["shell_call"], OUTPUTS["shell_call"], LATER]
+    parsed = responses.parse(orjson.dumps(items))
+    messages = copy.deepcopy(parsed.messages)
+    chunks = [{"stdout": "5\n", "stderr": "", "outcome": {"type": "exit", "exit_code": 0}}]
+    messages[2]["content"] = orjson.dumps(chunks).decode()
+    written = orjson.loads(responses.serialise(messages, parsed))
+    assert written[2] == {**OUTPUTS["shell_call"], "output": chunks}
 
 
 def test_a_call_from_another_provider_goes_out_as_a_function_call():
