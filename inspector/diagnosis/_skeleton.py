@@ -108,7 +108,11 @@ def digest(message: dict[str, Any]) -> Digest | None:
             # The engine's ``call_id_text(call)``, inlined: this reads every call of a session.
             found.append(value)
         ids: tuple[str, ...] = tuple(found)
-    elif role == "assistant" or role == "user" or role == "system":
+    elif role == "assistant" or role == "user":
+        ids = ()
+    elif role == "system":
+        if metadata.get("instructions") is True:
+            return None  # Responses sends it as ``instructions``, not as an item
         ids = ()
     else:
         return None

@@ -53,7 +53,10 @@ screenshot (``{"type": "computer_screenshot"}``) or no chunks (``[]``), is
 An assistant message goes out as the message items it was read from, each
 with its own fields (its ``phase`` told back to the model that wrote it); one
 with no fields is a plain message item. A refusal stays in its message item.
-System messages stay where they are, as ``system`` message items. Parts
+System messages stay where they are, as ``system`` message items, but for
+the one a body's ``instructions`` became (marked ``instructions`` in its
+metadata): that goes back in ``instructions``, so the ``input[N]`` the
+provider's errors name are the file's. Parts
 another provider made (thinking blocks, Gemini parts) are left out, and so
 is a message item left with an empty content list. Of the items kept whole
 as parts, reasoning, item references and what the server ran
@@ -114,6 +117,8 @@ PROVIDER = "responses"
 LABEL = "OpenAI Responses"
 EXTENSION = "json"
 
+# The public metadata key of the system message a request's ``instructions`` became.
+INSTRUCTIONS = "instructions"
 # Call items the client answers; any other "*_call" item with a call_id counts too.
 _CLIENT_CALLS = frozenset(
     {
@@ -214,7 +219,10 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
         raise FormatError("no item is a Responses message or call")
     instructions = body.get("instructions")
     if isinstance(instructions, str) and instructions:
-        system = {"role": "system", "content": instructions, "metadata": {REC: SYSTEM_REC}}
+        # Marked (public), so an export writes it back as ``instructions``, not as an
+        # item: then the provider's ``input[N]`` numbers are the file's.
+        system_md = {INSTRUCTIONS: True, REC: SYSTEM_REC}
+        system = {"role": "system", "content": instructions, "metadata": system_md}
         messages.insert(0, system)
         sources.insert(0, [0])
     causes: dict[int, str] = {}
@@ -245,15 +253,20 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
 def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> dict[str, Any]:
     """A Responses request body (``{"input": [...]}``) for canonical messages.
 
-    System messages become ``system`` message items; parts another provider
-    made (thinking blocks, Gemini parts) are left out.
+    System messages become ``system`` message items, but a first one that was
+    the ``instructions`` of a request body goes back in ``instructions``; parts
+    another provider made (thinking blocks, Gemini parts) are left out.
 
     ``memo``, a dict kept between calls on histories that share message
     objects (a transcript and its repair), makes each message's items once;
     the bodies then share those items.
     """
+    instructions = leading_instructions(messages)
+    head = {} if instructions is None else {"instructions": instructions}
+    if instructions is not None:
+        messages = messages[1:]
     if memo is not None:
-        return {"input": _input_memo(messages, memo)}
+        return head | {"input": _input_memo(messages, memo)}
     _, items = _wire([public(m) for m in messages], None)
     out: list[Any] = []
     seen: dict[str, Any] = {}
@@ -261,7 +274,18 @@ def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> d
         unique = _once(item, iid, seen)
         if unique is not None:
             out.append(unique)
-    return {"input": _without_lone_reasoning(out)}
+    return head | {"input": _without_lone_reasoning(out)}
+
+
+def leading_instructions(messages: list[Message]) -> str | None:
+    """The text of the first message when it is the ``instructions`` of a request body
+    (the system message ``parse`` makes of them, marked ``instructions``), else None."""
+    if not messages:
+        return None
+    first = messages[0]
+    if first.get("role") != "system" or metadata(first).get(INSTRUCTIONS) is not True:
+        return None
+    return _text(first.get("content"))
 
 
 def _once(item: Any, iid: str | None, seen: dict[str, Any]) -> Any:

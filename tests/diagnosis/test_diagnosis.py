@@ -256,3 +256,22 @@ def test_every_change_of_verdict_has_a_finding(history):
     for name, verdict in diagnosis.providers.items():
         if list(verdict["before"]) != list(verdict["after"]):
             assert diagnosis.findings, name
+
+
+def test_a_responses_verdict_numbers_the_items_as_the_uploaded_body_does():
+    # The body's instructions are no item of its input: the verdict's input[N] are the
+    # ones the provider names for the body uploaded.
+    long_id = "call_" + "9" * 70
+    body = {
+        "model": "gpt-5",
+        "instructions": "be brief",
+        "input": [
+            {"role": "user", "content": "hi"},
+            {"type": "function_call", "call_id": long_id, "name": "a", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": long_id, "output": "x"},
+        ],
+    }
+    verdict = diagnose(formats.load(orjson.dumps(body))).providers["responses"]
+    texts = [problem["text"] for problem in verdict["before"]]
+    assert [text.split("'")[1] for text in texts] == ["input[1].call_id", "input[2].call_id"]
+    assert verdict["after"] == []  # the export rewrites the long id (ID-3)

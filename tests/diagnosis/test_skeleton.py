@@ -397,6 +397,8 @@ CALL = {"tool_call_id": "c1", "name": "read", "arguments": {"path": "a"}}
         msg("system", [{"type": "text", "text": " "}]),
         msg("developer", "hi"),
         {"role": "user", "content": "hi", "metadata": "not an object"},
+        # A Responses body's instructions: not an item of its input.
+        msg("system", "be brief", instructions=True),
         # The id of the Responses message item it was read from: the checks read item ids.
         msg("assistant", [{"type": "text", "text": "a", "item": {"id": "msg_1"}}]),
         msg("assistant", [{"type": "text", "text": "a", "item": "msg_1"}]),

@@ -7,7 +7,9 @@ from typing import Any
 import orjson
 import pytest
 
+from inspector import formats
 from inspector.engine import repair_history
+from inspector.engine.providers import check
 from inspector.formats import FormatError, responses
 from inspector.formats.canonical import strip_private
 from tests import testdata
@@ -57,7 +59,7 @@ def test_assistant_side_items_form_one_turn_in_order():
     parsed = responses.parse(orjson.dumps(body))
     plain = strip_private(parsed.messages)
     assert [m["role"] for m in plain] == ["system", "user", "assistant", "tool", "tool"]
-    assert plain[0]["content"] == "be brief"
+    assert plain[0] == {"role": "system", "content": "be brief", "metadata": {"instructions": True}}
     assert plain[2]["content"] == [REASONING, {"type": "text", "text": "let me"}]
     assert [c["tool_call_id"] for c in plain[2]["metadata"]["tool_calls"]] == ["a", "b"]
     assert plain[3]["metadata"] == {"tool_call_id": "b", "name": "search"}
@@ -287,3 +289,23 @@ def test_other_output_kinds_and_values_are_read_without_crashing(output):
     parsed = responses.parse(orjson.dumps([{"role": "user", "content": "go"}, call, output]))
     assert [m["role"] for m in parsed.messages] == ["user", "assistant", "tool"]
     assert repair_history(parsed.messages).actions == []
+
+
+def test_instructions_go_back_as_instructions_so_the_item_numbers_are_the_files():
+    long_id = "call_" + "9" * 70
+    body = {
+        "model": "gpt-5",
+        "instructions": "be brief",
+        "input": [{"role": "user", "content": "hi"}, fc(long_id), out(long_id)],
+    }
+    parsed = responses.parse(orjson.dumps(body))
+    wire = formats.to_wire(parsed.messages, "responses")
+    assert wire["instructions"] == "be brief"
+    assert wire["input"] == body["input"]
+    # The provider names the long id at input[1], as the body it was sent has it.
+    texts = [p.text for p in check("responses", wire).problems]
+    assert texts == [p.text for p in check("responses", body).problems]
+    assert texts and "input[1].call_id" in texts[0]
+    # A system message that was no body's instructions stays an item.
+    plain = [{"role": "system", "content": "be brief", "metadata": {}}, *parsed.messages[1:]]
+    assert formats.to_wire(plain, "responses")["input"][0]["role"] == "system"
