@@ -71,6 +71,11 @@ ANTHROPIC_RESULTS_NOT_FIRST = (
 ANTHROPIC_DUPLICATE_ID = "messages.{N}.content.{M}: `tool_use` ids must be unique"
 ANTHROPIC_EMPTY_TEXT = "messages: text content blocks must be non-empty"
 ANTHROPIC_WHITESPACE_TEXT = "messages: text content blocks must contain non-whitespace text"
+# Quoted in public issues (anomalyco/opencode#1295, tailcallhq/forgecode#1872): an
+# assistant message last in ``messages`` (a prefill) whose text ends in whitespace.
+ANTHROPIC_TRAILING_WHITESPACE = (
+    "messages: final assistant content cannot end with trailing whitespace"
+)
 ANTHROPIC_EMPTY_CONTENT = (
     "messages.{N}: all messages must have non-empty content except for the optional final"
     " assistant message"
@@ -605,6 +610,20 @@ def _anthropic(wire: Any, start: int, model: str | None, found: _Findings) -> No
     if before:
         text = ANTHROPIC_MISSING_RESULT.format(N=before_at, ids=", ".join(before))
         add(before_at, None, text, "missing_result", tuple(before))
+    if last >= start and _ends_in_whitespace(messages[last]):
+        add(last, None, ANTHROPIC_TRAILING_WHITESPACE, "trailing_whitespace")
+
+
+def _ends_in_whitespace(message: Any) -> bool:
+    """Whether ``message`` is an assistant message whose content ends in a text with
+    trailing whitespace (a text of whitespace alone is refused as such instead)."""
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return False
+    content = message.get("content")
+    if isinstance(content, list) and content and isinstance(content[-1], dict):
+        last = content[-1]
+        content = last.get("text") if last.get("type") == "text" else None
+    return isinstance(content, str) and content.strip() != "" and content != content.rstrip()
 
 
 # --- OpenAI Responses ------------------------------------------------------------------------

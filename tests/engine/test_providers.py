@@ -210,6 +210,21 @@ def test_anthropic_whitespace_only_text_block():
     assert texts(p.validate_anthropic(wire)) == [p.ANTHROPIC_WHITESPACE_TEXT]
 
 
+def test_anthropic_final_assistant_text_ending_in_whitespace():
+    # A prefill: the last message is the assistant's, and its text ends in whitespace.
+    for content in ["Sure, here ", [{"type": "text", "text": "title:\n"}]]:
+        wire = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": content}]
+        assert texts(p.validate_anthropic(wire)) == [p.ANTHROPIC_TRAILING_WHITESPACE]
+        # Not the last message, or not ending in text: accepted.
+        assert p.validate_anthropic([*wire, {"role": "user", "content": "go on"}]) == []
+    ends_in_thinking = [{"type": "text", "text": "a "}, {"type": "thinking", "thinking": "t"}]
+    wire = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": ends_in_thinking}]
+    assert p.validate_anthropic(wire) == []
+    # The export writes the last text without it: the history is not at fault.
+    canonical = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Sure "}]
+    assert p.validate_anthropic(to_wire(canonical, "anthropic")) == []
+
+
 def test_anthropic_empty_message_except_final_assistant():
     wire = [
         {"role": "user", "content": []},
