@@ -71,6 +71,15 @@ ANTHROPIC_RESULTS_NOT_FIRST = (
 ANTHROPIC_DUPLICATE_ID = "messages.{N}.content.{M}: `tool_use` ids must be unique"
 ANTHROPIC_EMPTY_TEXT = "messages: text content blocks must be non-empty"
 ANTHROPIC_WHITESPACE_TEXT = "messages: text content blocks must contain non-whitespace text"
+# Quoted in public issues (anthropics/claude-code#2673, #23681; hermes-agent#1216,
+# anthropics/claude-code#57573).
+ANTHROPIC_NAME_MAX = 200
+ANTHROPIC_NAME_TOO_LONG = (
+    "messages.{N}.content.{M}.tool_use.name: String should have at most 200 characters"
+)
+ANTHROPIC_CACHED_EMPTY_TEXT = (
+    "messages.{N}.content.{M}.text: cache_control cannot be set for empty text blocks"
+)
 # Quoted in public issues (anomalyco/opencode#1295, tailcallhq/forgecode#1872): an
 # assistant message last in ``messages`` (a prefill) whose text ends in whitespace.
 ANTHROPIC_TRAILING_WHITESPACE = (
@@ -119,6 +128,15 @@ OPENAI_ARGUMENTS_NOT_STRING = (
     "Invalid type for 'messages[{N}].tool_calls[{M}].function.arguments': expected a string,"
     " but got {kind} instead."
 )
+# Quoted in public issues: openai/openai-node#1341 (by the SDK's maintainer),
+# langchain-ai/langchainjs#6570 and open-compass/T-Eval#66.
+OPENAI_EMPTY_TOOL_CALLS = (
+    "Invalid 'messages[{N}].tool_calls': empty array. Expected an array with minimum length 1,"
+    " but got an empty array instead."
+)
+OPENAI_FUNCTION_WITHOUT_NAME = (
+    "Missing parameter 'name': messages with role 'function' must have a 'name'."
+)
 
 # OpenAI Responses. {kind} is the item kind in words: "function call", "local shell
 # call" (the wording recorded for those two; the other kinds follow the same pattern).
@@ -137,6 +155,10 @@ RESPONSES_CALL_ID_TOO_LONG = (
     "Invalid 'input[{N}].call_id': string too long. Expected a string with maximum length 64,"
     " but got a string with length {length} instead."
 )
+# Quoted in public issues (jlcodes99/cockpit-tools#2090, BigPizzaV3/CodexPlusPlus#1796,
+# openai/codex#33176; code ``invalid_id_prefix``): an item id of another writer's making.
+RESPONSES_ID_PREFIX = "Invalid 'input[{N}].id': '{id}'. Expected an ID that begins with '{prefix}'."
+RESPONSES_ID_PREFIXES = {"reasoning": "rs", "function_call": "fc", "message": "msg"}
 RESPONSES_STATEFUL = (
     "the request continues a history the provider stores ({key} {value}): calls, outputs and"
     " items kept there are not in the body, so the body alone cannot tell whether the"
@@ -179,6 +201,13 @@ GEMINI_SIGNATURE_UNCHECKED = (
     "not checked: thoughtSignature on the current turn's function calls (Gemini 3 models"
     " require it; the body does not name its model)"
 )
+# Quoted in public issues (the-open-agent/openagent#1666, songquanpeng/one-api#1385): a
+# content whose role is neither, as ``assistant`` or ``system``.
+GEMINI_BAD_ROLE = "Please use a valid role: user, model."
+# The roles a content may take: the two the error names, ``function`` (the older API's,
+# still answered by the recorded requests) and ``tool`` (reported to work,
+# googleapis/python-genai#81).
+_GEMINI_ROLES = frozenset({"user", "model", "function", "tool"})
 _SIGNING_MODEL = re.compile(r"gemini-[3-9]")
 
 _ANTHROPIC_ID = re.compile(ANTHROPIC_ID_PATTERN)
@@ -434,7 +463,11 @@ def _openai_chat(wire: Any, start: int, model: str | None, found: _Findings) -> 
             continue
         if role not in _OPENAI_ROLES and isinstance(message, dict):
             found.unknown(role)
+        if role == "function" and not message.get("name"):
+            add(i, OPENAI_FUNCTION_WITHOUT_NAME, "missing_name")
         calls = message.get("tool_calls") if role == "assistant" else None
+        if calls == []:
+            add(i, OPENAI_EMPTY_TOOL_CALLS.format(N=i), "empty_tool_calls")
         if not calls or not isinstance(calls, list):
             i += 1
             continue
@@ -537,7 +570,9 @@ def _anthropic(wire: Any, start: int, model: str | None, found: _Findings) -> No
             kind = block.get("type")
             if kind == "text":
                 text = block.get("text")
-                if text == "" or text is None:
+                if (text == "" or text is None) and block.get("cache_control") is not None:
+                    add(n, m, ANTHROPIC_CACHED_EMPTY_TEXT.format(N=n, M=m), "empty_text")
+                elif text == "" or text is None:
                     add(n, m, ANTHROPIC_EMPTY_TEXT, "empty_text")
                 elif isinstance(text, str) and text.isspace():
                     # Accepted before a tool_use of an assistant turn that is not the last.
@@ -560,6 +595,9 @@ def _anthropic(wire: Any, start: int, model: str | None, found: _Findings) -> No
                     add(n, m, ANTHROPIC_DUPLICATE_ID.format(N=n, M=m), "duplicate_id", (tid,))
                 if not isinstance(block.get("input"), dict):
                     add(n, m, ANTHROPIC_INPUT_NOT_OBJECT.format(N=n, M=m), "input_not_object")
+                name = block.get("name")
+                if isinstance(name, str) and len(name) > ANTHROPIC_NAME_MAX:
+                    add(n, m, ANTHROPIC_NAME_TOO_LONG.format(N=n, M=m), "name_too_long")
                 if tid.startswith(ANTHROPIC_SERVER_ID_PREFIX):
                     servers.append((tid, n, m))
                 elif tid not in used_at:
@@ -666,6 +704,10 @@ def _responses(wire: Any, start: int, model: str | None, found: _Findings) -> No
             if iid in item_ids:
                 add(i, RESPONSES_DUPLICATE_ITEM.format(id=iid), "duplicate_item", (iid,))
             item_ids.add(iid)
+            prefix = RESPONSES_ID_PREFIXES.get("message" if kind is None else kind)
+            if prefix is not None and not iid.startswith(prefix):
+                text = RESPONSES_ID_PREFIX.format(N=i, id=iid, prefix=prefix)
+                add(i, text, "bad_item_id", ())
         cid = item.get("call_id")
         if cid is not None:
             if cid.__class__ is not str:
@@ -760,6 +802,8 @@ def _gemini(wire: Any, start: int, model: str | None, found: _Findings) -> None:
         if t >= start and not parts:
             add(t, GEMINI_EMPTY_PARTS.format(N=t), "empty_parts")
         role = turn.get("role")
+        if t >= start and isinstance(role, str) and role and role not in _GEMINI_ROLES:
+            add(t, GEMINI_BAD_ROLE, "bad_role")
         calls: list[tuple[int, dict[str, Any]]] = []
         responses = 0
         if isinstance(parts, list):

@@ -66,6 +66,10 @@ could not take it as a call) does not, as it would be a call with no
 output. An item repeated under the same ``id`` goes out once (``Duplicate
 item found with id``); a call under an item id already sent (ID-1 split one
 item in two), or another message under a message's id, goes out without it.
+An item id the API would not have made (``Expected an ID that begins with
+'rs'``: another provider's uuid, a proxy's ``item_...``) is not sent: a call or
+message goes out without it, and such a reasoning item, which only the model
+that wrote it reads, is left out.
 A reasoning item that no item of the model follows (its call was cut,
 INT-1) goes with its call, in the export and in the repaired file alike: the
 API refuses it alone.
@@ -80,6 +84,7 @@ import orjson
 from inspector.engine.canonical import json_object
 from inspector.engine.providers import (
     RESPONSES_CALLS,
+    RESPONSES_ID_PREFIXES,
     RESPONSES_OUTPUTS,
     RESPONSES_SERVER_ITEMS,
     follows_reasoning,
@@ -331,7 +336,14 @@ def _without_lone_reasoning(items: list[Any]) -> list[Any]:
 
 
 def _sendable(items: list[Any]) -> list[tuple[Any, str | None]]:
-    """The items an API request takes (no empty messages), each with its item id if any."""
+    """The items an API request takes (no empty messages), each with its item id if any.
+
+    An item id another writer made (a DeepSeek reasoning item's uuid, a proxy's
+    ``item_...``) where the API wants its own (``rs_``, ``fc_``, ``msg_``) is
+    refused: a call or a message goes out without it, and a reasoning item,
+    which only the model that wrote it can read, is left out, as parts
+    another provider made are.
+    """
     out: list[tuple[Any, str | None]] = []
     for item in items:
         iid = None
@@ -341,6 +353,14 @@ def _sendable(items: list[Any]) -> list[tuple[Any, str | None]]:
             iid = item.get("id")
             if not (isinstance(iid, str) and iid):
                 iid = None
+            else:
+                kind = item.get("type")
+                prefix = RESPONSES_ID_PREFIXES.get("message" if kind is None else kind)
+                if prefix is not None and not iid.startswith(prefix):
+                    if kind == "reasoning":
+                        continue
+                    item = {k: v for k, v in item.items() if k != "id"}
+                    iid = None
         out.append((item, iid))
     return out
 

@@ -600,7 +600,12 @@ def test_anthropic_server_tool_use_answered_by_a_client_result_is_unanswered():
 
 def test_responses_every_client_call_kind_pairs_with_its_output_kind():
     for call_kind, output_kind in p.RESPONSES_CALLS.items():
-        call = {"type": call_kind, "call_id": "c1", "id": "x_1"}
+        # An item id as the API makes them (a function call's begins with "fc").
+        call = {
+            "type": call_kind,
+            "call_id": "c1",
+            "id": "fc_1" if call_kind == "function_call" else "x_1",
+        }
         answer = {"type": output_kind, "call_id": "c1"}
         assert p.validate_responses([call, answer]) == [], call_kind
         words = call_kind.replace("_", " ")
@@ -707,3 +712,75 @@ def test_gemini_3_needs_the_thought_signature_of_the_current_turn():
 def test_unknown_item_kinds_are_noted_not_passed_in_silence(provider: str, wire: Any, kind: str):
     verdict = p.check(provider, wire)
     assert f"not checked: unknown item kind {kind}" in verdict.notes
+
+
+def test_openai_chat_refuses_an_empty_tool_calls_list():
+    wire = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "a", "tool_calls": []},
+    ]
+    assert texts(p.validate_openai_chat(wire)) == [p.OPENAI_EMPTY_TOOL_CALLS.format(N=1)]
+    del wire[1]["tool_calls"]
+    assert p.validate_openai_chat(wire) == []
+
+
+def test_openai_chat_function_role_needs_its_name():
+    call = {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": "{}"}}
+    wire = [{"role": "user", "content": "hi"}, call, {"role": "function", "content": "ok"}]
+    assert texts(p.validate_openai_chat(wire)) == [p.OPENAI_FUNCTION_WITHOUT_NAME]
+    wire[2]["name"] = "f"
+    assert p.validate_openai_chat(wire) == []
+
+
+def test_anthropic_tool_name_limit_and_cached_empty_text():
+    long_name = "mcp__" + "n" * 196
+    wire = [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "", "cache_control": {"type": "ephemeral"}}],
+        },
+        {"role": "assistant", "content": [use("toolu_1") | {"name": long_name}]},
+        {"role": "user", "content": [result("toolu_1")]},
+    ]
+    assert texts(p.validate_anthropic(wire)) == [
+        p.ANTHROPIC_CACHED_EMPTY_TEXT.format(N=0, M=0),
+        p.ANTHROPIC_NAME_TOO_LONG.format(N=1, M=0),
+    ]
+    wire[0]["content"][0]["text"] = "hi"
+    wire[1]["content"][0]["name"] = long_name[:200]
+    assert p.validate_anthropic(wire) == []
+
+
+def test_responses_item_ids_begin_with_their_kinds_prefix():
+    wire = [
+        {"type": "message", "role": "user", "id": "019f629b-43ee", "content": "hi"},
+        {"type": "reasoning", "id": "item_df7e", "summary": []},
+        {
+            "type": "function_call",
+            "id": "item_c270",
+            "call_id": "c1",
+            "name": "f",
+            "arguments": "{}",
+        },
+        {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+    ]
+    assert texts(p.validate_responses(wire)) == [
+        "Invalid 'input[0].id': '019f629b-43ee'. Expected an ID that begins with 'msg'.",
+        "Invalid 'input[1].id': 'item_df7e'. Expected an ID that begins with 'rs'.",
+        "Invalid 'input[2].id': 'item_c270'. Expected an ID that begins with 'fc'.",
+    ]
+    for item, good in zip(wire, ["msg_1", "rs_1", "fc_1"], strict=False):
+        item["id"] = good
+    assert p.validate_responses(wire) == []
+
+
+def test_gemini_roles_are_user_and_model():
+    wire = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "hi"}]},
+            {"role": "assistant", "parts": [{"text": "a"}]},
+        ]
+    }
+    assert texts(p.validate_gemini(wire)) == [p.GEMINI_BAD_ROLE]
+    wire["contents"][1]["role"] = "model"
+    assert p.validate_gemini(wire) == []

@@ -405,6 +405,20 @@ def test_a_refusal_stays_inside_its_message_item():
     assert rebuilt["input"][1] == refused
 
 
+def test_item_ids_another_writer_made_are_not_sent_as_the_apis():
+    # A DeepSeek response's reasoning item (a uuid) and a proxy's call ids: the API wants
+    # ids of its own making ("Expected an ID that begins with 'rs'").
+    theirs = {"type": "reasoning", "id": "18165b2d-ce78", "summary": [], "content": []}
+    call = {**CALLS["function_call"], "id": "item_c270"}
+    sent = exported([USER, theirs, call, OUTPUTS["function_call"], LATER])
+    assert [i.get("type") for i in sent[1:3]] == ["function_call", "function_call_output"]
+    assert "id" not in sent[1]
+    assert {k: v for k, v in call.items() if k != "id"} == sent[1]
+    # The file keeps them as they were.
+    parsed = responses.parse(orjson.dumps([USER, theirs, call, OUTPUTS["function_call"], LATER]))
+    assert orjson.loads(responses.serialise(parsed.messages, parsed))[1:3] == [theirs, call]
+
+
 def test_items_the_server_ran_go_out_as_they_are():
     server_search = {
         "type": "tool_search_call",
