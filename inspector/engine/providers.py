@@ -210,6 +210,68 @@ GEMINI_BAD_ROLE = "Please use a valid role: user, model."
 _GEMINI_ROLES = frozenset({"user", "model", "function", "tool"})
 _SIGNING_MODEL = re.compile(r"gemini-[3-9]")
 
+# Every text each check reports a problem with, as the rule pages quote them
+# (``rules.PROV-*``): ``{N}``/``{M}`` the indices, ``{id}``/``{ids}`` the ids, and
+# the other fields shown as an example.
+_EXAMPLE = {
+    "kind": "function call",
+    "count": "1",
+    "length": "L",
+    "prefix": "fc",
+    "name": "f",
+    "position": "2",
+}
+
+
+def _shown(*texts: str) -> tuple[str, ...]:
+    keep = {key: "{" + key + "}" for key in ("N", "M", "id", "ids")}
+    return tuple(text.format_map(keep | _EXAMPLE) for text in texts)
+
+
+ERROR_TEXTS = {
+    "openai-chat": _shown(
+        OPENAI_MISSING_RESULT,
+        OPENAI_ORPHAN_RESULT,
+        OPENAI_DUPLICATE_CALL_ID,
+        OPENAI_ARGUMENTS_NOT_STRING.replace("{kind}", "an object"),
+        OPENAI_EMPTY_TOOL_CALLS,
+        OPENAI_FUNCTION_WITHOUT_NAME,
+    ),
+    "anthropic": _shown(
+        ANTHROPIC_MISSING_RESULT,
+        ANTHROPIC_UNEXPECTED_RESULT,
+        ANTHROPIC_RESULTS_NOT_FIRST,
+        ANTHROPIC_DUPLICATE_ID,
+        ANTHROPIC_EMPTY_TEXT,
+        ANTHROPIC_WHITESPACE_TEXT,
+        ANTHROPIC_CACHED_EMPTY_TEXT,
+        ANTHROPIC_EMPTY_CONTENT,
+        ANTHROPIC_TRAILING_WHITESPACE,
+        ANTHROPIC_BAD_ID,
+        ANTHROPIC_BAD_RESULT_ID,
+        ANTHROPIC_INPUT_NOT_OBJECT,
+        ANTHROPIC_NAME_TOO_LONG,
+    ),
+    "responses": _shown(
+        RESPONSES_MISSING_OUTPUT,
+        RESPONSES_ORPHAN_OUTPUT,
+        RESPONSES_DUPLICATE_ITEM,
+        RESPONSES_DUPLICATE_CALL_ID,
+        RESPONSES_REASONING_ALONE,
+        RESPONSES_CALL_ID_TOO_LONG,
+        RESPONSES_ID_PREFIX,
+    ),
+    "gemini": _shown(
+        GEMINI_COUNT_MISMATCH,
+        GEMINI_CALL_TURN_PLACEMENT,
+        GEMINI_RESPONSE_TURN_PLACEMENT,
+        GEMINI_MIXED_TURN,
+        GEMINI_EMPTY_PARTS,
+        GEMINI_MISSING_SIGNATURE,
+        GEMINI_BAD_ROLE,
+    ),
+}
+
 _ANTHROPIC_ID = re.compile(ANTHROPIC_ID_PATTERN)
 
 # The kinds each check knows; anything else is noted, not checked.

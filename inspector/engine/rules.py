@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.engine.providers import ERROR_TEXTS
+
 Message = dict[str, Any]
 
 
@@ -1117,17 +1119,7 @@ RULES: dict[str, Rule] = {
         source="seeds/001_bfe4ee4a7f2df451.txt",
         related=("PAIR-1", "PAIR-2", "PAIR-3"),
         other_sources=("https://platform.openai.com/docs/guides/function-calling",),
-        errors=(
-            (
-                "An assistant message with 'tool_calls' must be followed by tool messages"
-                " responding to each 'tool_call_id'. The following tool_call_ids did not"
-                " have response messages: {ids}"
-            ),
-            (
-                "Invalid parameter: messages with role 'tool' must be a response to a"
-                " preceeding message with 'tool_calls'."
-            ),
-        ),
+        errors=ERROR_TEXTS["openai-chat"],
     ),
     "PROV-ANTHROPIC": Rule(
         id="PROV-ANTHROPIC",
@@ -1206,25 +1198,7 @@ RULES: dict[str, Rule] = {
         source="seeds/001_bfe4ee4a7f2df451.txt",
         related=("PAIR-1", "PAIR-3", "ID-1", "MSG-1", "INT-1"),
         other_sources=("https://docs.anthropic.com/en/docs/build-with-claude/tool-use",),
-        errors=(
-            (
-                "messages.{N}: `tool_use` ids were found without `tool_result` blocks"
-                " immediately after: {ids}. Each `tool_use` block must have a"
-                " corresponding `tool_result` block in the next message."
-            ),
-            (
-                "messages.{N}.content.{M}: unexpected `tool_use_id` found in"
-                " `tool_result` blocks: {id}. Each `tool_result` block must have a"
-                " corresponding `tool_use` block in the previous message."
-            ),
-            "messages.{N}.content.{M}: `tool_use` ids must be unique",
-            "messages: text content blocks must be non-empty",
-            (
-                "messages.{N}.content.{M}.tool_use.id: String should match pattern"
-                " '^[a-zA-Z0-9_-]+$'"
-            ),
-            ("messages.{N}.content.{M}.tool_use.input: Input should be a valid dictionary"),
-        ),
+        errors=ERROR_TEXTS["anthropic"],
     ),
     "PROV-RESPONSES": Rule(
         id="PROV-RESPONSES",
@@ -1300,10 +1274,7 @@ RULES: dict[str, Rule] = {
         source="seeds/001_bfe4ee4a7f2df451.txt",
         related=("PAIR-1", "PAIR-3", "ID-1", "ID-2"),
         other_sources=("https://platform.openai.com/docs/guides/function-calling",),
-        errors=(
-            "No tool output found for function call {id}.",
-            "No tool call found for function call output with call_id {id}.",
-        ),
+        errors=ERROR_TEXTS["responses"],
     ),
     "PROV-GEMINI": Rule(
         id="PROV-GEMINI",
@@ -1386,15 +1357,6 @@ RULES: dict[str, Rule] = {
         source="seeds/001_bfe4ee4a7f2df451.txt",
         related=("PAIR-1", "PAIR-2", "ID-2"),
         other_sources=("https://ai.google.dev/gemini-api/docs/function-calling",),
-        errors=(
-            (
-                "Please ensure that the number of function response parts is equal to the"
-                " number of function call parts of the function call turn."
-            ),
-            (
-                "Please ensure that function call turn comes immediately after a user"
-                " turn or after a function response turn."
-            ),
-        ),
+        errors=ERROR_TEXTS["gemini"],
     ),
 }

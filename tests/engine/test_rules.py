@@ -9,7 +9,7 @@ import pytest
 
 from inspector import formats
 from inspector.diagnosis import diagnose, repaired_bytes
-from inspector.engine import RULES, Buffer, Rule, repair_history
+from inspector.engine import RULES, Buffer, Rule, providers, repair_history
 from inspector.formats import export_wire
 from tests.testdata import SEEDS, SPEC
 
@@ -165,3 +165,43 @@ def test_only_provider_rules_quote_errors() -> None:
         assert bool(rule.errors) == rule.id.startswith("PROV-"), rule.id
         for text in rule.errors:
             assert not re.search(r"\{(?!N\}|M\}|id\}|ids\})", text), text
+
+
+# Texts of the providers module that are not problems a check reports: a pattern, a prefix,
+# the reason of a cannot-tell verdict, a note, and a text the API does not answer.
+NOT_PROBLEMS = {
+    "ANTHROPIC_ID_PATTERN",
+    "ANTHROPIC_SERVER_ID_PREFIX",
+    "RESPONSES_STATEFUL",
+    "GEMINI_SIGNATURE_UNCHECKED",
+    "OPENAI_DUPLICATE_RESULT",
+}
+
+
+@pytest.mark.parametrize(
+    ("rule_id", "prefix"),
+    [
+        ("PROV-OPENAI-CHAT", "OPENAI_"),
+        ("PROV-ANTHROPIC", "ANTHROPIC_"),
+        ("PROV-RESPONSES", "RESPONSES_"),
+        ("PROV-GEMINI", "GEMINI_"),
+    ],
+)
+def test_each_provider_rule_quotes_every_text_its_check_reports(rule_id: str, prefix: str) -> None:
+    texts = {
+        name: value
+        for name, value in vars(providers).items()
+        if name.startswith(prefix) and isinstance(value, str) and name not in NOT_PROBLEMS
+    }
+    assert texts
+    quoted = RULES[rule_id].errors
+    for name, text in texts.items():
+        # The text with its fields as the page shows them: a field other than the
+        # indices and ids filled with an example.
+        pattern = re.escape(text)
+        for field in re.findall(r"\{(\w+)\}", text):
+            shown = "{" + field + "}" if field in ("N", "M", "id", "ids") else ".+?"
+            pattern = pattern.replace(
+                re.escape("{" + field + "}"), re.escape(shown) if "{" in shown else shown
+            )
+        assert any(re.fullmatch(pattern, q) for q in quoted), name
