@@ -142,12 +142,22 @@ def digest(message: dict[str, Any]) -> Digest | None:
             run_item = kept
             in_run = True
         elif role == "assistant" and kind.__class__ is str and kind in _THINKING:
+            if not _whole_thinking(part):
+                return None  # Anthropic's export leaves it out: it cannot be sent back
             in_run = False
         else:
             return None
     if not (texts or ids):
         return None  # thinking alone: some providers leave the whole message out
     return (role, len(content), texts, runs, ids, "")
+
+
+def _whole_thinking(block: dict[str, Any]) -> bool:
+    """``formats.anthropic._whole`` for a thinking block: its text and signature, or for
+    a redacted one its data."""
+    if block.get("type") == "thinking":
+        return block.get("thinking").__class__ is str and block.get("signature").__class__ is str
+    return block.get("data").__class__ is str
 
 
 def _no_item_id(item: Any) -> bool:
@@ -485,13 +495,20 @@ def _anthropic(history: list[Digest]) -> dict[str, Any]:
     # leading system messages go to ``system``; a run of assistant messages is
     # one message; results and the messages of their side after them are one
     # user message, and a user's text starts a new one unless results lead it.
+    # The last message, an assistant's, goes without its thinking blocks (``_final_reply``):
+    # the digests from ``final`` on are its, and only their text blocks are written.
+    final = len(history)
+    while final and history[final - 1][0] == "assistant":
+        final -= 1
     out: list[dict[str, Any]] = []
     side = ""
     blocks: list[Any] = []
     has_result = False
-    for role, content_blocks, _, _, ids, rid in history:
+    for index, (role, content_blocks, texts, _, ids, rid) in enumerate(history):
         if role == "system":
             continue
+        if index >= final:
+            content_blocks = texts
         here = "assistant" if role == "assistant" else "user"
         if blocks and not (here == side and (role != "user" or has_result)):
             out.append({"role": side, "content": blocks})

@@ -85,6 +85,31 @@ ANTHROPIC_CACHED_EMPTY_TEXT = (
 ANTHROPIC_TRAILING_WHITESPACE = (
     "messages: final assistant content cannot end with trailing whitespace"
 )
+# Extended thinking, quoted in public issues: a block without its fields
+# (justlovemaki/AIClient2API#437, lbjlaq/Antigravity-Manager#1650, LibreChat-AI/agents#279);
+# thinking in the last message (a prefill) when the body does not enable it
+# (tailcallhq/forgecode#1853, #1195), or as its last block (forgecode#2107,
+# router-for-me/CLIProxyAPI#5321); with thinking on, the turn a request continues
+# (the assistant's since the user last wrote more than tool results) not starting with
+# thinking (deepset-ai/haystack-core-integrations#2146, mastra-ai/mastra#7799).
+ANTHROPIC_THINKING_FIELD = "messages.{N}.content.{M}.thinking.{field}: Field required"
+ANTHROPIC_THINKING_WHEN_DISABLED = (
+    "messages.{N}.content.{M}: When thinking is disabled, an `assistant` message in the final"
+    " position cannot contain `thinking`. To use thinking blocks, enable `thinking` in your"
+    " request."
+)
+ANTHROPIC_THINKING_LAST = (
+    "messages.{N}: The final block in an assistant message cannot be `thinking`."
+)
+ANTHROPIC_THINKING_FIRST = (
+    "messages.{N}.content.0.type: Expected `thinking` or `redacted_thinking`, but found"
+    " `{found}`. When `thinking` is enabled, a final `assistant` message must start with a"
+    " thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We"
+    " recommend you include thinking blocks from previous turns. To avoid this requirement,"
+    " disable `thinking`. Please consult our documentation at"
+    " https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+)
+_THINKING = frozenset({"thinking", "redacted_thinking"})
 ANTHROPIC_EMPTY_CONTENT = (
     "messages.{N}: all messages must have non-empty content except for the optional final"
     " assistant message"
@@ -251,6 +276,10 @@ ERROR_TEXTS = {
         ANTHROPIC_BAD_RESULT_ID,
         ANTHROPIC_INPUT_NOT_OBJECT,
         ANTHROPIC_NAME_TOO_LONG,
+        ANTHROPIC_THINKING_FIELD.replace("{field}", "signature"),
+        ANTHROPIC_THINKING_WHEN_DISABLED,
+        ANTHROPIC_THINKING_LAST,
+        ANTHROPIC_THINKING_FIRST.replace("{found}", "tool_use"),
     ),
     "responses": _shown(
         RESPONSES_MISSING_OUTPUT,
@@ -645,6 +674,12 @@ def _anthropic(wire: Any, start: int, model: str | None, found: _Findings) -> No
                     if not (role == "assistant" and not final and later_use):
                         add(n, m, ANTHROPIC_WHITESPACE_TEXT, "empty_text")
                 leading = False
+            elif kind == "thinking":
+                for field in ("thinking", "signature"):
+                    if block.get(field) is None:
+                        text = ANTHROPIC_THINKING_FIELD.format(N=n, M=m, field=field)
+                        add(n, m, text, "thinking_field")
+                leading = False
             elif kind == "tool_use":
                 tid = block.get("id")
                 if isinstance(tid, str):
@@ -712,6 +747,65 @@ def _anthropic(wire: Any, start: int, model: str | None, found: _Findings) -> No
         add(before_at, None, text, "missing_result", tuple(before))
     if last >= start and _ends_in_whitespace(messages[last]):
         add(last, None, ANTHROPIC_TRAILING_WHITESPACE, "trailing_whitespace")
+    if last >= start:
+        _anthropic_thinking(wire, messages, start, add)
+
+
+def _anthropic_thinking(
+    wire: Any, messages: list[Any], start: int, add: Callable[..., None]
+) -> None:
+    """Where thinking blocks may stand, by the body's ``thinking`` setting (off when the
+    body does not say, as for a bare list of messages)."""
+    setting = wire.get("thinking") if isinstance(wire, dict) else None
+    enabled = isinstance(setting, dict) and setting.get("type") in ("enabled", "adaptive")
+    last = len(messages) - 1
+    final = messages[last]
+    blocks = final.get("content") if isinstance(final, dict) else None
+    if isinstance(final, dict) and final.get("role") == "assistant" and isinstance(blocks, list):
+        kinds = [b.get("type") if isinstance(b, dict) else None for b in blocks]
+        thinking = [m for m, kind in enumerate(kinds) if kind in _THINKING]
+        if thinking and not enabled:
+            add(
+                last,
+                thinking[0],
+                ANTHROPIC_THINKING_WHEN_DISABLED.format(N=last, M=thinking[0]),
+                "thinking_disabled",
+            )
+        if kinds and kinds[-1] in _THINKING:
+            add(last, None, ANTHROPIC_THINKING_LAST.format(N=last), "thinking_last")
+    if not enabled:
+        return
+    # The turn the request continues: the assistant's messages since the user last
+    # wrote more than tool results, when the history ends inside it.
+    n = last
+    while n >= 0:
+        message = messages[n]
+        if not isinstance(message, dict):
+            return
+        if message.get("role") == "user" and not _only_results(message.get("content")):
+            break
+        n -= 1
+    first = n + 1
+    while first <= last and (
+        not isinstance(messages[first], dict) or messages[first].get("role") != "assistant"
+    ):
+        first += 1
+    if first > last or first < start:
+        return
+    content = messages[first].get("content")
+    head = content[0] if isinstance(content, list) and content else content
+    found = head.get("type") if isinstance(head, dict) else "text"
+    if found not in _THINKING:
+        add(first, 0, ANTHROPIC_THINKING_FIRST.format(N=first, found=found), "thinking_first")
+
+
+def _only_results(content: Any) -> bool:
+    """Whether a user message's ``content`` is tool results and nothing else."""
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+    )
 
 
 def _ends_in_whitespace(message: Any) -> bool:

@@ -39,13 +39,17 @@ history, without adding events:
   after a user turn; every model takes it as user text);
 - blocks the API does not define (another provider's reasoning, Gemini
   parts) are left out, and so are text blocks that are empty or only
-  whitespace (``text content blocks must contain non-whitespace text``);
+  whitespace (``text content blocks must contain non-whitespace text``) and
+  thinking blocks without their signature (``thinking.signature: Field
+  required``: another tool wrote them, and only signed thinking goes back);
 - a message left with no content by that is left out, user or assistant
   (``all messages must have non-empty content``): it said nothing the API can
   read. Consecutive messages of one role are allowed (the API joins them);
   results always stay in the message right after their call;
 - the final assistant message loses trailing whitespace (the API refuses
-  ``final assistant content`` that ends with it: it would be a prefill).
+  ``final assistant content`` that ends with it: it would be a prefill), and
+  its thinking blocks (refused in that place by a request that does not
+  enable thinking, as an export does not).
 """
 
 from __future__ import annotations
@@ -103,6 +107,8 @@ _NATIVE = frozenset(
         "mcp_tool_use",
     }
 )
+
+_THINKING = frozenset({"thinking", "redacted_thinking"})
 
 _STRONG = Alternatives(
     rb'"type"\s*:\s*"(tool_use|tool_result|thinking|server_tool_use)"',
@@ -256,7 +262,7 @@ def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> d
     if system is not None and _has_text(system):
         body["system"] = system
     if wire and wire[-1]["role"] == "assistant":
-        wire[-1] = _without_trailing_space(wire[-1])
+        wire[-1] = _final_reply(wire[-1])
     body["messages"] = wire
     return body
 
@@ -268,11 +274,16 @@ def _has_text(content: Any) -> bool:
     return bool(content)
 
 
-def _without_trailing_space(message: dict[str, Any]) -> dict[str, Any]:
-    """The final assistant message with its last text block's trailing whitespace removed."""
+def _final_reply(message: dict[str, Any]) -> dict[str, Any]:
+    """The final assistant message as the API takes it there (as a prefill): without its
+    thinking blocks, which it refuses in that place when the request does not enable
+    thinking (an export does not), and its last text without trailing whitespace."""
     content = message["content"]
     if isinstance(content, str):
         return {**message, "content": content.rstrip()}
+    if any(isinstance(b, dict) and b.get("type") in _THINKING for b in content):
+        content = [b for b in content if not (isinstance(b, dict) and b.get("type") in _THINKING)]
+        message = {**message, "content": content}
     if content and isinstance(content[-1], dict) and content[-1].get("type") == "text":
         last = {**content[-1], "text": content[-1]["text"].rstrip()}
         return {**message, "content": [*content[:-1], last]}
@@ -878,6 +889,18 @@ def _wire_blocks(content: Any, native_only: bool) -> list[Any]:
                     "data": part.get("data"),
                 }
             blocks.append({"type": "image", "source": source})
-        elif not native_only or (isinstance(kind, str) and _native(kind)):
+        elif not native_only or (isinstance(kind, str) and _native(kind) and _whole(part)):
             blocks.append(part)
     return blocks
+
+
+def _whole(block: dict[str, Any]) -> bool:
+    """Whether a block has what the API requires of its kind: a thinking block its text and
+    signature (one another tool wrote without a signature cannot be sent back), a
+    redacted one its data."""
+    kind = block.get("type")
+    if kind == "thinking":
+        return isinstance(block.get("thinking"), str) and isinstance(block.get("signature"), str)
+    if kind == "redacted_thinking":
+        return isinstance(block.get("data"), str)
+    return True

@@ -397,6 +397,9 @@ CALL = {"tool_call_id": "c1", "name": "read", "arguments": {"path": "a"}}
         msg("system", [{"type": "text", "text": " "}]),
         msg("developer", "hi"),
         {"role": "user", "content": "hi", "metadata": "not an object"},
+        # Thinking another tool wrote without a signature: Anthropic's export leaves it out.
+        msg("assistant", [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "a"}]),
+        msg("assistant", [{"type": "redacted_thinking"}], tool_calls=[CALL]),
         # A Responses body's instructions: not an item of its input.
         msg("system", "be brief", instructions=True),
         # The id of the Responses message item it was read from: the checks read item ids.
@@ -418,7 +421,13 @@ def test_messages_the_skeletons_do_not_cover_are_irregular(message):
         msg("assistant", "let me look", tool_calls=[CALL, {**CALL, "tool_call_id": "c2"}]),
         msg("tool", "", tool_call_id="c1"),
         msg("tool", [{"type": "text", "text": "ok"}], tool_call_id="c1"),
-        msg("assistant", [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "a"}]),
+        msg(
+            "assistant",
+            [
+                {"type": "thinking", "thinking": "hmm", "signature": "s"},
+                {"type": "text", "text": "a"},
+            ],
+        ),
         msg("assistant", [{"type": "redacted_thinking", "data": "x"}], tool_calls=[CALL]),
         msg("system", "be brief"),
         msg("system", [{"type": "text", "text": "be brief"}]),

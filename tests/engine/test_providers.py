@@ -217,9 +217,13 @@ def test_anthropic_final_assistant_text_ending_in_whitespace():
         assert texts(p.validate_anthropic(wire)) == [p.ANTHROPIC_TRAILING_WHITESPACE]
         # Not the last message, or not ending in text: accepted.
         assert p.validate_anthropic([*wire, {"role": "user", "content": "go on"}]) == []
-    ends_in_thinking = [{"type": "text", "text": "a "}, {"type": "thinking", "thinking": "t"}]
-    wire = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": ends_in_thinking}]
-    assert p.validate_anthropic(wire) == []
+    # Ending in a thinking block, it does not end in text: refused for its thinking alone.
+    thought = {"type": "thinking", "thinking": "t", "signature": "s"}
+    wire = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "text", "text": "a "}, thought]},
+    ]
+    assert p.ANTHROPIC_TRAILING_WHITESPACE not in texts(p.validate_anthropic(wire))
     # The export writes the last text without it: the history is not at fault.
     canonical = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Sure "}]
     assert p.validate_anthropic(to_wire(canonical, "anthropic")) == []
@@ -784,3 +788,94 @@ def test_gemini_roles_are_user_and_model():
     assert texts(p.validate_gemini(wire)) == [p.GEMINI_BAD_ROLE]
     wire["contents"][1]["role"] = "model"
     assert p.validate_gemini(wire) == []
+
+
+THOUGHT = {"type": "thinking", "thinking": "let me see", "signature": "EqQB"}
+
+
+def test_anthropic_thinking_blocks_need_their_fields():
+    wire = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "x"}, use("toolu_1")]},
+        {"role": "user", "content": [result("toolu_1")]},
+    ]
+    assert texts(p.validate_anthropic(wire)) == [
+        "messages.1.content.0.thinking.signature: Field required"
+    ]
+    wire[1]["content"][0] = THOUGHT
+    assert p.validate_anthropic(wire) == []
+
+
+def test_anthropic_thinking_in_the_final_assistant_message():
+    wire = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [THOUGHT]}]
+    # A prefill holding thinking, in a request that does not enable it, and one ending in it.
+    assert texts(p.validate_anthropic(wire)) == [
+        p.ANTHROPIC_THINKING_WHEN_DISABLED.format(N=1, M=0),
+        p.ANTHROPIC_THINKING_LAST.format(N=1),
+    ]
+    body = {"thinking": {"type": "enabled", "budget_tokens": 1024}, "messages": wire}
+    assert texts(p.validate_anthropic(body)) == [p.ANTHROPIC_THINKING_LAST.format(N=1)]
+    wire[1]["content"] = [THOUGHT, {"type": "text", "text": "Sure"}]
+    assert p.validate_anthropic(body) == []
+    # Not the final message: accepted (a later user turn closes it).
+    wire.append({"role": "user", "content": "go on"})
+    assert p.validate_anthropic(wire) == []
+
+
+def test_anthropic_with_thinking_on_the_turn_a_request_continues_starts_with_thinking():
+    body = {
+        "thinking": {"type": "enabled", "budget_tokens": 2048},
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [use("toolu_1")]},
+            {"role": "user", "content": [result("toolu_1")]},
+        ],
+    }
+    assert texts(p.validate_anthropic(body)) == [
+        p.ANTHROPIC_THINKING_FIRST.format(N=1, found="tool_use")
+    ]
+    body["messages"][1]["content"] = [{"type": "text", "text": "Let me check."}, use("toolu_1")]
+    assert texts(p.validate_anthropic(body)) == [
+        p.ANTHROPIC_THINKING_FIRST.format(N=1, found="text")
+    ]
+    # Its first message starts with thinking; the later calls of the turn need none.
+    body["messages"][1]["content"] = [THOUGHT, use("toolu_1")]
+    body["messages"] += [
+        {"role": "assistant", "content": [use("toolu_2")]},
+        {"role": "user", "content": [result("toolu_2")]},
+    ]
+    assert p.validate_anthropic(body) == []
+    # A turn the user closed by writing: nothing is continued.
+    body["messages"][1]["content"] = [use("toolu_1")]
+    body["messages"].append({"role": "user", "content": "thanks"})
+    assert p.validate_anthropic(body) == []
+    # Thinking off: no such requirement.
+    del body["messages"][-1]
+    body["thinking"] = {"type": "disabled"}
+    assert p.validate_anthropic(body) == []
+
+
+def test_anthropic_export_sends_thinking_only_where_the_api_takes_it():
+    # A session that ends in the assistant's reply (thinking, then text), with a block
+    # another tool wrote without a signature: the export is a body the API takes.
+    messages = [
+        {"role": "user", "content": "hi", "metadata": {}},
+        {
+            "role": "assistant",
+            "content": [{"type": "thinking", "thinking": "unsigned"}],
+            "metadata": {"tool_calls": [{"tool_call_id": "toolu_1", "name": "f", "arguments": {}}]},
+        },
+        {"role": "tool", "content": "ok", "metadata": {"tool_call_id": "toolu_1"}},
+        {
+            "role": "assistant",
+            "content": [THOUGHT, {"type": "text", "text": "Done. "}],
+            "metadata": {},
+        },
+    ]
+    wire = to_wire(messages, "anthropic")
+    assert [b["type"] for b in wire["messages"][1]["content"]] == ["tool_use"]
+    assert wire["messages"][3]["content"] == [{"type": "text", "text": "Done."}]
+    assert p.validate_anthropic(wire) == []
+    # Not the last message, a signed thinking block goes out as it is.
+    messages.append({"role": "user", "content": "and?", "metadata": {}})
+    assert to_wire(messages, "anthropic")["messages"][3]["content"][0] == THOUGHT
