@@ -109,7 +109,8 @@ ANTHROPIC_THINKING_FIRST = (
     " disable `thinking`. Please consult our documentation at"
     " https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 )
-_THINKING = frozenset({"thinking", "redacted_thinking"})
+# A tuple: a block's type may be any JSON value, and ``in`` on a tuple hashes nothing.
+_THINKING = ("thinking", "redacted_thinking")
 ANTHROPIC_EMPTY_CONTENT = (
     "messages.{N}: all messages must have non-empty content except for the optional final"
     " assistant message"
@@ -159,6 +160,13 @@ OPENAI_EMPTY_TOOL_CALLS = (
     "Invalid 'messages[{N}].tool_calls': empty array. Expected an array with minimum length 1,"
     " but got an empty array instead."
 )
+# Quoted in public issues (mcp-use/mcp-use#90, #94): a call in the history named with
+# characters outside the pattern (an MCP tool's "server.tool", say).
+OPENAI_BAD_NAME = (
+    "Invalid 'messages[{N}].tool_calls[{M}].function.name': string does not match pattern."
+    " Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."
+)
+_OPENAI_NAME = re.compile(r"[a-zA-Z0-9_-]+")
 OPENAI_FUNCTION_WITHOUT_NAME = (
     "Missing parameter 'name': messages with role 'function' must have a 'name'."
 )
@@ -261,6 +269,7 @@ ERROR_TEXTS = {
         OPENAI_ARGUMENTS_NOT_STRING.replace("{kind}", "an object"),
         OPENAI_EMPTY_TOOL_CALLS,
         OPENAI_FUNCTION_WITHOUT_NAME,
+        OPENAI_BAD_NAME,
     ),
     "anthropic": _shown(
         ANTHROPIC_MISSING_RESULT,
@@ -548,6 +557,8 @@ def _openai_chat(wire: Any, start: int, model: str | None, found: _Findings) -> 
     while i < total:
         message = messages[i]
         role = message.get("role") if isinstance(message, dict) else None
+        if role is not None and role.__class__ is not str:
+            role = _text(role)  # any JSON value: looked up as its text
         if role == "tool":
             add(i, OPENAI_ORPHAN_RESULT, "orphan_result", (_text(message.get("tool_call_id")),))
             i += 1
@@ -577,6 +588,9 @@ def _openai_chat(wire: Any, start: int, model: str | None, found: _Findings) -> 
             else:
                 declared.append(cid)
             function = call.get("function")
+            name = function.get("name") if isinstance(function, dict) else None
+            if isinstance(name, str) and not _OPENAI_NAME.fullmatch(name):
+                add(i, OPENAI_BAD_NAME.format(N=i, M=m), "bad_name", (cid,))
             if isinstance(function, dict) and "arguments" in function:
                 arguments = function["arguments"]
                 if not isinstance(arguments, str):
@@ -659,6 +673,8 @@ def _anthropic(wire: Any, start: int, model: str | None, found: _Findings) -> No
                 leading = False
                 continue
             kind = block.get("type")
+            if kind is not None and kind.__class__ is not str:
+                kind = _text(kind)  # any JSON value: looked up as its text
             if kind == "text":
                 text = block.get("text")
                 if (text == "" or text is None) and block.get("cache_control") is not None:
@@ -855,6 +871,8 @@ def _responses(wire: Any, start: int, model: str | None, found: _Findings) -> No
         if item.__class__ is not dict and not isinstance(item, dict):
             continue
         kind = item.get("type")
+        if kind is not None and kind.__class__ is not str:
+            kind = _text(kind)  # any JSON value: looked up as its text
         iid = item.get("id")
         if iid and isinstance(iid, str):
             if iid in item_ids:

@@ -108,7 +108,8 @@ _NATIVE = frozenset(
     }
 )
 
-_THINKING = frozenset({"thinking", "redacted_thinking"})
+# A tuple: a block's type may be any JSON value, and ``in`` on a tuple hashes nothing.
+_THINKING = ("thinking", "redacted_thinking")
 
 _STRONG = Alternatives(
     rb'"type"\s*:\s*"(tool_use|tool_result|thinking|server_tool_use)"',

@@ -340,7 +340,8 @@ def text_of(content: Any) -> str:
 # message item has: what ``message_envelope`` leaves out.
 _MESSAGE_KEYS = frozenset({"type", "role", "content"})
 # The content parts of a Responses message item that stay in it when it is written.
-MESSAGE_PARTS = frozenset({"text", "refusal"})
+# (A tuple: a part's type may be any JSON value, and ``in`` on a tuple hashes nothing.)
+MESSAGE_PARTS = ("text", "refusal")
 
 
 def message_envelope(item: dict[str, Any]) -> dict[str, Any]:

@@ -332,3 +332,27 @@ def test_export_of_an_acceptable_history_keeps_every_message(provider):
     text = orjson.dumps(wire).decode()
     for word in ("sys", "hi", "calling", '"A"', '"B"', "done"):
         assert word in text, (provider, word)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_part_typed_with_a_list_last_in_the_history_is_exported_and_checked(provider):
+    # Found by the fuzz test: a part whose type is a list, in the final assistant message,
+    # made the exports' and checks' set lookups raise (unhashable type).
+    messages = [
+        {"role": "user", "content": "hi", "metadata": {}},
+        {"role": "assistant", "content": [{"type": [], "text": "done"}], "metadata": {}},
+    ]
+    wire = formats.to_wire(messages, provider)
+    validate(provider, wire)
+    body = {
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [{"type": []}]},
+        ]
+    }
+    validate("anthropic", body)
+    body["thinking"] = {"type": "enabled"}
+    body["messages"].append(
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a"}]}
+    )
+    validate("anthropic", body)
