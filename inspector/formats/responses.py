@@ -18,7 +18,8 @@ assistant ``message`` item after text or calls starts a new one. A call item
 ``id`` some writers use instead) is a canonical call; its output item
 (``*_call_output``, ``tool_search_output``: any ``*_output`` item with a
 ``call_id``) is a tool message, whose content is its ``output``, or its other
-fields as JSON text where it has none (``{"tools": [...]}``). Reasoning and
+fields as JSON text where it has none (``{"tools": [...]}``); a computer call's
+screenshot given as an image URL is that image (an image part). Reasoning and
 server tool items stay as content parts (type kept), and so do a call and
 its output that the server ran itself (``"execution": "server"``).
 
@@ -547,6 +548,8 @@ def _output_envelope(item: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in item.items() if k != "call_id" and not (k == "id" and pairs_by_id)}
     if kind in _TEXT_OUTPUTS and isinstance(out.get("output"), str):
         del out["output"]
+    elif kind == "computer_call_output" and _screenshot_url(out.get("output")) is not None:
+        del out["output"]  # the content is its image
     elif kind in _FIELD_OUTPUTS and "output" not in item:
         out = {k: v for k, v in out.items() if k in _OUTPUT_FIELDS}
     return out
@@ -581,8 +584,27 @@ def _canonical_part(part: Any) -> Any:
     return part
 
 
+def _screenshot_url(output: Any) -> str | None:
+    """The image URL of a ``computer_call_output``'s screenshot that is that URL and nothing
+    else (no ``file_id``, no ``detail``): then the result is that image."""
+    if (
+        isinstance(output, dict)
+        and output.keys() == {"type", "image_url"}
+        and output["type"] == "computer_screenshot"
+        and isinstance(output["image_url"], str)
+    ):
+        return output["image_url"]
+    return None
+
+
 def _output_content(item: dict[str, Any]) -> Any:
     output = item.get("output")
+    if item.get("type") == "computer_call_output":
+        url = _screenshot_url(output)
+        if url is not None:
+            # The screenshot, as an image part: shown as one, sent to others as one,
+            # and not held twice (as text and in the item's fields).
+            return [_canonical_part({"type": "input_image", "image_url": url})]
     if output is None:
         if "output" not in item:
             # An output kind that carries its result in fields of its own

@@ -257,6 +257,32 @@ def test_a_screenshot_from_another_shape_answers_a_computer_call():
     assert sent[3] == {"role": "user", "content": [{"type": "input_text", "text": "clicked"}]}
 
 
+def test_a_screenshot_is_read_as_the_image_it_is():
+    items = [USER, CALLS["computer_call"], OUTPUTS["computer_call"], LATER]
+    parsed = responses.parse(orjson.dumps(items))
+    result = parsed.messages[2]
+    assert result["content"] == [{"type": "image", "media_type": "image/png", "data": "iVBO"}]
+    assert "output" not in result["metadata"]["item"]  # the image is held once
+    assert exported(items) == items
+    # Another provider gets the screenshot as an image in the tool's result.
+    wire = formats.to_wire(parsed.messages, "anthropic")
+    block = wire["messages"][2]["content"][0]
+    assert block["type"] == "tool_result"
+    assert block["content"][0]["source"] == {
+        "type": "base64",
+        "media_type": "image/png",
+        "data": "iVBO",
+    }
+    # A screenshot given by file id stays as it was read.
+    by_file = {
+        **OUTPUTS["computer_call"],
+        "output": {"type": "computer_screenshot", "file_id": "file_1"},
+    }
+    parsed = responses.parse(orjson.dumps([USER, CALLS["computer_call"], by_file, LATER]))
+    assert orjson.loads(parsed.messages[2]["content"]) == by_file["output"]
+    assert exported([USER, CALLS["computer_call"], by_file, LATER])[2] == by_file
+
+
 def test_a_changed_shell_result_keeps_its_chunks_when_they_are_json():
     items = [USER, CALLS["shell_call"], OUTPUTS["shell_call"], LATER]
     parsed = responses.parse(orjson.dumps(items))
