@@ -161,7 +161,8 @@ OPENAI_EMPTY_TOOL_CALLS = (
     " but got an empty array instead."
 )
 # Quoted in public issues (mcp-use/mcp-use#90, #94): a call in the history named with
-# characters outside the pattern (an MCP tool's "server.tool", say).
+# characters outside the pattern (an MCP tool's "server.tool", say). An empty name, which
+# no recorded answer shows, is not checked.
 OPENAI_BAD_NAME = (
     "Invalid 'messages[{N}].tool_calls[{M}].function.name': string does not match pattern."
     " Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."
@@ -589,7 +590,7 @@ def _openai_chat(wire: Any, start: int, model: str | None, found: _Findings) -> 
                 declared.append(cid)
             function = call.get("function")
             name = function.get("name") if isinstance(function, dict) else None
-            if isinstance(name, str) and not _OPENAI_NAME.fullmatch(name):
+            if isinstance(name, str) and name and not _OPENAI_NAME.fullmatch(name):
                 add(i, OPENAI_BAD_NAME.format(N=i, M=m), "bad_name", (cid,))
             if isinstance(function, dict) and "arguments" in function:
                 arguments = function["arguments"]
