@@ -160,14 +160,6 @@ OPENAI_EMPTY_TOOL_CALLS = (
     "Invalid 'messages[{N}].tool_calls': empty array. Expected an array with minimum length 1,"
     " but got an empty array instead."
 )
-# Quoted in public issues (mcp-use/mcp-use#90, #94): a call in the history named with
-# characters outside the pattern (an MCP tool's "server.tool", say). An empty name, which
-# no recorded answer shows, is not checked.
-OPENAI_BAD_NAME = (
-    "Invalid 'messages[{N}].tool_calls[{M}].function.name': string does not match pattern."
-    " Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."
-)
-_OPENAI_NAME = re.compile(r"[a-zA-Z0-9_-]+")
 OPENAI_FUNCTION_WITHOUT_NAME = (
     "Missing parameter 'name': messages with role 'function' must have a 'name'."
 )
@@ -270,7 +262,6 @@ ERROR_TEXTS = {
         OPENAI_ARGUMENTS_NOT_STRING.replace("{kind}", "an object"),
         OPENAI_EMPTY_TOOL_CALLS,
         OPENAI_FUNCTION_WITHOUT_NAME,
-        OPENAI_BAD_NAME,
     ),
     "anthropic": _shown(
         ANTHROPIC_MISSING_RESULT,
@@ -589,9 +580,6 @@ def _openai_chat(wire: Any, start: int, model: str | None, found: _Findings) -> 
             else:
                 declared.append(cid)
             function = call.get("function")
-            name = function.get("name") if isinstance(function, dict) else None
-            if isinstance(name, str) and name and not _OPENAI_NAME.fullmatch(name):
-                add(i, OPENAI_BAD_NAME.format(N=i, M=m), "bad_name", (cid,))
             if isinstance(function, dict) and "arguments" in function:
                 arguments = function["arguments"]
                 if not isinstance(arguments, str):
