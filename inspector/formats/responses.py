@@ -356,7 +356,7 @@ def _sendable(items: list[Any]) -> list[tuple[Any, str | None]]:
                 iid = None
             else:
                 kind = item.get("type")
-                prefix = RESPONSES_ID_PREFIXES.get("message" if kind is None else kind)
+                prefix = RESPONSES_ID_PREFIXES.get("message" if kind is None else str(kind))
                 if prefix is not None and not iid.startswith(prefix):
                     if kind == "reasoning":
                         continue
