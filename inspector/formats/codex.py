@@ -24,6 +24,10 @@ Reading (``parse``)
   them; the outputs follow it in call order (the API does not care about
   their order, the repair rules do), and so do developer notes Codex wrote
   while a call ran (approvals), which the API does not mind either.
+- An assistant message's fields beyond its content (its ``phase``,
+  ``commentary`` or ``final_answer``) stay on its text parts, under ``item``
+  (``canonical.marked_parts``): the Responses export writes each message back
+  with its own, as the model wants them sent.
 - A call's ``arguments`` stay the string Codex stored. A custom tool's free
   text ``input`` is given as ``{"input": text}``: it is not JSON and never
   was, so it must not look like arguments cut mid-stream.
