@@ -71,12 +71,7 @@ ANTHROPIC_RESULTS_NOT_FIRST = (
 ANTHROPIC_DUPLICATE_ID = "messages.{N}.content.{M}: `tool_use` ids must be unique"
 ANTHROPIC_EMPTY_TEXT = "messages: text content blocks must be non-empty"
 ANTHROPIC_WHITESPACE_TEXT = "messages: text content blocks must contain non-whitespace text"
-# Quoted in public issues (anthropics/claude-code#2673, #23681; hermes-agent#1216,
-# anthropics/claude-code#57573).
-ANTHROPIC_NAME_MAX = 200
-ANTHROPIC_NAME_TOO_LONG = (
-    "messages.{N}.content.{M}.tool_use.name: String should have at most 200 characters"
-)
+# Quoted in public issues (NousResearch/hermes-agent#1216, anthropics/claude-code#57573).
 ANTHROPIC_CACHED_EMPTY_TEXT = (
     "messages.{N}.content.{M}.text: cache_control cannot be set for empty text blocks"
 )
@@ -276,7 +271,6 @@ ERROR_TEXTS = {
         ANTHROPIC_BAD_ID,
         ANTHROPIC_BAD_RESULT_ID,
         ANTHROPIC_INPUT_NOT_OBJECT,
-        ANTHROPIC_NAME_TOO_LONG,
         ANTHROPIC_THINKING_FIELD.replace("{field}", "signature"),
         ANTHROPIC_THINKING_WHEN_DISABLED,
         ANTHROPIC_THINKING_LAST,
@@ -697,9 +691,6 @@ def _anthropic(wire: Any, start: int, model: str | None, found: _Findings) -> No
                     add(n, m, ANTHROPIC_DUPLICATE_ID.format(N=n, M=m), "duplicate_id", (tid,))
                 if not isinstance(block.get("input"), dict):
                     add(n, m, ANTHROPIC_INPUT_NOT_OBJECT.format(N=n, M=m), "input_not_object")
-                name = block.get("name")
-                if isinstance(name, str) and len(name) > ANTHROPIC_NAME_MAX:
-                    add(n, m, ANTHROPIC_NAME_TOO_LONG.format(N=n, M=m), "name_too_long")
                 if tid.startswith(ANTHROPIC_SERVER_ID_PREFIX):
                     servers.append((tid, n, m))
                 elif tid not in used_at:
@@ -929,7 +920,7 @@ def follows_reasoning(item: Any) -> bool:
     kind = item.get("type")
     if kind is None or kind == "message":
         return item.get("role") == "assistant"
-    return kind in RESPONSES_CALLS or kind in RESPONSES_SERVER_ITEMS
+    return isinstance(kind, str) and (kind in RESPONSES_CALLS or kind in RESPONSES_SERVER_ITEMS)
 
 
 def _words(kind: str) -> str:
