@@ -47,7 +47,12 @@ import re
 from itertools import islice
 from typing import Any, Literal, NamedTuple
 
-from inspector.engine.providers import ANTHROPIC_ID_PATTERN, RESPONSES_CALL_ID_MAX
+from inspector.engine.providers import (
+    ANTHROPIC_ID_PATTERN,
+    ANTHROPIC_THINKING,
+    RESPONSES_CALL_ID_MAX,
+)
+from inspector.formats.anthropic import sendable_block
 
 # A message's digest: (role, the blocks Anthropic gets of its content, the text parts
 # the others get, the runs of text parts (Responses writes a message item for each),
@@ -58,7 +63,6 @@ Memo = dict[int, Digest | Literal[False]]
 
 # Assistant parts that Anthropic keeps as blocks and the other providers leave
 # out (Responses ends a message item at one).
-_THINKING = frozenset({"thinking", "redacted_thinking"})
 
 # Shared stand-ins: a check reads them, nothing writes them.
 _TEXT = {"type": "text", "text": "text"}
@@ -141,8 +145,8 @@ def digest(message: dict[str, Any]) -> Digest | None:
             runs += not in_run or kept != run_item  # each item is written as it was
             run_item = kept
             in_run = True
-        elif role == "assistant" and kind.__class__ is str and kind in _THINKING:
-            if not _whole_thinking(part):
+        elif role == "assistant" and kind.__class__ is str and kind in ANTHROPIC_THINKING:
+            if not sendable_block(part):
                 return None  # Anthropic's export leaves it out: it cannot be sent back
             in_run = False
         else:
@@ -150,14 +154,6 @@ def digest(message: dict[str, Any]) -> Digest | None:
     if not (texts or ids):
         return None  # thinking alone: some providers leave the whole message out
     return (role, len(content), texts, runs, ids, "")
-
-
-def _whole_thinking(block: dict[str, Any]) -> bool:
-    """``formats.anthropic._whole`` for a thinking block: its text and signature, or for
-    a redacted one its data."""
-    if block.get("type") == "thinking":
-        return block.get("thinking").__class__ is str and block.get("signature").__class__ is str
-    return block.get("data").__class__ is str
 
 
 def _no_item_id(item: Any) -> bool:

@@ -104,8 +104,9 @@ ANTHROPIC_THINKING_FIRST = (
     " disable `thinking`. Please consult our documentation at"
     " https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 )
-# A tuple: a block's type may be any JSON value, and ``in`` on a tuple hashes nothing.
-_THINKING = ("thinking", "redacted_thinking")
+# Anthropic's thinking block types (read by its export and the skeleton bodies too). A
+# tuple: a block's type may be any JSON value, and ``in`` on a tuple hashes nothing.
+ANTHROPIC_THINKING = ("thinking", "redacted_thinking")
 ANTHROPIC_EMPTY_CONTENT = (
     "messages.{N}: all messages must have non-empty content except for the optional final"
     " assistant message"
@@ -759,7 +760,7 @@ def _anthropic_thinking(
     blocks = final.get("content") if isinstance(final, dict) else None
     if isinstance(final, dict) and final.get("role") == "assistant" and isinstance(blocks, list):
         kinds = [b.get("type") if isinstance(b, dict) else None for b in blocks]
-        thinking = [m for m, kind in enumerate(kinds) if kind in _THINKING]
+        thinking = [m for m, kind in enumerate(kinds) if kind in ANTHROPIC_THINKING]
         if thinking and not enabled:
             add(
                 last,
@@ -767,7 +768,7 @@ def _anthropic_thinking(
                 ANTHROPIC_THINKING_WHEN_DISABLED.format(N=last, M=thinking[0]),
                 "thinking_disabled",
             )
-        if kinds and kinds[-1] in _THINKING:
+        if kinds and kinds[-1] in ANTHROPIC_THINKING:
             add(last, None, ANTHROPIC_THINKING_LAST.format(N=last), "thinking_last")
     if not enabled:
         return
@@ -791,7 +792,7 @@ def _anthropic_thinking(
     content = messages[first].get("content")
     head = content[0] if isinstance(content, list) and content else content
     found = head.get("type") if isinstance(head, dict) else "text"
-    if found not in _THINKING:
+    if found not in ANTHROPIC_THINKING:
         add(first, 0, ANTHROPIC_THINKING_FIRST.format(N=first, found=found), "thinking_first")
 
 

@@ -60,6 +60,7 @@ from typing import Any
 import orjson
 
 from inspector.engine.canonical import arguments_object
+from inspector.engine.providers import ANTHROPIC_THINKING
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.canonical import (
@@ -107,9 +108,6 @@ _NATIVE = frozenset(
         "mcp_tool_use",
     }
 )
-
-# A tuple: a block's type may be any JSON value, and ``in`` on a tuple hashes nothing.
-_THINKING = ("thinking", "redacted_thinking")
 
 _STRONG = Alternatives(
     rb'"type"\s*:\s*"(tool_use|tool_result|thinking|server_tool_use)"',
@@ -282,8 +280,10 @@ def _final_reply(message: dict[str, Any]) -> dict[str, Any]:
     content = message["content"]
     if isinstance(content, str):
         return {**message, "content": content.rstrip()}
-    if any(isinstance(b, dict) and b.get("type") in _THINKING for b in content):
-        content = [b for b in content if not (isinstance(b, dict) and b.get("type") in _THINKING)]
+    if any(isinstance(b, dict) and b.get("type") in ANTHROPIC_THINKING for b in content):
+        content = [
+            b for b in content if not (isinstance(b, dict) and b.get("type") in ANTHROPIC_THINKING)
+        ]
         message = {**message, "content": content}
     if content and isinstance(content[-1], dict) and content[-1].get("type") == "text":
         last = {**content[-1], "text": content[-1]["text"].rstrip()}
@@ -890,12 +890,12 @@ def _wire_blocks(content: Any, native_only: bool) -> list[Any]:
                     "data": part.get("data"),
                 }
             blocks.append({"type": "image", "source": source})
-        elif not native_only or (isinstance(kind, str) and _native(kind) and _whole(part)):
+        elif not native_only or (isinstance(kind, str) and _native(kind) and sendable_block(part)):
             blocks.append(part)
     return blocks
 
 
-def _whole(block: dict[str, Any]) -> bool:
+def sendable_block(block: dict[str, Any]) -> bool:
     """Whether a block has what the API requires of its kind: a thinking block its text and
     signature (one another tool wrote without a signature cannot be sent back), a
     redacted one its data."""

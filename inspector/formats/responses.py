@@ -796,8 +796,7 @@ def _wire_content(content: Any, text_type: str, native_only: bool) -> Any:
         if kind == "text":
             parts.append({"type": text_type, "text": part.get("text", "")})
         elif kind == "image":
-            url = part.get("url") or f"data:{part.get('media_type')};base64,{part.get('data')}"
-            parts.append({"type": "input_image", "image_url": url})
+            parts.append({"type": "input_image", "image_url": _image_url(part)})
         elif not native_only or kind == "input_file":
             parts.append(part)
     return parts
@@ -1094,6 +1093,11 @@ def _put_output(item: dict[str, Any], content: Any, md: dict[str, Any]) -> str |
     return None
 
 
+def _image_url(part: dict[str, Any]) -> str:
+    """A canonical image part as the URL the API takes: its own, or its data as a data URL."""
+    return part.get("url") or f"data:{part.get('media_type')};base64,{part.get('data')}"
+
+
 def _screenshot_or_chunks(kind: str, content: Any) -> Any:
     """The output a ``computer_call_output`` or ``shell_call_output`` holds, from a tool
     message's content: its JSON text (as read from Responses), or for a screenshot the
@@ -1102,10 +1106,7 @@ def _screenshot_or_chunks(kind: str, content: Any) -> Any:
         if kind == "computer_call_output":
             for part in content:
                 if isinstance(part, dict) and part.get("type") == "image":
-                    url = part.get("url") or (
-                        f"data:{part.get('media_type')};base64,{part.get('data')}"
-                    )
-                    return {"type": "computer_screenshot", "image_url": url}
+                    return {"type": "computer_screenshot", "image_url": _image_url(part)}
         return None
     if not isinstance(content, str) or not content.lstrip().startswith(("{", "[")):
         return None
