@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from inspector import cli
-from inspector.local import fix, sessions
+from inspector.local import confine, fix, sessions
 from tests.local.conftest import Home
 
 FIX_PAUSED = """
 import os, sys, time
 from pathlib import Path
-from inspector.local import fix
+from inspector.local import confine, fix
 
 point, marker = int(os.environ["PAUSE_AT"]), Path(os.environ["PAUSE_MARKER"])
 calls = [0]
@@ -38,9 +38,9 @@ def pausing(name, real):
         return result
     return wrapped
 
-fix._write_durably = pausing("write", fix._write_durably)
-fix._sync_folder = pausing("sync", fix._sync_folder)
-fix.os.replace = pausing("replace", os.replace)
+confine.write_durably = pausing("write", confine.write_durably)
+confine.sync_folder = pausing("sync", confine.sync_folder)
+os.replace = pausing("replace", os.replace)
 outcome = fix.fix(Path(sys.argv[1]))
 print(outcome.status, outcome.reason)
 """
@@ -141,7 +141,7 @@ def test_a_write_during_fix_makes_it_refuse_and_keeps_the_agents_write(
     agent_home: Home, monkeypatch: pytest.MonkeyPatch
 ):
     path = next(iter(agent_home.broken))
-    real = fix._write_durably
+    real = confine.write_durably
     line = b'{"type":"summary","summary":"written while fix ran"}\n'
 
     def agent_writes_meanwhile(target: Path, data: bytes, before_mode: int | None) -> None:
@@ -150,7 +150,7 @@ def test_a_write_during_fix_makes_it_refuse_and_keeps_the_agents_write(
             with path.open("ab") as handle:
                 handle.write(line)
 
-    monkeypatch.setattr(fix, "_write_durably", agent_writes_meanwhile)
+    monkeypatch.setattr(confine, "write_durably", agent_writes_meanwhile)
     data = path.read_bytes()
     outcome = fix.fix(path)
     assert outcome.status == "refused" and "changed while it was being fixed" in outcome.reason
