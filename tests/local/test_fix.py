@@ -82,7 +82,7 @@ def test_fix_makes_each_broken_session_clean_and_leaves_healthy_ones_byte_identi
 def test_the_cli_says_what_changed_and_how_to_resume(agent_home: Home):
     claude = next(p for p in agent_home.broken if ".claude" in p.parts)
     status, out = run("fix", agent_home.ids[claude])
-    assert status == 1, out
+    assert status == 0, out  # fixed: success, so `fix && resume` resumes
     assert f"Fixed {claude}" in out
     assert "PAIR-" in out and "added" in out
     assert f"Backup: {claude}{fix.BACKUP_MARK}" in out
@@ -91,12 +91,12 @@ def test_the_cli_says_what_changed_and_how_to_resume(agent_home: Home):
 
     codex = next(p for p in agent_home.broken if "019c8a70" in p.name)
     status, out = run("fix", str(codex))
-    assert status == 1, out
+    assert status == 0, out  # fixed: success, so `fix && resume` resumes
     assert "codex resume 019c8a70-dda7-7f33-98ea-f30553347322" in out
 
     pi = next(p for p in agent_home.broken if ".pi" in p.parts)
     status, out = run("fix", str(pi))
-    assert status == 1, out
+    assert status == 0, out  # fixed: success, so `fix && resume` resumes
     assert f"pi --session {pi}" in out
 
 

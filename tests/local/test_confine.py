@@ -1,0 +1,98 @@
+"""fix and undo write only inside the session's own store and its backup folder."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from inspector import cli
+from inspector.local import fix
+from inspector.local.confine import Confined, Refused, safe_name
+from tests.local.conftest import ATTACK_ID, attacked_store, changed, snapshot
+
+
+def run(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    return cli.main(list(argv), out), out.getvalue()
+
+
+@pytest.mark.parametrize("record", ["message", "part"])
+def test_a_record_whose_id_climbs_out_of_storage_makes_fix_refuse_and_write_nothing(
+    tmp_path: Path, record: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "data" / "opencode" / "storage"
+    (tmp_path / "OUTSIDE").mkdir()
+    path, victim = attacked_store(storage, record)
+    before = snapshot(tmp_path)
+    status, out = run("fix", str(path))
+    assert status == 2, out
+    err = capsys.readouterr().err
+    assert str(victim) in err and "is not its file's name" in err and "nothing was changed" in err
+    assert changed(before, snapshot(tmp_path)) == set()  # nothing written, nothing deleted
+    assert not list(tmp_path.rglob("PWNED_MSG*"))
+    assert fix.fix(path, quiet_seconds=0).status == "refused"
+    assert changed(before, snapshot(tmp_path)) == set()
+    assert ATTACK_ID  # the id the issue's attack used
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["", ".", "..", "../x", "a/b", "/etc/passwd", "a\\b", "x\0y", ".hidden", "a..b", "a b", 7],
+)
+def test_a_name_that_is_not_one_plain_file_name_is_refused(name: object) -> None:
+    with pytest.raises(Refused):
+        safe_name(name)
+
+
+def test_plain_names_pass() -> None:
+    for name in ("msg_19b2e4f1a579ujYZpzhDLY7uje", "rollout-2026.jsonl", "a+b_c-d.json"):
+        assert safe_name(name) == name
+
+
+def test_paths_outside_through_links_or_climbing_are_refused(tmp_path: Path) -> None:
+    store, outside = tmp_path / "store", tmp_path / "outside"
+    (store / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (store / "out").symlink_to(outside)
+    (store / "file.json").symlink_to(outside / "target.json")
+    confined = Confined.to(store)
+    root = confined.roots[0]
+    assert confined.check(root / "sub" / "new.json") == root / "sub" / "new.json"
+    for bad in (
+        root / "out" / "x.json",  # a folder below the root that is a link
+        root / "file.json",  # the file itself a link
+        root / ".." / "outside" / "x.json",
+        outside / "x.json",
+        Path("relative.json"),
+        Path(f"{root}/a\0b"),
+    ):
+        with pytest.raises(Refused) as refused:
+            confined.check(bad)
+        assert str(bad).replace("\0", "\\x00")[:20] in str(refused.value) or "NUL" in str(
+            refused.value
+        )
+    with pytest.raises(Refused):
+        confined.child(root, "../x.json")
+    with pytest.raises(Refused):
+        confined.mkdir(root / "out" / "deeper")
+    assert not (outside / "deeper").exists()
+
+
+def test_a_link_planted_where_fix_writes_is_never_followed(tmp_path: Path) -> None:
+    store, outside = tmp_path / "store", tmp_path / "outside"
+    store.mkdir()
+    outside.mkdir()
+    confined = Confined.to(store)
+    planted = confined.roots[0] / "new.json"
+    planted.symlink_to(outside / "victim")  # dangling: exists() says False
+    with pytest.raises(Refused):
+        confined.create(planted, b"x", None)
+    assert not (outside / "victim").exists()
+    os.unlink(planted)
+    confined.create(planted, b"x", None)
+    with pytest.raises(FileExistsError):
+        confined.create(planted, b"y", None)  # a file is only ever made new
+    assert planted.read_bytes() == b"x"
