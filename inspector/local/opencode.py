@@ -64,6 +64,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -131,6 +132,26 @@ def is_session_file(path: Path) -> bool:
 
 def storage_root(path: Path) -> Path:
     return path.parent.parent.parent
+
+
+def session_of(path: Path) -> Path | None:
+    """The info file of the session a storage file (its info, a message, a part) belongs to."""
+    kind, root = path.parent.parent.name, storage_root(path)
+    if path.suffix != ".json" or not (root / "session").is_dir():
+        return None
+    if kind == "session":
+        return path
+    if kind == "part":  # part/<messageID>/<partID>.json: its message says its session
+        message = next(
+            iter(sorted(root.glob(f"message/*/{glob_escape(path.parent.name)}.json"))), None
+        )
+        if message is None:
+            return None
+        path = message
+    elif kind != "message":
+        return None
+    found = sorted((root / "session").glob(f"*/{glob_escape(path.parent.name)}.json"))
+    return found[0] if found else None
 
 
 def database(root: Path) -> Path | None:

@@ -10,10 +10,19 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from inspector.local import fix, sessions
+from inspector.local import fix, opencode, sessions
 from inspector.watch.models import WatchedFile, WatchedFolder
+from inspector.watch.views import IN_PLACE_BACKUPS, can_repair_here
 from inspector.watch.watcher import Watcher
 from inspector.web.models import Transcript
+from tests.local.conftest import (
+    OPENCODE_BROKEN,
+    attacked_store,
+    changed,
+    opencode_records,
+    place_store,
+    snapshot,
+)
 from tests.testdata import CORPUS, files, read
 
 KIMI = (
@@ -177,3 +186,100 @@ def _until(found, seconds: float = 5.0) -> bool:
             return True
         time.sleep(0.1)
     return False
+
+
+def _opencode_storage(tmp_path: Path) -> tuple[Path, Path]:
+    """A broken OpenCode session in its storage folder (a part left running): the folder
+    and the session's info file."""
+    storage = tmp_path / "data" / "opencode" / "storage"
+    return storage, place_store(storage, opencode_records(OPENCODE_BROKEN), 3600)
+
+
+def test_watching_only_opencodes_session_folder_offers_no_repair_and_a_post_is_404(
+    db, owner, tmp_path, owner_client
+):
+    storage, path = _opencode_storage(tmp_path)
+    watcher = Watcher(owner, [storage / "session"])
+    watcher.catch_up()
+    (row,) = WatchedFile.objects.all()
+    assert (
+        row.needs_repair and row.relative_path == path.relative_to(storage / "session").as_posix()
+    )
+    assert not can_repair_here(row)
+    before = snapshot(tmp_path)
+    html = owner_client.get(reverse("watch:panel", args=[row.folder.project.slug])).content
+    text = html.decode()
+    assert "Repair in place" not in text
+    assert f"would also write {storage.resolve()}, outside the watched folder" in text
+    url = reverse("watch:repair", args=[row.folder.project.slug, row.pk])
+    assert owner_client.post(url).status_code == 404
+    assert changed(before, snapshot(tmp_path)) == set()
+
+
+def test_repair_in_place_of_an_opencode_session_writes_only_inside_the_watched_storage(
+    db, owner, tmp_path, owner_client
+):
+    storage, path = _opencode_storage(tmp_path)
+    watcher = Watcher(owner, [storage])
+    watcher.catch_up()
+    (row,) = WatchedFile.objects.all()  # one session, not one row per message or part file
+    assert row.needs_repair and can_repair_here(row)
+    before = snapshot(tmp_path)
+    url = reverse("watch:repair", args=[row.folder.project.slug, row.pk])
+    response = owner_client.post(url, follow=True)
+    assert "Repaired" in response.content.decode()
+    assert sessions.check(path).verdict == "clean"
+    touched = changed(before, snapshot(tmp_path))
+    assert touched and all(p.is_relative_to(storage) for p in touched)
+    backups = storage / IN_PLACE_BACKUPS
+    assert fix.backups_of(path, backups)  # kept inside what the user named
+    assert not (storage.parent / opencode.BACKUPS).exists()
+    watcher.catch_up()  # the backups are not read as sessions
+    assert WatchedFile.objects.count() == 1
+    assert fix.undo(path, backup_dir=backups).status == "restored"
+
+
+@pytest.mark.parametrize("record", ["message", "part"])
+def test_repair_in_place_of_a_record_whose_id_climbs_out_writes_nothing(
+    db, owner, tmp_path, owner_client, record
+):
+    storage = tmp_path / "data" / "opencode" / "storage"
+    (tmp_path / "OUTSIDE").mkdir()
+    _, victim = attacked_store(storage, record)
+    watcher = Watcher(owner, [storage])
+    watcher.catch_up()
+    (row,) = WatchedFile.objects.all()
+    assert str(victim) in row.error and not can_repair_here(row)  # read: refused, said why
+    before = snapshot(tmp_path)
+    url = reverse("watch:repair", args=[row.folder.project.slug, row.pk])
+    assert owner_client.post(url).status_code == 404
+    # Even a row still saying "needs repair" (from before the record changed) writes nothing.
+    WatchedFile.objects.filter(pk=row.pk).update(needs_repair=True, error="")
+    response = owner_client.post(url, follow=True)
+    assert "is not its file&#x27;s name" in response.content.decode()
+    assert changed(before, snapshot(tmp_path)) == set()  # nothing written, nothing deleted
+    assert not list(tmp_path.rglob("PWNED_MSG*"))
+
+
+def test_a_post_for_a_row_without_the_button_is_404(db, owner, folder, owner_client):
+    Watcher(owner, [folder]).catch_up()
+    clean = WatchedFile.objects.get(needs_repair=False)
+    before = listing(folder)
+    url = reverse("watch:repair", args=[clean.folder.project.slug, clean.pk])
+    assert owner_client.post(url).status_code == 404
+    assert listing(folder) == before
+
+
+def test_the_watcher_reads_no_backup_or_hidden_file_as_a_session(db, owner, folder):
+    (folder / ".transcript-inspector-backups" / "s").mkdir(parents=True)
+    old(_write(folder / ".transcript-inspector-backups" / "s" / "copy.jsonl", read(KIMI)))
+    old(_write(folder / "transcript-inspector-backups.json", read(KIMI)))  # a name, not a folder
+    (folder / opencode.BACKUPS).mkdir()
+    old(_write(folder / opencode.BACKUPS / "copy.json", read(KIMI)))
+    old(_write(folder / f"kimi.jsonl{fix.BACKUP_MARK}20260101T000000Z", read(KIMI)))
+    Watcher(owner, [folder]).catch_up()
+    assert sorted(r.relative_path for r in WatchedFile.objects.all()) == [
+        "-work-app/5a3bb1c8-c3ce-466e-b487-24212cbf1da1.jsonl",
+        "kimi.jsonl",
+        "transcript-inspector-backups.json",
+    ]
