@@ -119,6 +119,9 @@ def find(folders: Iterable[tuple[Agent, Path]]) -> tuple[list[Session], list[str
             except OSError as error:
                 warnings.append(f"{agent.label}: cannot read {path}: {error.strerror or error}")
                 continue
+            except opencode.StoreError as error:  # listed, and ``check`` says why it is unread
+                warnings.append(f"{agent.label}: {error}")
+                size, mtime = path.lstat().st_size, path.lstat().st_mtime
             found.append(Session(agent, path, size, mtime))
     found.sort(key=lambda s: (-s.mtime, str(s.path)))
     return found, warnings

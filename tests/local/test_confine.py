@@ -11,7 +11,7 @@ import pytest
 from inspector import cli
 from inspector.local import fix
 from inspector.local.confine import Confined, Refused, safe_name
-from tests.local.conftest import ATTACK_ID, attacked_store, changed, snapshot
+from tests.local.conftest import ATTACK_ID, Home, attacked_store, changed, snapshot
 
 
 def run(*argv: str) -> tuple[int, str]:
@@ -96,3 +96,18 @@ def test_a_link_planted_where_fix_writes_is_never_followed(tmp_path: Path) -> No
     with pytest.raises(FileExistsError):
         confined.create(planted, b"y", None)  # a file is only ever made new
     assert planted.read_bytes() == b"x"
+
+
+def test_list_names_a_session_with_a_linked_folder_and_goes_on(
+    agent_home: Home, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "data" / "opencode" / "storage"
+    path, _ = attacked_store(storage, "part")
+    folder = storage / "part" / "msg_19b2e4f1a579ujYZpzhDLY7uje"
+    folder.rename(tmp_path / "elsewhere")
+    folder.symlink_to(tmp_path / "elsewhere")
+    status, out = run("list", "--json", "--root", f"opencode={storage}")
+    assert status in (0, 1)
+    assert str(path) in out and "unreadable" in out
+    assert str(agent_home.root / ".claude") in out  # the other agents' sessions still listed
+    assert f"{folder} is a symbolic link" in capsys.readouterr().err
