@@ -134,6 +134,15 @@ def storage_root(path: Path) -> Path:
     return path.parent.parent.parent
 
 
+def is_record_file(path: Path) -> bool:
+    """A message or part file of an OpenCode storage folder (its session is read whole)."""
+    return (
+        path.suffix == ".json"
+        and path.parent.parent.name in ("message", "part")
+        and (storage_root(path) / "session").is_dir()
+    )
+
+
 def session_of(path: Path) -> Path | None:
     """The info file of the session a storage file (its info, a message, a part) belongs to."""
     kind, root = path.parent.parent.name, storage_root(path)
@@ -461,6 +470,7 @@ def fix(
             "changed.",
         )
     try:
+        safe_name(path.stem, "the session id")
         confined = single.confinement(path, backup_dir)
         root = confined.roots[0]
         path = confined.check(root / path.relative_to(storage_root(path)))
@@ -618,16 +628,19 @@ def undo(path: Path, *, backup_dir: Path | None = None, force: bool = False) -> 
     from inspector.local import fix as single
 
     try:
+        safe_name(path.stem, "the session id")
         confined = single.confinement(path, backup_dir)
         path = confined.check(confined.roots[0] / path.relative_to(storage_root(path)))
         return _undo(path, confined, backup_dir, force)
+    except StoreError as error:
+        return single.Outcome(path, "refused", f"cannot read the session: {error}")
     except Refused as refused:
         return single.Outcome(path, "refused", f"{refused}; nothing was changed")
 
 
-def _session_file_of(root: Path, session_id: str, target: Path) -> bool:
-    """``target`` is a file of the session ``session_id`` under ``root`` (its info, a
-    message or a part): the only files ``undo`` writes."""
+def _session_file_of(root: Path, session_id: str, messages: set[str], target: Path) -> bool:
+    """``target`` is a file of the session ``session_id`` under ``root``: its info, one of
+    its messages, or a part of one of ``messages`` (its own): the only files ``undo`` writes."""
     try:
         parts = target.relative_to(root).parts
     except ValueError:
@@ -636,12 +649,14 @@ def _session_file_of(root: Path, session_id: str, target: Path) -> bool:
         return False
     kind, folder, name = parts
     try:
-        safe_name(folder), safe_name(name)
+        safe_name(folder), safe_name(name.removesuffix(".json"))
     except Refused:
         return False
     if kind == "session":
         return name == f"{session_id}.json"
-    return kind == "part" or (kind == "message" and folder == session_id)
+    if kind == "message":
+        return folder == session_id
+    return kind == "part" and folder in messages
 
 
 def _undo(path: Path, confined: Confined, backup_dir: Path | None, force: bool) -> Outcome:
@@ -664,17 +679,18 @@ def _undo(path: Path, confined: Confined, backup_dir: Path | None, force: bool) 
         ]
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as error:
         return outcome(path, "refused", f"cannot read the backup's note: {error}")
+    # Its messages: those on disk now, and those fix added (the note names them).
+    messages = {p.stem for p in _json_files(root / "message" / path.stem)}
+    messages |= {t.stem for t in targets if t.parent == root / "message" / path.stem}
     for target, copy in zip(targets, copies, strict=True):
-        if not _session_file_of(root, path.stem, target) or (
-            copy is not None and not copy.is_relative_to(folder / "files")
-        ):
-            return outcome(
-                path,
-                "refused",
-                f"the backup's note names {copy or target}, which is not a file of the session "
-                f"{path.stem} or of its backup; nothing was changed",
-                backup=folder,
-            )
+        if not _session_file_of(root, path.stem, messages, target):
+            stray, what = target, f"a file of the session {path.stem}"
+        elif copy is not None and not copy.is_relative_to(folder / "files"):
+            stray, what = copy, f"a copy inside {folder}"
+        else:
+            continue
+        reason = f"the backup's note names {stray}, which is not {what}; nothing was changed"
+        return outcome(path, "refused", reason, backup=folder)
     for entry, target in zip(entries, targets, strict=True):
         current = confined.read(target) if target.exists() else None
         expected = entry.get("written_sha256")

@@ -98,7 +98,7 @@ def repair_in_place(request: HttpRequest, slug: str, row_id: int) -> HttpRespons
     folders = [(agent, root) for agent, root in sessions.roots()]
     outcome = fix.fix(path, sessions.agent_for(path, folders), backup_dir=plan.backup_dir)
     if outcome.status == "fixed":
-        ingest.ingest(row.folder, path, path.read_bytes())
+        ingest.ingest(row.folder, path, sessions.session_bytes(path))
         undo = f"transcript-inspector fix --undo {path}"
         if plan.backup_dir is not None:
             undo += f" --backup-dir {plan.backup_dir}"

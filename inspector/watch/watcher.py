@@ -14,6 +14,7 @@ anywhere else (what it finds goes to the database).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections.abc import Callable, Iterable
@@ -60,7 +61,8 @@ class Watcher:
         self.follower = follower or Follower()
         self.say = say
         self.folders: list[WatchedFolder] = []
-        self._exports: dict[str, bytes] = {}  # an OpenCode session's last export, by info file
+        # The sha256 of each OpenCode session's last export read, by its info file.
+        self._exports: dict[str, bytes] = {}
         for root in roots:
             root = root.expanduser()
             if not root.is_dir():
@@ -79,6 +81,8 @@ class Watcher:
                 self.say(f"warning: cannot list {root}: {error}")
                 continue
             for path in paths:
+                if opencode.is_record_file(path):
+                    continue  # its session is read whole, from its info file, which is walked too
                 done += self.changed(path) is not None
         return done
 
@@ -128,10 +132,10 @@ class Watcher:
             self._exports.pop(session.as_posix(), None)
             self.say(f"{relative}: {error}")
             return row
-        key = session.as_posix()
-        if self._exports.get(key) == data:
+        key, digest = session.as_posix(), hashlib.sha256(data).digest()
+        if self._exports.get(key) == digest:
             return None
-        self._exports[key] = data
+        self._exports[key] = digest
         row = ingest.ingest(folder, session, data)
         self.say(
             f"{row.relative_path}: {row.error or ('needs repair' if row.needs_repair else 'clean')}"
@@ -150,7 +154,9 @@ class Watcher:
             WatchedFolder.objects.filter(pk__in=[f.pk for f in self.folders]).update(
                 seen=timezone.now()
             )
-            for path in sorted({Path(name) for _, name in changes}):
+            # An OpenCode session is read once however many of its files changed.
+            paths = {Path(name) for _, name in changes}
+            for path in sorted({opencode.session_of(p) or p for p in paths}):
                 try:
                     self.changed(path)
                 except OSError as error:

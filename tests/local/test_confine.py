@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 from pathlib import Path
 
+import orjson
 import pytest
 
 from inspector import cli
-from inspector.local import fix
+from inspector.local import fix, opencode
 from inspector.local.confine import Confined, Refused, safe_name
-from tests.local.conftest import ATTACK_ID, Home, attacked_store, changed, snapshot
+from tests.local.conftest import (
+    ATTACK_ID,
+    OPENCODE_BROKEN,
+    Home,
+    attacked_store,
+    changed,
+    opencode_records,
+    place_store,
+    snapshot,
+)
 
 
 def run(*argv: str) -> tuple[int, str]:
@@ -111,3 +122,39 @@ def test_list_names_a_session_with_a_linked_folder_and_goes_on(
     assert str(path) in out and "unreadable" in out
     assert str(agent_home.root / ".claude") in out  # the other agents' sessions still listed
     assert f"{folder} is a symbolic link" in capsys.readouterr().err
+
+
+def test_undo_writes_no_file_of_another_session_that_a_crafted_note_names(
+    tmp_path: Path,
+) -> None:
+    storage = tmp_path / "data" / "opencode" / "storage"
+    records = opencode_records(OPENCODE_BROKEN)
+    path = place_store(storage, records, 3600)
+    other = orjson.loads(
+        orjson.dumps(records).replace(b"ses_64d1", b"ses_74d1").replace(b"msg_19b2", b"msg_29b2")
+    )
+    other = [r for r in other if "messageID" not in r] + [
+        {**r, "id": r["id"].replace("prt_19b2", "prt_29b2")} for r in other if "messageID" in r
+    ]
+    place_store(storage, other, 3600)
+    assert fix.fix(path).status == "fixed"
+    (folder,) = fix.backups_of(path)
+    victim = next((storage / "part").glob("msg_29b2*/*.json"))
+    evil = b'{"id": "evil"}'
+    copy = folder / "files" / "evil.json"
+    copy.write_bytes(evil)
+    note = orjson.loads((folder / opencode.NOTE).read_bytes())
+    note["files"].append(
+        {
+            "path": str(victim),
+            "copy": str(copy),
+            "original_sha256": hashlib.sha256(evil).hexdigest(),
+            "written_sha256": hashlib.sha256(victim.read_bytes()).hexdigest(),
+            "order": 0,
+        }
+    )
+    (folder / opencode.NOTE).write_bytes(orjson.dumps(note))
+    before = snapshot(tmp_path)
+    outcome = fix.undo(path)
+    assert outcome.status == "refused" and str(victim) in outcome.reason
+    assert changed(before, snapshot(tmp_path)) == set()

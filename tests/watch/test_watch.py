@@ -224,13 +224,16 @@ def test_repair_in_place_of_an_opencode_session_writes_only_inside_the_watched_s
     watcher.catch_up()
     (row,) = WatchedFile.objects.all()  # one session, not one row per message or part file
     assert row.needs_repair and can_repair_here(row)
-    before = snapshot(tmp_path)
+    data = tmp_path / "data"  # all of OpenCode's folder (the server's own media is beside it)
+    before = snapshot(data)
     url = reverse("watch:repair", args=[row.folder.project.slug, row.pk])
     response = owner_client.post(url, follow=True)
     assert "Repaired" in response.content.decode()
     assert sessions.check(path).verdict == "clean"
-    touched = changed(before, snapshot(tmp_path))
-    assert touched and all(p.is_relative_to(storage) for p in touched)
+    row.refresh_from_db()
+    assert not row.needs_repair and not row.error  # the whole session read again, clean
+    touched = changed(before, snapshot(data))
+    assert touched and [p for p in touched if not p.is_relative_to(storage)] == []
     backups = storage / IN_PLACE_BACKUPS
     assert fix.backups_of(path, backups)  # kept inside what the user named
     assert not (storage.parent / opencode.BACKUPS).exists()
