@@ -23,6 +23,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
@@ -54,11 +55,10 @@ CUT_CALL = (
 
 
 def _gemini_broken() -> bytes:
+    """A Gemini CLI session whose later reply repeats the earlier call's id (ID-1)."""
     doc = orjson.loads(read(CORPUS / "gemini" / "kvsankar-agent-history__gemini_cli_golden.json"))
-    for message in doc["messages"]:
-        for call in message.get("toolCalls") or ():
-            call.pop("result", None)  # Gemini CLI killed while the tool ran
-            call["status"] = "executing"
+    call = doc["messages"][1]["toolCalls"][0]
+    doc["messages"][3]["toolCalls"] = [dict(call)]
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2)
 
 
@@ -149,7 +149,7 @@ def _outside(tree: Path) -> Path:
     return outside
 
 
-def one_file_case(tree: Path, agent: str, craft: str) -> Case:
+def one_file_case(tree: Path, agent: str, craft: str, now: float) -> Case:
     outside = _outside(tree)
     relative, _ = ONE_FILE[agent]
     path = tree / "home" / relative
@@ -168,6 +168,11 @@ def one_file_case(tree: Path, agent: str, craft: str) -> Case:
         path.parent.rmdir()
         path.parent.symlink_to(real)
         case.allowed, case.backup = [real], real
+    elif craft == "backup-link":  # a link planted under the name fix's backup will have
+        path.write_bytes(data)
+        stamp = datetime.fromtimestamp(now, UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        path.with_name(f"{path.name}{fix.BACKUP_MARK}{stamp}").symlink_to(outside / "victim.txt")
+        path.with_name(f"{path.name}{fix.BACKUP_MARK}{stamp}-1").symlink_to(outside / "gone")
     elif craft == "temp-link":  # a link planted under the name of a temporary file
         path.write_bytes(data)
         planted = path.with_name(f".{path.name}{fix._TEMP_MARK}{os.getpid()}.tmp")
@@ -268,6 +273,7 @@ def database_case(tree: Path, craft: str, name: str) -> Case:
 CASES: list[tuple[str, str]] = [
     *((agent, craft) for agent in ONE_FILE for craft in ("", "file-link", "folder-link")),
     ("claude-code", "temp-link"),
+    ("codex", "backup-link"),
     *(
         ("opencode", craft)
         for craft in (
@@ -288,12 +294,12 @@ CASES: list[tuple[str, str]] = [
 ]
 
 
-def build(tree: Path, agent: str, craft: str, name: str) -> Case:
+def build(tree: Path, agent: str, craft: str, name: str, now: float) -> Case:
     if agent == "opencode":
         return storage_case(tree, craft, name)
     if agent == "opencode-db":
         return database_case(tree, craft, name)
-    return one_file_case(tree, agent, craft)
+    return one_file_case(tree, agent, craft, now)
 
 
 def _inside(path: Path, roots: list[Path]) -> bool:
@@ -340,8 +346,8 @@ def _tamper_note(case: Case, outside: Path) -> None:
 def check_case(agent: str, craft: str, name: str) -> None:
     with tempfile.TemporaryDirectory() as temporary:
         tree = Path(temporary).resolve()
-        case = build(tree, agent, craft, name)
         now = time.time()
+        case = build(tree, agent, craft, name, now)
         before = snapshot(tree)
         outcome = fix.fix(case.session, quiet_seconds=0, clock=lambda: now)
         after = snapshot(tree)
@@ -351,6 +357,8 @@ def check_case(agent: str, craft: str, name: str) -> None:
             assert case.crafted in outcome.reason or repr(case.crafted) in outcome.reason, (
                 outcome.reason
             )
+        if craft in ("", "folder-link", "backup-link", "undo-note"):  # plain broken sessions
+            assert outcome.status == "fixed", (agent, craft, outcome.reason)
         if outcome.status in ("refused", "clean"):
             assert changed(before, after) == set(), outcome.reason
             return
@@ -359,6 +367,8 @@ def check_case(agent: str, craft: str, name: str) -> None:
                 assert changed(before, after) == set(), outcome.reason
             return
         assert outcome.status == "fixed", (craft, name, outcome.status, outcome.reason)
+        if craft == "backup-link":  # the planted links are left as they were, and not used
+            assert outcome.backup is not None and outcome.backup.name.endswith("-2")
         if case.undo_note:
             _tamper_note(case, tree / "outside")
             tampered = snapshot(tree)
