@@ -130,6 +130,9 @@ def fix(
         return Outcome(path, stop.status, stop.reason)
     except Refused as refused:
         return Outcome(path, "refused", f"{refused}; nothing was changed")
+    except OSError as error:  # a backup or temporary file that could not be made
+        reason = f"could not write {error.filename or path}: {error.strerror or error}"
+        return Outcome(path, "failed", f"{reason}; {path.name} is as it was")
 
 
 def confinement(path: Path, backup_dir: Path | None = None) -> Confined:
@@ -220,8 +223,11 @@ def _fix(
         _discard(confined, temporary)
 
     # Read back what is on disk now: it must be what was written, and clean.
-    on_disk = confined.read(path)
-    if on_disk != repaired:
+    try:
+        on_disk: bytes | None = confined.read(path)
+    except OSError:
+        on_disk = None
+    if on_disk != repaired or on_disk is None:
         return Outcome(
             path,
             "failed",

@@ -477,6 +477,9 @@ def fix(
         return _fix(path, confined, agent, dry_run, quiet_seconds, clock)
     except Refused as refused:
         return outcome(path, "refused", f"{refused}; nothing was changed")
+    except OSError as error:  # the backup set could not be made: nothing was written yet
+        reason = f"could not write {error.filename or path}: {error.strerror or error}"
+        return outcome(path, "failed", f"{reason}; the session is as it was")
 
 
 def _fix(
@@ -574,8 +577,12 @@ def _fix(
         confined.rmtree(folder)
         return outcome(path, "failed", f"could not write {error}; the session is as it was")
 
-    again = check(path, checked.agent, export_bytes(path))
-    if again.error or again.needs_repair:
+    try:
+        again = check(path, checked.agent, export_bytes(path))
+        clean = not (again.error or again.needs_repair)
+    except (OSError, StoreError):  # a file of it changed or went meanwhile
+        clean = False
+    if not clean:
         _put_back(planned, base / _TEMP, confined)
         confined.rmtree(folder)
         return outcome(path, "failed", "the repaired session did not read back clean; it is back")
