@@ -248,20 +248,26 @@ def test_repair_in_place_of_a_record_whose_id_climbs_out_writes_nothing(
 ):
     storage = tmp_path / "data" / "opencode" / "storage"
     (tmp_path / "OUTSIDE").mkdir()
-    _, victim = attacked_store(storage, record)
+    path, victim = attacked_store(storage, record)
     watcher = Watcher(owner, [storage])
     watcher.catch_up()
-    (row,) = WatchedFile.objects.all()
-    assert str(victim) in row.error and not can_repair_here(row)  # read: refused, said why
-    before = snapshot(tmp_path)
+    row = WatchedFile.objects.get(relative_path=path.relative_to(storage).as_posix())
     url = reverse("watch:repair", args=[row.folder.project.slug, row.pk])
-    assert owner_client.post(url).status_code == 404
-    # Even a row still saying "needs repair" (from before the record changed) writes nothing.
+    before = snapshot(tmp_path)
+    # The attack: a row saying "needs repair" (as it did before the record changed).
     WatchedFile.objects.filter(pk=row.pk).update(needs_repair=True, error="")
     response = owner_client.post(url, follow=True)
-    assert "is not its file&#x27;s name" in response.content.decode()
-    assert changed(before, snapshot(tmp_path)) == set()  # nothing written, nothing deleted
     assert not list(tmp_path.rglob("PWNED_MSG*"))
+    assert changed(before, snapshot(tmp_path)) == set()  # nothing written, nothing deleted
+    assert "is not its file&#x27;s name" in response.content.decode()  # it says why
+    # Read again, the session says why it is not read, and offers no repair.
+    WatchedFile.objects.filter(pk=row.pk).delete()
+    Watcher(owner, [storage]).catch_up()
+    (row,) = WatchedFile.objects.all()  # one session, not one row per message or part file
+    assert str(victim) in row.error and not row.needs_repair and not can_repair_here(row)
+    url = reverse("watch:repair", args=[row.folder.project.slug, row.pk])
+    assert owner_client.post(url).status_code == 404
+    assert changed(before, snapshot(tmp_path)) == set()
 
 
 def test_a_post_for_a_row_without_the_button_is_404(db, owner, folder, owner_client):
