@@ -125,7 +125,7 @@ def fix(
         )
     try:
         confined, path = _single_file(path, backup_dir)
-        return _fix(path, confined, agent, dry_run, backup_dir, quiet_seconds, clock)
+        return _fix(path, confined, agent, dry_run, quiet_seconds, clock)
     except _Stop as stop:
         return Outcome(path, stop.status, stop.reason)
     except Refused as refused:
@@ -167,7 +167,6 @@ def _fix(
     confined: Confined,
     agent: Agent | None,
     dry_run: bool,
-    backup_dir: Path | None,
     quiet_seconds: float,
     clock: Callable[[], float],
 ) -> Outcome:
@@ -199,7 +198,7 @@ def _fix(
     if dry_run:
         return outcome
 
-    backup = _backup_path(path, backup_dir, clock, confined)
+    backup = _backup_path(path, clock, confined)
     mode = path.lstat().st_mode
     temporary = confined.temporary(path.parent, f".{path.name}{_TEMP_MARK}", repaired, mode)
     try:
@@ -356,10 +355,8 @@ def backups_of(path: Path, backup_dir: Path | None = None) -> list[Path]:
     return sorted(found, key=lambda p: p.name)
 
 
-def _backup_path(
-    path: Path, backup_dir: Path | None, clock: Callable[[], float], confined: Confined
-) -> Path:
-    folder = confined.roots[-1]  # the backup folder: ``backup_dir``, else the session's own
+def _backup_path(path: Path, clock: Callable[[], float], confined: Confined) -> Path:
+    folder = confined.roots[-1]  # the backup folder (``confinement``): ``backup_dir``, or beside
     confined.mkdir(folder)
     stamp = datetime.fromtimestamp(clock(), UTC).strftime("%Y%m%dT%H%M%S%fZ")
     candidate = folder / f"{path.name}{BACKUP_MARK}{stamp}"
