@@ -292,3 +292,15 @@ def test_the_watcher_reads_no_backup_or_hidden_file_as_a_session(db, owner, fold
         "kimi.jsonl",
         "transcript-inspector-backups.json",
     ]
+
+
+def test_a_link_in_the_watched_folder_to_a_session_outside_is_not_read(db, owner, folder, tmp_path):
+    outside = tmp_path / "elsewhere.jsonl"
+    old(_write(outside, broken_claude()))
+    (folder / "link.jsonl").symlink_to(outside)
+    before = snapshot(tmp_path)
+    Watcher(owner, [folder]).catch_up()
+    assert not WatchedFile.objects.filter(relative_path="link.jsonl").exists()
+    assert WatchedFile.objects.count() == 2
+    media = tmp_path / "media"  # the server's own storage of what it read
+    assert [p for p in changed(before, snapshot(tmp_path)) if not p.is_relative_to(media)] == []
