@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 from pathlib import Path
 
 import orjson
@@ -72,19 +73,16 @@ def test_paths_outside_through_links_or_climbing_are_refused(tmp_path: Path) -> 
     confined = Confined.to(store)
     root = confined.roots[0]
     assert confined.check(root / "sub" / "new.json") == root / "sub" / "new.json"
-    for bad in (
-        root / "out" / "x.json",  # a folder below the root that is a link
-        root / "file.json",  # the file itself a link
-        root / ".." / "outside" / "x.json",
-        outside / "x.json",
-        Path("relative.json"),
-        Path(f"{root}/a\0b"),
+    for bad, named in (
+        (root / "out" / "x.json", f"{root / 'out'} is a symbolic link"),  # a folder below
+        (root / "file.json", f"{root / 'file.json'} is a symbolic link"),  # the file itself
+        (root / ".." / "outside" / "x.json", "goes up a folder"),
+        (outside / "x.json", f"{outside / 'x.json'} is outside what fix may write"),
+        (Path("relative.json"), "relative.json is not an absolute path"),
+        (Path(f"{root}/a\0b"), "holds a NUL character"),
     ):
-        with pytest.raises(Refused) as refused:
+        with pytest.raises(Refused, match=re.escape(named)):
             confined.check(bad)
-        assert str(bad).replace("\0", "\\x00")[:20] in str(refused.value) or "NUL" in str(
-            refused.value
-        )
     with pytest.raises(Refused):
         confined.child(root, "../x.json")
     with pytest.raises(Refused):
