@@ -6,7 +6,9 @@
     transcript-inspector repair FILE [-o OUT]     the repaired file, in its own shape
     transcript-inspector fix [SESSION-ID | PATH]  repair a session in place (--dry-run, --undo)
 
-Exit status: 0 clean, 1 repaired or needs repair, 2 bad input. It runs on the
+Exit status: 0 clean, 1 repaired or needs repair, 2 bad input; ``fix``: 0 fixed
+(or clean, or undone), 1 a dry run found something to repair, 2 refused or
+failed, so ``fix ID && claude --resume ID`` resumes only a repaired session. It runs on the
 pure core alone (``inspector.engine``, ``formats``, ``diagnosis``, ``local``):
 no Django, no database. ``manage.py repair`` runs ``repair`` from here.
 """
@@ -68,7 +70,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="transcript-inspector",
         description="Find and repair broken tool-call pairing in saved agent sessions.",
-        epilog="Exit status: 0 clean, 1 repaired or needs repair, 2 bad input.",
+        epilog="Exit status: 0 clean, 1 repaired or needs repair, 2 bad input. fix: 0 fixed "
+        "or clean, 1 a dry run would fix, 2 refused or failed.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -429,7 +432,8 @@ def run_fix(args: argparse.Namespace, out: IO[str]) -> int:
     else:
         out.write(f"Backup: {outcome.backup}  (undo: transcript-inspector fix --undo {path})\n")
     _resume_line(outcome, out)
-    return NEEDS_REPAIR
+    # Fixed is success (so ``fix ID && claude --resume ID`` resumes); a dry run reports, as check.
+    return NEEDS_REPAIR if args.dry_run else CLEAN
 
 
 def _resume_line(outcome: fix.Outcome, out: IO[str]) -> None:

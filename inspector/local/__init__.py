@@ -6,5 +6,7 @@ pure core alone, without a server or a database.
 - ``agents``: each agent whose sessions we read, where it keeps them and how
   it resumes one;
 - ``sessions``: finding those sessions and diagnosing them;
-- ``fix``: repairing one session file in place, safely, and undoing that.
+- ``fix``: repairing one session file in place, safely, and undoing that;
+- ``confine``: where ``fix`` and ``undo`` may write (the session's own store
+  and its backup folder), the one place every path they write is checked.
 """

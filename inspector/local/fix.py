@@ -18,11 +18,18 @@ agent may still be running. After the rename the file is read back and
 diagnosed once more; if it is not what was written and clean, the original
 is put back. ``undo`` restores the newest backup, byte for byte, if the file
 is still the one ``fix`` wrote.
+
+Where it may write is stated once, by ``confinement``: the folder that holds
+the session file (resolved as found on disk) and the backup folder, or, for
+OpenCode, its storage folder (or database) and its backup folder. Every
+write, rename and removal goes through that ``confine.Confined``, which
+refuses a link (the session file itself or any folder below the root), a
+name with a separator, ``..`` or NUL, and anything outside those folders:
+the run is ``refused``, nothing written, the reason naming the file.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import time
@@ -30,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from difflib import SequenceMatcher
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +47,7 @@ from inspector.diagnosis import repair_parsed, repaired_bytes
 from inspector.engine.canonical import call_id_text
 from inspector.local import opencode, opencode_db
 from inspector.local.agents import Agent
+from inspector.local.confine import Confined, Refused, absolute
 from inspector.local.sessions import Checked, check, first_line
 
 QUIET_SECONDS = 5.0
@@ -104,7 +113,7 @@ def fix(
     clock: Callable[[], float] = time.time,
 ) -> Outcome:
     """Repair ``path`` in place (see the module docstring); never raises for a bad file."""
-    path = path.resolve()
+    path = absolute(path)  # not resolved: a link in the session's own place is refused
     if opencode.is_session_file(path) or opencode.is_db_session(path):  # many files, or a db
         return opencode.fix(
             path,
@@ -115,23 +124,56 @@ def fix(
             clock=clock,
         )
     try:
-        return _fix(path, agent, dry_run, backup_dir, quiet_seconds, clock)
+        confined, path = _single_file(path, backup_dir)
+        return _fix(path, confined, agent, dry_run, quiet_seconds, clock)
     except _Stop as stop:
         return Outcome(path, stop.status, stop.reason)
+    except Refused as refused:
+        return Outcome(path, "refused", f"{refused}; nothing was changed")
+    except OSError as error:  # a backup or temporary file that could not be made
+        reason = f"could not write {error.filename or path}: {error.strerror or error}"
+        return Outcome(path, "failed", f"{reason}; {path.name} is as it was")
+
+
+def confinement(path: Path, backup_dir: Path | None = None) -> Confined:
+    """The folders ``fix`` and ``undo`` of the session ``path`` may write in, and nothing else.
+
+    One session file: the folder holding it and the backup folder (the same
+    folder unless ``backup_dir``). OpenCode's storage: the storage folder
+    (its ``session/``, ``message/``, ``part/``) and the backup folder beside
+    it; OpenCode's database: the folder holding the database, and the backup
+    folder.
+    """
+    path = absolute(path)
+    if opencode.is_session_file(path):
+        root = opencode.storage_root(path).resolve()
+        return Confined.to(root, opencode.backup_base(root, backup_dir))
+    if opencode.is_db_session(path):
+        data = opencode_db.data_dir(path).resolve()
+        return Confined.to(data, opencode_db.backup_base(path, backup_dir))
+    store = path.parent.resolve()
+    return Confined.to(store, backup_dir or store)
+
+
+def _single_file(path: Path, backup_dir: Path | None) -> tuple[Confined, Path]:
+    """The confinement of one session file, and its path inside it (it must not be a link)."""
+    confined = confinement(path, backup_dir)
+    path = confined.roots[0] / path.name
+    return confined, confined.check(path)
 
 
 def _fix(
     path: Path,
+    confined: Confined,
     agent: Agent | None,
     dry_run: bool,
-    backup_dir: Path | None,
     quiet_seconds: float,
     clock: Callable[[], float],
 ) -> Outcome:
-    _sweep_temporaries(path)
+    _sweep_temporaries(path, confined)
     try:
         before = _Stamp.of(path)
-        data = path.read_bytes()
+        data = confined.read(path)
     except OSError as error:
         raise _Stop("refused", f"cannot read {path}: {error.strerror or error}") from None
     checked = check(path, agent, data)
@@ -156,33 +198,35 @@ def _fix(
     if dry_run:
         return outcome
 
-    backup = _backup_path(path, backup_dir, clock)
-    temporary = path.with_name(f".{path.name}{_TEMP_MARK}{os.getpid()}.tmp")
+    backup = _backup_path(path, clock, confined)
+    mode = path.lstat().st_mode
+    temporary = confined.temporary(path.parent, f".{path.name}{_TEMP_MARK}", repaired, mode)
     try:
-        _write_durably(temporary, repaired, before_mode=path.stat().st_mode)
-        _write_durably(backup, data, before_mode=path.stat().st_mode)
+        confined.create(backup, data, mode)
         note = {
             "original": str(path),
             "original_sha256": _sha256(data),
             "written_sha256": _sha256(repaired),
             "written_at": datetime.fromtimestamp(clock(), UTC).isoformat(),
         }
-        _write_durably(_note_path(backup), orjson.dumps(note, option=orjson.OPT_INDENT_2), None)
-        if _Stamp.of(path) != before or path.read_bytes() != data:
-            _discard(backup, _note_path(backup))
+        confined.create(_note_path(backup), orjson.dumps(note, option=orjson.OPT_INDENT_2), None)
+        if _Stamp.of(path) != before or confined.read(path) != data:
+            _discard(confined, backup, _note_path(backup))
             raise _Stop(
                 "refused",
                 f"{path.name} changed while it was being fixed (the agent may be running); "
                 "nothing was changed",
             )
-        os.replace(temporary, path)
-        _sync_folder(path.parent)
+        confined.replace(temporary, path)
     finally:
-        _discard(temporary)
+        _discard(confined, temporary)
 
     # Read back what is on disk now: it must be what was written, and clean.
-    on_disk = path.read_bytes()
-    if on_disk != repaired:
+    try:
+        on_disk: bytes | None = confined.read(path)
+    except OSError:
+        on_disk = None
+    if on_disk != repaired or on_disk is None:
         return Outcome(
             path,
             "failed",
@@ -193,7 +237,7 @@ def _fix(
         )
     again = check(path, checked.agent, on_disk)
     if again.error or again.needs_repair:
-        _restore(path, data)
+        _restore(path, data, confined)
         raise _Stop("failed", "the repaired file did not read back clean; the original is back")
     outcome.status = "fixed"
     outcome.backup = backup
@@ -253,20 +297,30 @@ def _line_changes(old: bytes, new: bytes) -> tuple[list[int], int]:
 
 def undo(path: Path, *, backup_dir: Path | None = None, force: bool = False) -> Outcome:
     """Put back the newest backup ``fix`` made of ``path``, if the file is still fix's output."""
-    path = path.resolve()
+    path = absolute(path)
     if opencode.is_session_file(path):
         return opencode.undo(path, backup_dir=backup_dir, force=force)
     if opencode.is_db_session(path):
         return opencode_db.undo(path, backup_dir=backup_dir, force=force)
+    try:
+        confined, path = _single_file(path, backup_dir)
+        return _undo(path, confined, backup_dir, force)
+    except Refused as refused:
+        return Outcome(path, "refused", f"{refused}; nothing was changed")
+
+
+def _undo(path: Path, confined: Confined, backup_dir: Path | None, force: bool) -> Outcome:
     backups = backups_of(path, backup_dir)
     if not backups:
         return Outcome(path, "refused", f"no backup of {path.name} to restore")
     backup = backups[-1]
     try:
-        note = orjson.loads(_note_path(backup).read_bytes())
-        current = path.read_bytes() if path.exists() else None
+        note = orjson.loads(confined.read(_note_path(backup)))
+        current = confined.read(path) if path.exists() else None
     except (OSError, orjson.JSONDecodeError) as error:
         return Outcome(path, "refused", f"cannot read the backup's note: {error}")
+    if not isinstance(note, dict):
+        return Outcome(path, "refused", f"{_note_path(backup).name} is not the note fix wrote")
     if current is not None and _sha256(current) != note.get("written_sha256") and not force:
         return Outcome(
             path,
@@ -275,94 +329,69 @@ def undo(path: Path, *, backup_dir: Path | None = None, force: bool = False) -> 
             f"{backup.name} would lose that. Use --force to restore anyway.",
             backup=backup,
         )
-    original = backup.read_bytes()
+    original = confined.read(backup)
     if _sha256(original) != note.get("original_sha256"):
         return Outcome(path, "refused", f"{backup.name} is not the copy fix made", backup=backup)
-    _restore(path, original, backup.stat().st_mode)
-    _discard(backup, _note_path(backup))
+    _restore(path, original, confined, backup.lstat().st_mode)
+    _discard(confined, backup, _note_path(backup))
     return Outcome(path, "restored", f"restored from {backup.name}", backup=backup)
 
 
 def backups_of(path: Path, backup_dir: Path | None = None) -> list[Path]:
     """The backups ``fix`` made of ``path``, oldest first."""
+    path = absolute(path)
     if opencode.is_session_file(path):
         return opencode.backups(path, backup_dir)
     if opencode.is_db_session(path):
         return opencode_db.backups(path, backup_dir)
-    folder = backup_dir or path.parent
+    folder = (absolute(backup_dir) if backup_dir else path.parent).resolve()
     if not folder.is_dir():
         return []
     found = [
         p
-        for p in folder.glob(f"{path.name}{BACKUP_MARK}*")
+        for p in folder.glob(f"{glob_escape(path.name)}{BACKUP_MARK}*")
         if not p.name.endswith(NOTE_SUFFIX) and _note_path(p).is_file()
     ]
     return sorted(found, key=lambda p: p.name)
 
 
-def _backup_path(path: Path, backup_dir: Path | None, clock: Callable[[], float]) -> Path:
-    folder = backup_dir or path.parent
-    folder.mkdir(parents=True, exist_ok=True)
+def _backup_path(path: Path, clock: Callable[[], float], confined: Confined) -> Path:
+    folder = confined.roots[-1]  # the backup folder (``confinement``): ``backup_dir``, or beside
+    confined.mkdir(folder)
     stamp = datetime.fromtimestamp(clock(), UTC).strftime("%Y%m%dT%H%M%S%fZ")
     candidate = folder / f"{path.name}{BACKUP_MARK}{stamp}"
     n = 1
-    while candidate.exists():
+    while candidate.exists() or candidate.is_symlink():
         candidate = folder / f"{path.name}{BACKUP_MARK}{stamp}-{n}"
         n += 1
-    return candidate
+    return confined.check(candidate)
 
 
 def _note_path(backup: Path) -> Path:
     return backup.with_name(backup.name + NOTE_SUFFIX)
 
 
-def _write_durably(path: Path, data: bytes, before_mode: int | None) -> None:
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags, 0o600)
-    try:
-        with os.fdopen(fd, "wb", closefd=False) as handle:
-            handle.write(data)
-            handle.flush()
-        if before_mode is not None:
-            os.fchmod(fd, before_mode & 0o7777)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _restore(path: Path, data: bytes, mode: int | None = None) -> None:
+def _restore(path: Path, data: bytes, confined: Confined, mode: int | None = None) -> None:
     """Put ``data`` at ``path`` the same atomic way ``fix`` writes."""
-    temporary = path.with_name(f".{path.name}{_TEMP_MARK}{os.getpid()}.tmp")
+    current_mode = mode if mode is not None else path.lstat().st_mode
+    temporary = confined.temporary(path.parent, f".{path.name}{_TEMP_MARK}", data, current_mode)
     try:
-        current_mode = mode if mode is not None else path.stat().st_mode
-        _write_durably(temporary, data, current_mode)
-        os.replace(temporary, path)
-        _sync_folder(path.parent)
+        confined.replace(temporary, path)
     finally:
-        _discard(temporary)
+        _discard(confined, temporary)
 
 
-def _sync_folder(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _discard(*paths: Path) -> None:
+def _discard(confined: Confined, *paths: Path) -> None:
     for path in paths:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+        confined.unlink(path)
 
 
-def _sweep_temporaries(path: Path) -> None:
+def _sweep_temporaries(path: Path, confined: Confined) -> None:
     """Remove temporary files a killed ``fix`` of this file left beside it."""
-    for leftover in path.parent.glob(f".{path.name}{_TEMP_MARK}*.tmp"):
-        pid = leftover.name.rsplit(_TEMP_MARK, 1)[-1].removesuffix(".tmp")
+    for leftover in path.parent.glob(f".{glob_escape(path.name)}{_TEMP_MARK}*.tmp"):
+        pid = leftover.name.rsplit(_TEMP_MARK, 1)[-1].removesuffix(".tmp").split("-")[0]
         if pid.isdigit() and not _alive(int(pid)):
-            _discard(leftover)
+            confined.unlink(leftover)
 
 
 def _alive(pid: int) -> bool:
@@ -383,7 +412,15 @@ def _sha256(data: bytes) -> str:
 
 # What the OpenCode writer (``inspector.local.opencode``) shares with the one-file fix.
 verify = _verify
-write_durably = _write_durably
 alive = _alive
 
-__all__ = ["BACKUP_MARK", "QUIET_SECONDS", "Outcome", "backups_of", "first_line", "fix", "undo"]
+__all__ = [
+    "BACKUP_MARK",
+    "QUIET_SECONDS",
+    "Outcome",
+    "backups_of",
+    "confinement",
+    "first_line",
+    "fix",
+    "undo",
+]

@@ -39,23 +39,38 @@ same export, backed up to the same backup folder, written in one
 they were read, refused while the session or the database was written in
 the last few seconds, read back and put back if not clean; ``undo`` restores
 the rows.
+
+What may be written is stated once (``fix.confinement``, ``confine.Confined``):
+the storage folder and the backup folder, resolved as found on disk. The
+names of the files written and removed are the names found on disk: ``read``
+refuses a session any of whose records is a link, sits in a linked folder,
+or has an ``id`` that is not its file's name (a plain name), or a
+``sessionID``/``messageID`` that is not the folder it is in. The records a
+repair adds (a note's message and part) are named by their new ids, which
+must have OpenCode's own shape (``msg_``/``prt_`` and letters and digits),
+and go only into this session's ``message/<sessionID>/`` and the part folder
+of one of its messages. ``undo`` writes only the files the note names that
+are this session's own under the storage folder, from copies inside the
+backup set.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
-import shutil
+import re
 import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
+
+from inspector.local.confine import Confined, Refused, absolute, safe_name, sync_folder
 
 if TYPE_CHECKING:
     from inspector.local.agents import Agent
@@ -64,6 +79,8 @@ if TYPE_CHECKING:
 BACKUPS = "transcript-inspector-backups"
 NOTE = "note.json"
 _TEMP = "tmp"
+# The id OpenCode gives a record it adds (``Identifier.ascending``): a prefix, ``_``, base62.
+NEW_ID = re.compile(r"(msg|prt)_[0-9A-Za-z]{1,64}")
 
 
 class StoreError(ValueError):
@@ -115,6 +132,35 @@ def is_session_file(path: Path) -> bool:
 
 def storage_root(path: Path) -> Path:
     return path.parent.parent.parent
+
+
+def is_record_file(path: Path) -> bool:
+    """A message or part file of an OpenCode storage folder (its session is read whole)."""
+    return (
+        path.suffix == ".json"
+        and path.parent.parent.name in ("message", "part")
+        and (storage_root(path) / "session").is_dir()
+    )
+
+
+def session_of(path: Path) -> Path | None:
+    """The info file of the session a storage file (its info, a message, a part) belongs to."""
+    kind, root = path.parent.parent.name, storage_root(path)
+    if path.suffix != ".json" or not (root / "session").is_dir():
+        return None
+    if kind == "session":
+        return path
+    if kind == "part":  # part/<messageID>/<partID>.json: its message says its session
+        message = next(
+            iter(sorted(root.glob(f"message/*/{glob_escape(path.parent.name)}.json"))), None
+        )
+        if message is None:
+            return None
+        path = message
+    elif kind != "message":
+        return None
+    found = sorted((root / "session").glob(f"*/{glob_escape(path.parent.name)}.json"))
+    return found[0] if found else None
 
 
 def database(root: Path) -> Path | None:
@@ -211,7 +257,10 @@ def _row_json(data: Any, db: Path) -> dict[str, Any]:
     return value
 
 
-def _load(path: Path) -> Record:
+def _load(path: Path, folder: str, fields: dict[str, str]) -> Record:
+    """One record file; its ``id`` must be its file's name, and ``fields`` its folders'."""
+    if path.is_symlink():
+        raise StoreError(f"{path} is a symbolic link; fix does not follow links")
     data = path.read_bytes()
     try:
         value = orjson.loads(data)
@@ -219,24 +268,50 @@ def _load(path: Path) -> Record:
         raise StoreError(f"{path} is not JSON ({error.msg})") from None
     if not isinstance(value, dict):
         raise StoreError(f"{path} is not a JSON object")
+    try:
+        safe_name(path.stem, f"the {folder} file name")
+    except Refused as refused:
+        raise StoreError(f"{path}: {refused}") from None
+    if value.get("id") != path.stem:
+        raise StoreError(
+            f"{path}: its id {value.get('id')!r} is not its file's name {path.stem!r}; "
+            "a session whose records' ids and file names disagree is not read"
+        )
+    for key, expected in fields.items():
+        if key in value and value[key] != expected:
+            raise StoreError(
+                f"{path}: its {key} {value[key]!r} is not the folder it is in ({expected!r})"
+            )
     return Record(path, data, value)
 
 
 def _json_files(folder: Path) -> list[Path]:
+    if folder.is_symlink():
+        raise StoreError(f"{folder} is a symbolic link; fix does not follow links")
     try:
         return sorted(p for p in folder.iterdir() if p.suffix == ".json" and p.is_file())
     except FileNotFoundError:
         return []
 
 
+def _check_folders(root: Path, path: Path) -> None:
+    """No folder between the storage folder and the session's files is a link."""
+    for folder in (root / "session", path.parent, root / "message", root / "part"):
+        if folder.is_symlink():
+            raise StoreError(f"{folder} is a symbolic link; fix does not follow links")
+
+
 def read(path: Path) -> Store:
     """The session whose info file is ``path``, with its messages and parts."""
     root = storage_root(path)
-    store = Store(root, _load(path))
-    for message_path in _json_files(root / "message" / path.stem):
-        message = _load(message_path)
-        parts = [_load(p) for p in _json_files(root / "part" / message_path.stem)]
-        store.messages.append((message, parts))
+    _check_folders(root, path)
+    store = Store(root, _load(path, "session", {}))
+    session_id = path.stem
+    for message_path in _json_files(root / "message" / session_id):
+        message = _load(message_path, "message", {"sessionID": session_id})
+        fields = {"sessionID": session_id, "messageID": message_path.stem}
+        part_paths = _json_files(root / "part" / message_path.stem)
+        store.messages.append((message, [_load(p, "part", fields) for p in part_paths]))
     return store
 
 
@@ -289,8 +364,19 @@ def _as_opencode_writes(value: Any, like: bytes | None) -> bytes:
     return out + b"\n" if like is not None and like.endswith(b"\n") else out
 
 
+def _new_name(record_id: object) -> str:
+    """The file name of a record the repair adds: its id, if it has OpenCode's shape."""
+    if not isinstance(record_id, str) or not NEW_ID.fullmatch(record_id):
+        raise StoreError(f"the repair adds a record whose id {record_id!r} is not OpenCode's")
+    return f"{record_id}.json"
+
+
 def changes(store: Store, repaired: bytes) -> list[Change]:
-    """The files to write, add and remove for the repaired export ``repaired``."""
+    """The files to write, add and remove for the repaired export ``repaired``.
+
+    A record already on disk is written back to the file it was read from;
+    one the repair adds is named by ``_new_name``.
+    """
     doc = orjson.loads(repaired)
     out: list[Change] = []
     if doc["info"] != store.session.value:
@@ -309,7 +395,7 @@ def changes(store: Store, repaired: bytes) -> list[Change]:
         found = messages.get(message_id)
         parts: dict[str, Record] = found[1] if found else {}
         if found is None:
-            target = store.root / "message" / store.session_id / f"{message_id}.json"
+            target = store.root / "message" / store.session_id / _new_name(message_id)
             added_messages.append(Change(target, None, _as_opencode_writes(info, None)))
         elif info != found[0].value:
             old = found[0]
@@ -317,7 +403,9 @@ def changes(store: Store, repaired: bytes) -> list[Change]:
         for part in item["parts"]:
             existing = parts.get(str(part["id"]))
             if existing is None:
-                target = store.root / "part" / message_id / f"{part['id']}.json"
+                if found is None:
+                    _new_name(message_id)  # the folder of a new message's parts: checked above
+                target = store.root / "part" / message_id / _new_name(part.get("id"))
                 added_parts.append(Change(target, None, _as_opencode_writes(part, None)))
                 continue
             seen_parts.add(existing.path)
@@ -338,7 +426,8 @@ def changes(store: Store, repaired: bytes) -> list[Change]:
 
 
 def backup_base(root: Path, backup_dir: Path | None) -> Path:
-    return backup_dir or root.parent / BACKUPS
+    """Where backup sets go: ``backup_dir``, else beside the storage folder; resolved."""
+    return (absolute(backup_dir) if backup_dir else root.parent / BACKUPS).resolve()
 
 
 def fix(
@@ -351,9 +440,7 @@ def fix(
     clock: Callable[[], float] = time.time,
 ) -> Outcome:
     """Repair the session ``path`` names in its storage folder (see the module docstring)."""
-    from inspector.diagnosis import repaired_bytes
     from inspector.local import fix as single
-    from inspector.local.sessions import check
 
     outcome = single.Outcome
     if agent is None:
@@ -382,13 +469,40 @@ def fix(
             f"in the database instead (transcript-inspector fix {db / path.stem}); nothing was "
             "changed.",
         )
-    base = backup_base(root, backup_dir)
-    _sweep(base / _TEMP)
+    try:
+        safe_name(path.stem, "the session id")
+        confined = single.confinement(path, backup_dir)
+        root = confined.roots[0]
+        path = confined.check(root / path.relative_to(storage_root(path)))
+        return _fix(path, confined, agent, dry_run, quiet_seconds, clock)
+    except Refused as refused:
+        return outcome(path, "refused", f"{refused}; nothing was changed")
+    except OSError as error:  # the backup set could not be made: nothing was written yet
+        reason = f"could not write {error.filename or path}: {error.strerror or error}"
+        return outcome(path, "failed", f"{reason}; the session is as it was")
+
+
+def _fix(
+    path: Path,
+    confined: Confined,
+    agent: Agent,
+    dry_run: bool,
+    quiet_seconds: float,
+    clock: Callable[[], float],
+) -> Outcome:
+    from inspector.diagnosis import repaired_bytes
+    from inspector.local import fix as single
+    from inspector.local.sessions import check
+
+    outcome = single.Outcome
+    root, base = confined.roots
+    _sweep(base / _TEMP, confined)
     try:
         before = _stamps(path)
         store = read(path)
     except (OSError, StoreError) as error:
-        return outcome(path, "refused", f"cannot read the session {path.stem}: {error}")
+        reason = f"cannot read the session {path.stem}: {error}; nothing was changed"
+        return outcome(path, "refused", reason)
     data = store.export_bytes()
     checked = check(path, agent, data)
     if checked.error or checked.parsed is None or checked.diagnosis is None:
@@ -410,14 +524,19 @@ def fix(
     if problem:
         reason = f"the repair did not verify ({problem}); nothing was changed"
         return outcome(path, "failed", reason)
-    planned = changes(store, repaired)
+    try:
+        planned = changes(store, repaired)
+        for change in planned:
+            confined.check(change.path)
+    except StoreError as error:
+        return outcome(path, "refused", f"{error}; nothing was changed")
     result = outcome(path, "would-fix", "", checked, files=[c.path for c in planned])
     result.touched = [n for n, c in enumerate(planned, 1) if c.old is not None]
     result.added = sum(1 for c in planned if c.old is None)
     if dry_run:
         return result
 
-    folder = _backup_folder(base, store.session_id, clock)
+    folder = _backup_folder(base, store.session_id, clock, confined)
     note: dict[str, Any] = {
         "original": str(path),
         "storage": str(root),
@@ -428,20 +547,20 @@ def fix(
         entry: dict[str, Any] = {"path": str(change.path), "original_sha256": None}
         entry["written_sha256"] = None
         if change.old is not None:
-            copy = folder / "files" / str(change.path.relative_to(root))
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            single.write_durably(copy, change.old, change.path.stat().st_mode)
+            copy = folder / "files" / change.path.relative_to(root)
+            confined.mkdir(copy.parent)
+            confined.create(copy, change.old, change.path.lstat().st_mode)
             entry["original_sha256"] = _sha256(change.old)
             entry["copy"] = str(copy)
         if change.new is not None:
             entry["written_sha256"] = _sha256(change.new)
         entry["order"] = n
         note["files"].append(entry)
-    single.write_durably(folder / NOTE, orjson.dumps(note, option=orjson.OPT_INDENT_2), None)
+    confined.create(folder / NOTE, orjson.dumps(note, option=orjson.OPT_INDENT_2), None)
     if _stamps(path) != before or any(
-        change.old is not None and change.path.read_bytes() != change.old for change in planned
+        change.old is not None and confined.read(change.path) != change.old for change in planned
     ):
-        shutil.rmtree(folder, ignore_errors=True)
+        confined.rmtree(folder)
         return outcome(
             path,
             "refused",
@@ -451,61 +570,61 @@ def fix(
     written: list[Change] = []
     try:
         for change in planned:
-            _apply(change, base / _TEMP)
+            _apply(change, base / _TEMP, confined)
             written.append(change)
     except OSError as error:
-        _put_back(written, base / _TEMP)
-        shutil.rmtree(folder, ignore_errors=True)
+        _put_back(written, base / _TEMP, confined)
+        confined.rmtree(folder)
         return outcome(path, "failed", f"could not write {error}; the session is as it was")
 
-    again = check(path, checked.agent, export_bytes(path))
-    if again.error or again.needs_repair:
-        _put_back(planned, base / _TEMP)
-        shutil.rmtree(folder, ignore_errors=True)
+    try:
+        again = check(path, checked.agent, export_bytes(path))
+        clean = not (again.error or again.needs_repair)
+    except (OSError, StoreError):  # a file of it changed or went meanwhile
+        clean = False
+    if not clean:
+        _put_back(planned, base / _TEMP, confined)
+        confined.rmtree(folder)
         return outcome(path, "failed", "the repaired session did not read back clean; it is back")
     result.status = "fixed"
     result.backup = folder
     return result
 
 
-def _apply(change: Change, temporary_folder: Path) -> None:
+def _apply(change: Change, temporary_folder: Path, confined: Confined) -> None:
     if change.new is None:
-        with contextlib.suppress(FileNotFoundError):
-            change.path.unlink()
-        _sync(change.path.parent)
+        confined.unlink(change.path)
+        sync_folder(change.path.parent)
         return
-    _replace(change.path, change.new, temporary_folder)
+    _replace(change.path, change.new, temporary_folder, confined)
 
 
-def _replace(target: Path, data: bytes, temporary_folder: Path) -> None:
+def _replace(target: Path, data: bytes, temporary_folder: Path, confined: Confined) -> None:
     """Put ``data`` at ``target`` in one step, from a temporary file outside ``storage/``."""
-    from inspector.local import fix as single
-
-    temporary_folder.mkdir(parents=True, exist_ok=True)
-    temporary = temporary_folder / f"{target.name}.{os.getpid()}.tmp"
-    mode = target.stat().st_mode if target.exists() else 0o644
+    confined.mkdir(temporary_folder)
+    confined.check(target)
+    mode = target.lstat().st_mode if target.exists() else 0o644
+    temporary = confined.temporary(temporary_folder, f"{target.name}.", data, mode)
     try:
-        single.write_durably(temporary, data, mode)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(temporary, target)
-        _sync(target.parent)
+        confined.mkdir(target.parent)
+        confined.replace(temporary, target)
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            temporary.unlink()
+        confined.unlink(temporary)
 
 
-def _put_back(done: list[Change], temporary_folder: Path) -> None:
+def _put_back(done: list[Change], temporary_folder: Path, confined: Confined) -> None:
     for change in reversed(done):
         if change.old is None:
-            with contextlib.suppress(FileNotFoundError):
-                change.path.unlink()
+            confined.unlink(change.path)
         else:
-            _replace(change.path, change.old, temporary_folder)
+            _replace(change.path, change.old, temporary_folder, confined)
 
 
 def backups(path: Path, backup_dir: Path | None = None) -> list[Path]:
     """The backup sets ``fix`` made of the session ``path`` names, oldest first."""
-    folder = backup_base(storage_root(path), backup_dir) / path.stem
+    path = absolute(path)
+    root = storage_root(path).resolve()
+    folder = backup_base(root, backup_dir) / path.stem
     if not folder.is_dir():
         return []
     return sorted(p for p in folder.iterdir() if (p / NOTE).is_file())
@@ -515,19 +634,72 @@ def undo(path: Path, *, backup_dir: Path | None = None, force: bool = False) -> 
     """Put back the newest backup set of the session, if its files are still fix's."""
     from inspector.local import fix as single
 
+    try:
+        safe_name(path.stem, "the session id")
+        confined = single.confinement(path, backup_dir)
+        path = confined.check(confined.roots[0] / path.relative_to(storage_root(path)))
+        return _undo(path, confined, backup_dir, force)
+    except StoreError as error:
+        return single.Outcome(path, "refused", f"cannot read the session: {error}")
+    except Refused as refused:
+        return single.Outcome(path, "refused", f"{refused}; nothing was changed")
+
+
+def _session_file_of(root: Path, session_id: str, messages: set[str], target: Path) -> bool:
+    """``target`` is a file of the session ``session_id`` under ``root``: its info, one of
+    its messages, or a part of one of ``messages`` (its own): the only files ``undo`` writes."""
+    try:
+        parts = target.relative_to(root).parts
+    except ValueError:
+        return False
+    if len(parts) != 3 or not parts[2].endswith(".json"):
+        return False
+    kind, folder, name = parts
+    try:
+        safe_name(folder), safe_name(name.removesuffix(".json"))
+    except Refused:
+        return False
+    if kind == "session":
+        return name == f"{session_id}.json"
+    if kind == "message":
+        return folder == session_id
+    return kind == "part" and folder in messages
+
+
+def _undo(path: Path, confined: Confined, backup_dir: Path | None, force: bool) -> Outcome:
+    from inspector.local import fix as single
+
     outcome = single.Outcome
+    root, base = confined.roots
     found = backups(path, backup_dir)
     if not found:
         return outcome(path, "refused", f"no backup of the session {path.stem} to restore")
     folder = found[-1]
     try:
-        note = orjson.loads((folder / NOTE).read_bytes())
+        note = orjson.loads(confined.read(folder / NOTE))
         entries = note["files"]
+        if not isinstance(entries, list):
+            raise TypeError("its files are not a list")
+        targets = [confined.check(Path(entry["path"])) for entry in entries]
+        copies = [
+            confined.check(Path(entry["copy"])) if entry.get("copy") else None for entry in entries
+        ]
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as error:
         return outcome(path, "refused", f"cannot read the backup's note: {error}")
-    for entry in entries:
-        target = Path(entry["path"])
-        current = target.read_bytes() if target.exists() else None
+    # Its messages: those on disk now, and those fix added (the note names them).
+    messages = {p.stem for p in _json_files(root / "message" / path.stem)}
+    messages |= {t.stem for t in targets if t.parent == root / "message" / path.stem}
+    for target, copy in zip(targets, copies, strict=True):
+        if not _session_file_of(root, path.stem, messages, target):
+            stray, what = target, f"a file of the session {path.stem}"
+        elif copy is not None and not copy.is_relative_to(folder / "files"):
+            stray, what = copy, f"a copy inside {folder}"
+        else:
+            continue
+        reason = f"the backup's note names {stray}, which is not {what}; nothing was changed"
+        return outcome(path, "refused", reason, backup=folder)
+    for entry, target in zip(entries, targets, strict=True):
+        current = confined.read(target) if target.exists() else None
         expected = entry.get("written_sha256")
         now = _sha256(current) if current is not None else None
         if now != expected and not force:
@@ -538,52 +710,53 @@ def undo(path: Path, *, backup_dir: Path | None = None, force: bool = False) -> 
                 f"{folder.name} would lose that. Use --force to restore anyway.",
                 backup=folder,
             )
-    temporary = backup_base(storage_root(path), backup_dir) / _TEMP
-    for entry in sorted(entries, key=lambda e: -int(e.get("order", 0))):
-        target = Path(entry["path"])
-        if entry.get("copy"):
-            original = Path(entry["copy"]).read_bytes()
-            if _sha256(original) != entry.get("original_sha256"):
+    originals: dict[Path, bytes] = {}
+    for entry, copy in zip(entries, copies, strict=True):
+        if copy is not None:
+            originals[copy] = confined.read(copy)
+            if _sha256(originals[copy]) != entry.get("original_sha256"):
                 return outcome(path, "refused", f"{folder} is not the copy fix made", backup=folder)
-            _replace(target, original, temporary)
+    temporary = base / _TEMP
+    order = sorted(range(len(entries)), key=lambda n: -_order(entries[n]))
+    for n in order:
+        copy = copies[n]
+        if copy is not None:
+            _replace(targets[n], originals[copy], temporary, confined)
         else:
-            with contextlib.suppress(FileNotFoundError):
-                target.unlink()
-    shutil.rmtree(folder, ignore_errors=True)
+            confined.unlink(targets[n])
+    confined.rmtree(folder)
     return outcome(path, "restored", f"restored from {folder}", backup=folder)
 
 
-def _backup_folder(base: Path, session_id: str, clock: Callable[[], float]) -> Path:
+def _order(entry: dict[str, Any]) -> int:
+    order = entry.get("order", 0)
+    return order if isinstance(order, int) else 0
+
+
+def _backup_folder(
+    base: Path, session_id: str, clock: Callable[[], float], confined: Confined
+) -> Path:
     stamp = datetime.fromtimestamp(clock(), UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    candidate = base / session_id / stamp
+    sessions = confined.child(base, session_id, "the session id")
+    candidate = sessions / stamp
     n = 1
-    while candidate.exists():
-        candidate = base / session_id / f"{stamp}-{n}"
+    while candidate.exists() or candidate.is_symlink():
+        candidate = sessions / f"{stamp}-{n}"
         n += 1
-    candidate.mkdir(parents=True)
+    confined.mkdir(candidate)
     return candidate
 
 
-def _sync(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _sweep(folder: Path) -> None:
+def _sweep(folder: Path, confined: Confined) -> None:
     """Remove temporary files a killed ``fix`` left (its process is gone)."""
     from inspector.local import fix as single
 
-    if not folder.is_dir():
+    if not folder.is_dir() or folder.is_symlink():
         return
     for leftover in folder.glob("*.tmp"):
-        pid = leftover.name.removesuffix(".tmp").rsplit(".", 1)[-1]
+        pid = leftover.name.removesuffix(".tmp").rsplit(".", 1)[-1].split("-")[0]
         if pid.isdigit() and not single.alive(int(pid)):
-            with contextlib.suppress(FileNotFoundError):
-                leftover.unlink()
+            confined.unlink(leftover)
 
 
 def _sha256(data: bytes) -> str:

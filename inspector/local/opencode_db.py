@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import shutil
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -34,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from inspector.local import opencode
+from inspector.local.confine import Confined, Refused, absolute, safe_name
 
 if TYPE_CHECKING:
     from inspector.local.agents import Agent
@@ -231,7 +231,8 @@ def data_dir(path: Path) -> Path:
 
 
 def backup_base(path: Path, backup_dir: Path | None) -> Path:
-    return backup_dir or data_dir(path) / opencode.BACKUPS
+    """Where backup sets go: ``backup_dir``, else beside the database; resolved."""
+    return opencode.backup_base(data_dir(absolute(path)).resolve() / "storage", backup_dir)
 
 
 def fix(
@@ -244,6 +245,34 @@ def fix(
     clock: Callable[[], float] = time.time,
 ) -> Outcome:
     """Repair the session ``path`` (``<data>/opencode.db/<sessionID>``) in its database."""
+    from inspector.local import fix as single
+
+    outcome = single.Outcome
+    try:
+        confined, path = _confined(path, backup_dir)
+        return _fix(path, confined, agent, dry_run, quiet_seconds, clock)
+    except Refused as refused:
+        return outcome(path, "refused", f"{refused}; nothing was changed")
+
+
+def _confined(path: Path, backup_dir: Path | None) -> tuple[Confined, Path]:
+    """Where fix may write for the session ``path``, and ``path`` with its database checked."""
+    from inspector.local import fix as single
+
+    path = absolute(path)
+    confined = single.confinement(path, backup_dir)
+    db = confined.check(confined.roots[0] / path.parent.name)
+    return confined, db / safe_name(path.name, "the session id")
+
+
+def _fix(
+    path: Path,
+    confined: Confined,
+    agent: Agent | None,
+    dry_run: bool,
+    quiet_seconds: float,
+    clock: Callable[[], float],
+) -> Outcome:
     from inspector.diagnosis import repaired_bytes
     from inspector.local import fix as single
     from inspector.local.sessions import check
@@ -285,16 +314,16 @@ def fix(
     if dry_run:
         return result
 
-    base = backup_base(path, backup_dir)
-    folder = opencode._backup_folder(base, session_id, clock)
-    _write_backup(folder, path, planned, clock)
+    base = confined.roots[1]
+    folder = opencode._backup_folder(base, session_id, clock, confined)
+    _write_backup(folder, path, planned, clock, confined)
     try:
         with _writing(db) as connection:
             if _rows(connection, session_id) != rows:
                 raise _Changed
             _write(connection, planned, back=False)
     except _Changed:
-        shutil.rmtree(folder, ignore_errors=True)
+        confined.rmtree(folder)
         return outcome(
             path,
             "refused",
@@ -302,7 +331,7 @@ def fix(
             "nothing was changed",
         )
     except sqlite3.Error as error:
-        shutil.rmtree(folder, ignore_errors=True)
+        confined.rmtree(folder)
         return outcome(path, "failed", f"could not write {db}: {error}; the session is as it was")
 
     again = check(path, checked.agent, opencode.db_export_bytes(path))
@@ -317,7 +346,7 @@ def fix(
                 f"the repaired session did not read back clean, and putting it back failed "
                 f"({error}); the original rows are in {folder}",
             )
-        shutil.rmtree(folder, ignore_errors=True)
+        confined.rmtree(folder)
         return outcome(path, "failed", "the repaired session did not read back clean; it is back")
     result.status = "fixed"
     result.backup = folder
@@ -325,17 +354,19 @@ def fix(
 
 
 def _write_backup(
-    folder: Path, path: Path, planned: list[RowChange], clock: Callable[[], float]
+    folder: Path,
+    path: Path,
+    planned: list[RowChange],
+    clock: Callable[[], float],
+    confined: Confined,
 ) -> None:
-    from inspector.local import fix as single
-
     original = {
         "database": str(path.parent),
         "session": path.name,
         "records": [{"table": c.table, "id": c.id, "original": c.old} for c in planned],
     }
     rows = orjson.dumps(original, option=orjson.OPT_INDENT_2)
-    single.write_durably(folder / ROWS, rows, None)
+    confined.create(folder / ROWS, rows, None)
     note = {
         "original": str(path),
         "database": str(path.parent),
@@ -347,11 +378,12 @@ def _write_backup(
         ],
     }
     text = orjson.dumps(note, option=orjson.OPT_INDENT_2)
-    single.write_durably(folder / opencode.NOTE, text, None)
+    confined.create(folder / opencode.NOTE, text, None)
 
 
 def backups(path: Path, backup_dir: Path | None = None) -> list[Path]:
     """The backup sets ``fix`` made of the session ``path`` names, oldest first."""
+    path = absolute(path)
     folder = backup_base(path, backup_dir) / path.name
     if not folder.is_dir():
         return []
@@ -364,6 +396,16 @@ def undo(path: Path, *, backup_dir: Path | None = None, force: bool = False) -> 
     """Put back the rows of the newest backup set, if they are still the ones ``fix`` wrote."""
     from inspector.local import fix as single
 
+    try:
+        confined, path = _confined(path, backup_dir)
+    except Refused as refused:
+        return single.Outcome(path, "refused", f"{refused}; nothing was changed")
+    return _undo(path, confined, backup_dir, force)
+
+
+def _undo(path: Path, confined: Confined, backup_dir: Path | None, force: bool) -> Outcome:
+    from inspector.local import fix as single
+
     outcome = single.Outcome
     db, session_id = path.parent, path.name
     found = backups(path, backup_dir)
@@ -371,11 +413,11 @@ def undo(path: Path, *, backup_dir: Path | None = None, force: bool = False) -> 
         return outcome(path, "refused", f"no backup of the session {session_id} to restore")
     folder = found[-1]
     try:
-        note = orjson.loads((folder / opencode.NOTE).read_bytes())
-        raw = (folder / ROWS).read_bytes()
+        note = orjson.loads(confined.read(folder / opencode.NOTE))
+        raw = confined.read(folder / ROWS)
         originals = orjson.loads(raw)["records"]
         written = note["records"]
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as error:
+    except (OSError, Refused, orjson.JSONDecodeError, KeyError, TypeError) as error:
         return outcome(path, "refused", f"cannot read the backup's note: {error}")
     if hashlib.sha256(raw).hexdigest() != note.get("rows_sha256") or len(originals) != len(written):
         return outcome(path, "refused", f"{folder} is not the backup fix made", backup=folder)
@@ -402,5 +444,5 @@ def undo(path: Path, *, backup_dir: Path | None = None, force: bool = False) -> 
         )
     except sqlite3.Error as error:
         return outcome(path, "refused", f"could not write {db}: {error}; nothing was changed")
-    shutil.rmtree(folder, ignore_errors=True)
+    confined.rmtree(folder)
     return outcome(path, "restored", f"restored from {folder}", backup=folder)

@@ -119,6 +119,9 @@ def find(folders: Iterable[tuple[Agent, Path]]) -> tuple[list[Session], list[str
             except OSError as error:
                 warnings.append(f"{agent.label}: cannot read {path}: {error.strerror or error}")
                 continue
+            except opencode.StoreError as error:  # listed, and ``check`` says why it is unread
+                warnings.append(f"{agent.label}: {error}")
+                size, mtime = path.lstat().st_size, path.lstat().st_mtime
             found.append(Session(agent, path, size, mtime))
     found.sort(key=lambda s: (-s.mtime, str(s.path)))
     return found, warnings
@@ -143,18 +146,20 @@ def agent_for(path: Path, folders: Iterable[tuple[Agent, Path]]) -> Agent | None
     return None
 
 
+def session_bytes(path: Path) -> bytes:
+    """A session as the readers take it: a file's bytes, or an OpenCode session's export."""
+    if opencode.is_session_file(path):  # the session's files, as one export
+        return opencode.export_bytes(path)
+    if opencode.is_db_session(path):  # a session in OpenCode's database
+        return opencode.db_export_bytes(path)
+    return path.read_bytes()
+
+
 def check(path: Path, agent: Agent | None = None, data: bytes | None = None) -> Checked:
     """Read and diagnose one file; nothing is written."""
     checked = Checked(path=path, agent=agent)
     try:
-        if data is not None:
-            raw = data
-        elif opencode.is_session_file(path):  # the session's files, as one export
-            raw = opencode.export_bytes(path)
-        elif opencode.is_db_session(path):  # a session in OpenCode's database
-            raw = opencode.db_export_bytes(path)
-        else:
-            raw = path.read_bytes()
+        raw = data if data is not None else session_bytes(path)
         fmt = agent.format if agent is not None and agent.format in formats.FORMATS else "auto"
         checked.parsed = formats.load(raw, fmt)
         checked.diagnosis = diagnose(checked.parsed)

@@ -32,11 +32,12 @@ class WatchedFolder(models.Model):
 
     def file_path(self, relative: str) -> Path | None:
         """The absolute path of one of its files, or ``None`` if ``relative`` leaves the folder."""
-        root = Path(self.path).resolve()
-        candidate = (root / relative).resolve()
         try:
-            candidate.relative_to(root)
-        except ValueError:
+            root = Path(self.path).resolve()
+            candidate = (root / relative).resolve()
+        except (OSError, ValueError):  # a NUL in the name, a loop of links
+            return None
+        if candidate == root or not candidate.is_relative_to(root):
             return None
         return candidate
 

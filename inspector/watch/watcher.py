@@ -5,12 +5,16 @@ maintained wrapper of the Rust ``notify`` crate: inotify on Linux, FSEvents
 on macOS) instead of polling, and reads each change through
 ``local.follow.Follower``, which reads only what was appended since the last
 time. Only files whose names are sessions' (``.jsonl``, ``.json``) are read;
-``fix``'s own backups and temporary files are not. The watcher writes nothing
-in the folders it watches.
+``fix``'s own backups and temporary files, and anything in a hidden folder or
+a backup folder under the watched one, are not. An OpenCode session is many
+files: a change to any of them is read as its whole session, under its info
+file's name. The watcher writes nothing on disk, in the folders it watches or
+anywhere else (what it finds goes to the database).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections.abc import Callable, Iterable
@@ -20,6 +24,7 @@ from typing import Any
 import watchfiles
 from django.utils import timezone
 
+from inspector.local import opencode
 from inspector.local.fix import BACKUP_MARK
 from inspector.local.follow import Follower
 from inspector.scan.sources import is_session_name
@@ -32,9 +37,16 @@ log = logging.getLogger(__name__)
 DEBOUNCE_MS = 300
 
 
-def is_watched_name(path: Path) -> bool:
+def is_watched(path: Path, root: Path) -> bool:
+    """A file under ``root`` the watcher reads: a session's name, not one of fix's own files."""
+    try:
+        folders = path.relative_to(root).parts[:-1]
+    except ValueError:
+        return False
     name = path.name
-    return is_session_name(name) and BACKUP_MARK not in name and not name.startswith(".")
+    if not is_session_name(name) or BACKUP_MARK in name or name.startswith("."):
+        return False
+    return not any(part.startswith(".") or part == opencode.BACKUPS for part in folders)
 
 
 class Watcher:
@@ -49,6 +61,8 @@ class Watcher:
         self.follower = follower or Follower()
         self.say = say
         self.folders: list[WatchedFolder] = []
+        # The sha256 of each OpenCode session's last export read, by its info file.
+        self._exports: dict[str, bytes] = {}
         for root in roots:
             root = root.expanduser()
             if not root.is_dir():
@@ -62,11 +76,13 @@ class Watcher:
         for folder in self.folders:
             root = Path(folder.path)
             try:
-                paths = sorted(p for p in root.rglob("*") if p.is_file() and is_watched_name(p))
+                paths = sorted(p for p in root.rglob("*") if p.is_file() and is_watched(p, root))
             except OSError as error:
                 self.say(f"warning: cannot list {root}: {error}")
                 continue
             for path in paths:
+                if opencode.is_record_file(path):
+                    continue  # its session is read whole, from its info file, which is walked too
                 done += self.changed(path) is not None
         return done
 
@@ -80,8 +96,11 @@ class Watcher:
         """Read and store one file that may have changed; ``None`` if nothing was new."""
         path = path.resolve()
         folder = self.folder_of(path)
-        if folder is None or not is_watched_name(path):
+        if folder is None or not is_watched(path, Path(folder.path)):
             return None
+        session = opencode.session_of(path)
+        if session is not None:
+            return self._opencode(folder, session)
         if not path.exists():
             self.follower.forget(path)
             ingest.forget(folder, path)
@@ -92,6 +111,35 @@ class Watcher:
         row = ingest.ingest(folder, path, update.data)
         verdict = row.error or ("needs repair" if row.needs_repair else "clean")
         self.say(f"{row.relative_path}: {verdict} (+{update.appended:,} bytes)")
+        return row
+
+    def _opencode(self, folder: WatchedFolder, session: Path) -> WatchedFile | None:
+        """An OpenCode session, read whole (its info, messages and parts) as its info file."""
+        if not session.is_relative_to(folder.path):
+            return None  # its info file is not in the watched folder: it has no row here
+        try:
+            data = opencode.export_bytes(session)
+        except FileNotFoundError:
+            ingest.forget(folder, session)
+            return None
+        except opencode.StoreError as error:  # not read as a session: say why, offer no repair
+            relative = session.relative_to(folder.path).as_posix()
+            row, _ = WatchedFile.objects.update_or_create(
+                folder=folder,
+                relative_path=relative,
+                defaults={"error": str(error), "needs_repair": False, "changed": timezone.now()},
+            )
+            self._exports.pop(session.as_posix(), None)
+            self.say(f"{relative}: {error}")
+            return row
+        key, digest = session.as_posix(), hashlib.sha256(data).digest()
+        if self._exports.get(key) == digest:
+            return None
+        self._exports[key] = digest
+        row = ingest.ingest(folder, session, data)
+        self.say(
+            f"{row.relative_path}: {row.error or ('needs repair' if row.needs_repair else 'clean')}"
+        )
         return row
 
     def run(self, stop: threading.Event) -> None:
@@ -106,7 +154,9 @@ class Watcher:
             WatchedFolder.objects.filter(pk__in=[f.pk for f in self.folders]).update(
                 seen=timezone.now()
             )
-            for path in sorted({Path(name) for _, name in changes}):
+            # An OpenCode session is read once however many of its files changed.
+            paths = {Path(name) for _, name in changes}
+            for path in sorted({opencode.session_of(p) or p for p in paths}):
                 try:
                     self.changed(path)
                 except OSError as error:

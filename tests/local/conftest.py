@@ -228,3 +228,55 @@ def agent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
     home.healthy.append(healthy_oc)
     home.stores.add(healthy_oc)
     return home
+
+
+# What a node of a tree is: ("dir",), ("file", bytes, mode) or ("link", target).
+Node = tuple[object, ...]
+
+
+def snapshot(root: Path) -> dict[Path, Node]:
+    """Every path under ``root`` (links not followed): its type, bytes, mode or link target."""
+    out: dict[Path, Node] = {}
+    for folder, dirs, names in os.walk(root, followlinks=False):
+        for name in [*dirs, *names]:
+            path = Path(folder) / name
+            info = path.lstat()
+            if path.is_symlink():
+                out[path] = ("link", os.readlink(path))
+            elif path.is_dir():
+                out[path] = ("dir",)
+            else:
+                out[path] = ("file", path.read_bytes(), info.st_mode & 0o7777)
+    return out
+
+
+def changed(before: dict[Path, Node], after: dict[Path, Node]) -> set[Path]:
+    """The paths added, removed or different between two snapshots."""
+    return {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+
+
+ATTACK_ID = "../../../OUTSIDE/PWNED_MSG"
+
+
+def attacked_store(storage: Path, record: str) -> tuple[Path, Path]:
+    """The broken OpenCode session with one record's ``id`` (only in its content) made
+    ``../../../OUTSIDE/PWNED_MSG``, as in the issue: a message holding five parts, or a
+    part. Its info file, and the file whose content was changed."""
+    records = opencode_records(OPENCODE_BROKEN)
+    path = place_store(storage, records, 3600)
+    message = "msg_19b2e4f1a579ujYZpzhDLY7uje"  # the reply with five parts
+    if record == "message":
+        victim = storage / "message" / path.stem / f"{message}.json"
+    else:  # the part OpenCode left running: one the repair rewrites
+        victim = (
+            storage
+            / "part"
+            / "msg_19b2e4f1d4e78IyFVGWCN0e7LV"
+            / ("prt_19b2e4f1da60aWe9R6yqmufenv.json")
+        )
+    value = orjson.loads(victim.read_bytes())
+    value["id"] = ATTACK_ID
+    victim.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2))
+    stamp = time.time() - 3600
+    os.utime(victim, (stamp, stamp))
+    return path, victim

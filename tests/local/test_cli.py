@@ -136,3 +136,18 @@ def test_a_second_list_reads_only_the_sessions_that_changed(agent_home: Home, mo
     assert diagnosed == [changed]
     record = next(r for r in map(orjson.loads, out.splitlines()) if r["path"] == str(changed))
     assert record["verdict"] == "clean"
+
+
+def test_fix_then_resume_in_one_shell_line_resumes_after_a_repair(agent_home: Home, tmp_path):
+    # `fix ID && claude --resume ID` must go on to resume when fix repaired the session.
+    script = Path(sys.executable).with_name("transcript-inspector")
+    path = next(p for p in agent_home.broken if ".claude" in p.parts)
+    resumed = tmp_path / "resumed"
+    line = f'"{script}" fix "{path}" && touch "{resumed}"'
+    done = subprocess.run(["sh", "-c", line], check=False, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert resumed.exists() and "Fixed" in done.stdout
+    resumed.unlink()
+    again = subprocess.run(["sh", "-c", line], check=False, capture_output=True, text=True)
+    assert again.returncode == 0 and "clean, nothing to repair" in again.stdout  # clean: resume
+    assert resumed.exists()

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from inspector import cli
-from inspector.local import fix, sessions
+from inspector.local import confine, fix, sessions
 from tests.local.conftest import Home
 
 FIX_PAUSED = """
 import os, sys, time
 from pathlib import Path
-from inspector.local import fix
+from inspector.local import confine, fix
 
 point, marker = int(os.environ["PAUSE_AT"]), Path(os.environ["PAUSE_MARKER"])
 calls = [0]
@@ -38,9 +38,9 @@ def pausing(name, real):
         return result
     return wrapped
 
-fix._write_durably = pausing("write", fix._write_durably)
-fix._sync_folder = pausing("sync", fix._sync_folder)
-fix.os.replace = pausing("replace", os.replace)
+confine.write_durably = pausing("write", confine.write_durably)
+confine.sync_folder = pausing("sync", confine.sync_folder)
+os.replace = pausing("replace", os.replace)
 outcome = fix.fix(Path(sys.argv[1]))
 print(outcome.status, outcome.reason)
 """
@@ -82,7 +82,7 @@ def test_fix_makes_each_broken_session_clean_and_leaves_healthy_ones_byte_identi
 def test_the_cli_says_what_changed_and_how_to_resume(agent_home: Home):
     claude = next(p for p in agent_home.broken if ".claude" in p.parts)
     status, out = run("fix", agent_home.ids[claude])
-    assert status == 1, out
+    assert status == 0, out  # fixed: success, so `fix && resume` resumes
     assert f"Fixed {claude}" in out
     assert "PAIR-" in out and "added" in out
     assert f"Backup: {claude}{fix.BACKUP_MARK}" in out
@@ -91,12 +91,12 @@ def test_the_cli_says_what_changed_and_how_to_resume(agent_home: Home):
 
     codex = next(p for p in agent_home.broken if "019c8a70" in p.name)
     status, out = run("fix", str(codex))
-    assert status == 1, out
+    assert status == 0, out  # fixed: success, so `fix && resume` resumes
     assert "codex resume 019c8a70-dda7-7f33-98ea-f30553347322" in out
 
     pi = next(p for p in agent_home.broken if ".pi" in p.parts)
     status, out = run("fix", str(pi))
-    assert status == 1, out
+    assert status == 0, out  # fixed: success, so `fix && resume` resumes
     assert f"pi --session {pi}" in out
 
 
@@ -141,7 +141,7 @@ def test_a_write_during_fix_makes_it_refuse_and_keeps_the_agents_write(
     agent_home: Home, monkeypatch: pytest.MonkeyPatch
 ):
     path = next(iter(agent_home.broken))
-    real = fix._write_durably
+    real = confine.write_durably
     line = b'{"type":"summary","summary":"written while fix ran"}\n'
 
     def agent_writes_meanwhile(target: Path, data: bytes, before_mode: int | None) -> None:
@@ -150,7 +150,7 @@ def test_a_write_during_fix_makes_it_refuse_and_keeps_the_agents_write(
             with path.open("ab") as handle:
                 handle.write(line)
 
-    monkeypatch.setattr(fix, "_write_durably", agent_writes_meanwhile)
+    monkeypatch.setattr(confine, "write_durably", agent_writes_meanwhile)
     data = path.read_bytes()
     outcome = fix.fix(path)
     assert outcome.status == "refused" and "changed while it was being fixed" in outcome.reason

@@ -92,7 +92,7 @@ def test_fix_rewrites_only_the_cut_parts_and_keeps_its_backup_outside_storage(
 def test_the_cli_names_the_files_and_how_to_resume(agent_home: Home) -> None:
     path = broken(agent_home)
     status, out = run("fix", path.stem)
-    assert status == 1, out
+    assert status == 0, out  # fixed: success, so `fix && resume` resumes
     assert f"Fixed {path}" in out and "PAIR-1" in out
     assert "2 files of the session rewritten or removed, 0 added" in out
     assert out.count("/part/msg_") == 2

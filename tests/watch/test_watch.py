@@ -10,10 +10,19 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from inspector.local import fix, sessions
+from inspector.local import fix, opencode, sessions
 from inspector.watch.models import WatchedFile, WatchedFolder
+from inspector.watch.views import IN_PLACE_BACKUPS, can_repair_here
 from inspector.watch.watcher import Watcher
 from inspector.web.models import Transcript
+from tests.local.conftest import (
+    OPENCODE_BROKEN,
+    attacked_store,
+    changed,
+    opencode_records,
+    place_store,
+    snapshot,
+)
 from tests.testdata import CORPUS, files, read
 
 KIMI = (
@@ -177,3 +186,121 @@ def _until(found, seconds: float = 5.0) -> bool:
             return True
         time.sleep(0.1)
     return False
+
+
+def _opencode_storage(tmp_path: Path) -> tuple[Path, Path]:
+    """A broken OpenCode session in its storage folder (a part left running): the folder
+    and the session's info file."""
+    storage = tmp_path / "data" / "opencode" / "storage"
+    return storage, place_store(storage, opencode_records(OPENCODE_BROKEN), 3600)
+
+
+def test_watching_only_opencodes_session_folder_offers_no_repair_and_a_post_is_404(
+    db, owner, tmp_path, owner_client
+):
+    storage, path = _opencode_storage(tmp_path)
+    watcher = Watcher(owner, [storage / "session"])
+    watcher.catch_up()
+    (row,) = WatchedFile.objects.all()
+    assert (
+        row.needs_repair and row.relative_path == path.relative_to(storage / "session").as_posix()
+    )
+    assert not can_repair_here(row)
+    before = snapshot(tmp_path)
+    html = owner_client.get(reverse("watch:panel", args=[row.folder.project.slug])).content
+    text = html.decode()
+    assert "Repair in place" not in text
+    assert f"would also write {storage.resolve()}, outside the watched folder" in text
+    url = reverse("watch:repair", args=[row.folder.project.slug, row.pk])
+    assert owner_client.post(url).status_code == 404
+    assert changed(before, snapshot(tmp_path)) == set()
+
+
+def test_repair_in_place_of_an_opencode_session_writes_only_inside_the_watched_storage(
+    db, owner, tmp_path, owner_client
+):
+    storage, path = _opencode_storage(tmp_path)
+    watcher = Watcher(owner, [storage])
+    watcher.catch_up()
+    (row,) = WatchedFile.objects.all()  # one session, not one row per message or part file
+    assert row.needs_repair and can_repair_here(row)
+    data = tmp_path / "data"  # all of OpenCode's folder (the server's own media is beside it)
+    before = snapshot(data)
+    url = reverse("watch:repair", args=[row.folder.project.slug, row.pk])
+    response = owner_client.post(url, follow=True)
+    assert "Repaired" in response.content.decode()
+    assert sessions.check(path).verdict == "clean"
+    row.refresh_from_db()
+    assert not row.needs_repair and not row.error  # the whole session read again, clean
+    touched = changed(before, snapshot(data))
+    assert touched and [p for p in touched if not p.is_relative_to(storage)] == []
+    backups = storage / IN_PLACE_BACKUPS
+    assert fix.backups_of(path, backups)  # kept inside what the user named
+    assert not (storage.parent / opencode.BACKUPS).exists()
+    watcher.catch_up()  # the backups are not read as sessions
+    assert WatchedFile.objects.count() == 1
+    assert fix.undo(path, backup_dir=backups).status == "restored"
+
+
+@pytest.mark.parametrize("record", ["message", "part"])
+def test_repair_in_place_of_a_record_whose_id_climbs_out_writes_nothing(
+    db, owner, tmp_path, owner_client, record
+):
+    storage = tmp_path / "data" / "opencode" / "storage"
+    (tmp_path / "OUTSIDE").mkdir()
+    path, victim = attacked_store(storage, record)
+    watcher = Watcher(owner, [storage])
+    watcher.catch_up()
+    row = WatchedFile.objects.get(relative_path=path.relative_to(storage).as_posix())
+    url = reverse("watch:repair", args=[row.folder.project.slug, row.pk])
+    before = snapshot(tmp_path)
+    # The issue's attack: a row saying "needs repair" (as it did before the record changed).
+    WatchedFile.objects.filter(pk=row.pk).update(needs_repair=True, error="")
+    response = owner_client.post(url, follow=True)
+    assert not list(tmp_path.rglob("PWNED_MSG*"))
+    assert changed(before, snapshot(tmp_path)) == set()  # nothing written, nothing deleted
+    assert "is not its file&#x27;s name" in response.content.decode()  # it says why
+    # Read again, the session says why it is not read, and offers no repair.
+    WatchedFile.objects.filter(pk=row.pk).delete()
+    Watcher(owner, [storage]).catch_up()
+    (row,) = WatchedFile.objects.all()  # one session, not one row per message or part file
+    assert str(victim) in row.error and not row.needs_repair and not can_repair_here(row)
+    url = reverse("watch:repair", args=[row.folder.project.slug, row.pk])
+    assert owner_client.post(url).status_code == 404
+    assert changed(before, snapshot(tmp_path)) == set()
+
+
+def test_a_post_for_a_row_without_the_button_is_404(db, owner, folder, owner_client):
+    Watcher(owner, [folder]).catch_up()
+    clean = WatchedFile.objects.get(needs_repair=False)
+    before = listing(folder)
+    url = reverse("watch:repair", args=[clean.folder.project.slug, clean.pk])
+    assert owner_client.post(url).status_code == 404
+    assert listing(folder) == before
+
+
+def test_the_watcher_reads_no_backup_or_hidden_file_as_a_session(db, owner, folder):
+    (folder / ".transcript-inspector-backups" / "s").mkdir(parents=True)
+    old(_write(folder / ".transcript-inspector-backups" / "s" / "copy.jsonl", read(KIMI)))
+    old(_write(folder / "transcript-inspector-backups.json", read(KIMI)))  # a name, not a folder
+    (folder / opencode.BACKUPS).mkdir()
+    old(_write(folder / opencode.BACKUPS / "copy.json", read(KIMI)))
+    old(_write(folder / f"kimi.jsonl{fix.BACKUP_MARK}20260101T000000Z", read(KIMI)))
+    Watcher(owner, [folder]).catch_up()
+    assert sorted(r.relative_path for r in WatchedFile.objects.all()) == [
+        "-work-app/5a3bb1c8-c3ce-466e-b487-24212cbf1da1.jsonl",
+        "kimi.jsonl",
+        "transcript-inspector-backups.json",
+    ]
+
+
+def test_a_link_in_the_watched_folder_to_a_session_outside_is_not_read(db, owner, folder, tmp_path):
+    outside = tmp_path / "elsewhere.jsonl"
+    old(_write(outside, broken_claude()))
+    (folder / "link.jsonl").symlink_to(outside)
+    before = snapshot(tmp_path)
+    Watcher(owner, [folder]).catch_up()
+    assert not WatchedFile.objects.filter(relative_path="link.jsonl").exists()
+    assert WatchedFile.objects.count() == 2
+    media = tmp_path / "media"  # the server's own storage of what it read
+    assert [p for p in changed(before, snapshot(tmp_path)) if not p.is_relative_to(media)] == []

@@ -1,0 +1,440 @@
+"""For every agent ``fix`` supports: crafted stores, and a snapshot of the whole tree around them.
+
+Each example builds, in a fresh temporary tree, one agent's session store
+(broken, so that ``fix`` has something to write) next to a folder
+``outside/`` that nothing may touch, crafts it (hostile ids and file names,
+links pointing outside, ids that disagree with their file's name, a backup
+note that points outside...), and runs ``fix`` and then ``undo``. Before and
+after each, every path of the tree (its type, bytes, mode, link target) is
+compared. What must hold:
+
+- nothing outside the session's store and its backup folder changed;
+- nothing was removed or rewritten unless its bytes are in a kept backup;
+- a refused (or clean) run changed nothing at all;
+- a crafted store is refused, its reason naming the crafted file;
+- ``undo`` puts back every byte outside the backup folder.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from inspector.local import fix, opencode
+from inspector.local.confine import Refused, safe_name
+from tests.local.conftest import (
+    BROKEN_CLAUDE,
+    BROKEN_CODEX,
+    BROKEN_PI,
+    HEALTHY_KIMI,
+    OPENCODE_BROKEN,
+    Node,
+    changed,
+    make_database,
+    opencode_records,
+    place_store,
+    snapshot,
+)
+from tests.testdata import CORPUS, files, read
+
+AGE = 3600.0
+CUT_CALL = (
+    b'{"role": "assistant", "content": "", "tool_calls": [{"type": "function", "id": "tool_9",'
+    b' "function": {"name": "Shell", "arguments": "{\\"command\\": \\"ls\\"}"}}]}\n'
+)
+
+
+def _gemini_broken() -> bytes:
+    """A Gemini CLI session whose later reply repeats the earlier call's id (ID-1)."""
+    doc = orjson.loads(read(CORPUS / "gemini" / "kvsankar-agent-history__gemini_cli_golden.json"))
+    call = doc["messages"][1]["toolCalls"][0]
+    doc["messages"][3]["toolCalls"] = [dict(call)]
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2)
+
+
+# One broken session file of each one-file agent: (where it goes under the home, its bytes).
+ONE_FILE: dict[str, tuple[str, Callable[[], bytes]]] = {
+    "claude-code": (
+        f".claude/projects/-work-app/{BROKEN_CLAUDE['4c-02af2759b6']}.jsonl",
+        lambda: read(files(CORPUS / "claude-code" / "broken", "*4c-02af2759b6*")[0]),
+    ),
+    "codex": (
+        ".codex/sessions/2026/02/23/rollout-2026-02-23T13-19-38-x.jsonl",
+        lambda: read(CORPUS / "codex" / next(iter(BROKEN_CODEX))),
+    ),
+    "gemini": (".gemini/tmp/0123abcd/chats/session-2026-01-01T10-00-0000.json", _gemini_broken),
+    "kimi": (
+        ".kimi/sessions/5d41402abc4b2a76/531d195b.jsonl",
+        lambda: read(CORPUS / "openai-chat" / HEALTHY_KIMI) + CUT_CALL,
+    ),
+    "pi": (
+        ".pi/agent/sessions/--work-app--/2025-11-20T10-00-00-000Z_x.jsonl",
+        lambda: read(CORPUS / "pi" / BROKEN_PI),
+    ),
+}
+_CACHE: dict[str, bytes] = {}
+
+
+def one_file_bytes(agent: str) -> bytes:
+    if agent not in _CACHE:
+        _CACHE[agent] = ONE_FILE[agent][1]()
+    return _CACHE[agent]
+
+
+# The message with five parts, and the running tool part the repair rewrites.
+MESSAGE = "msg_19b2e4f1a579ujYZpzhDLY7uje"
+RUNNING_MESSAGE = "msg_19b2e4f1d4e78IyFVGWCN0e7LV"
+RUNNING_PART = "prt_19b2e4f1da60aWe9R6yqmufenv"
+
+# Names and ids an attacker writes: climbing, absolute, with separators, odd but legal.
+HOSTILE = st.one_of(
+    st.sampled_from(
+        [
+            "../../../OUTSIDE/PWNED_MSG",
+            "../outside/x",
+            "..",
+            ".",
+            "",
+            "/etc/passwd",
+            "/tmp/x",
+            "a/b",
+            "a\\b",
+            "msg_x/../../y",
+            "msg_\u0000x",
+            " msg_1",
+            "msg_ok.json",
+            "-rf",
+            "msg_" + "a" * 300,
+        ]
+    ),
+    st.text(alphabet="./\\ab_-~ \u00e9\u0000", min_size=1, max_size=12),
+)
+# Names a file can have on disk: no separator, no NUL, not "." or "..".
+HOSTILE_FILE_NAME = st.text(alphabet=".ab_- ~\u00e9\\+", min_size=1, max_size=12).filter(
+    lambda n: n not in (".", "..") and not n.startswith(("msg_", "prt_", "ses_"))
+)
+
+
+@dataclass
+class Case:
+    tree: Path
+    session: Path  # what fix is given
+    allowed: list[Path]  # the store and its backup folder: the only places that may change
+    backup: Path  # where backups are kept
+    crafted: str = ""  # a file or name the refusal must name; "" if the store is not crafted
+    undo_note: bool = False  # craft the backup note before undo
+    db: Path | None = None
+    outside_files: dict[Path, bytes] = field(default_factory=dict)
+
+
+def _age(path: Path) -> None:
+    stamp = time.time() - AGE
+    os.utime(path, (stamp, stamp), follow_symlinks=False)
+
+
+def _outside(tree: Path) -> Path:
+    outside = tree / "outside"
+    (outside / "OUTSIDE").mkdir(parents=True)
+    (outside / "victim.txt").write_bytes(b"not yours")
+    return outside
+
+
+def one_file_case(tree: Path, agent: str, craft: str, now: float) -> Case:
+    outside = _outside(tree)
+    relative, _ = ONE_FILE[agent]
+    path = tree / "home" / relative
+    path.parent.mkdir(parents=True)
+    data = one_file_bytes(agent)
+    case = Case(tree, path, [path.parent], path.parent)
+    if craft == "file-link":  # the session file is a link to a file outside
+        (outside / "session.jsonl").write_bytes(data)
+        path.symlink_to(outside / "session.jsonl")
+        case.crafted = str(path)
+    elif craft == "folder-link":  # the session's folder is a link: its real place is the store
+        real = outside / "real-folder"
+        real.mkdir()
+        (real / path.name).write_bytes(data)
+        _age(real / path.name)
+        path.parent.rmdir()
+        path.parent.symlink_to(real)
+        case.allowed, case.backup = [real], real
+    elif craft == "backup-link":  # a link planted under the name fix's backup will have
+        path.write_bytes(data)
+        stamp = datetime.fromtimestamp(now, UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        path.with_name(f"{path.name}{fix.BACKUP_MARK}{stamp}").symlink_to(outside / "victim.txt")
+        path.with_name(f"{path.name}{fix.BACKUP_MARK}{stamp}-1").symlink_to(outside / "gone")
+    elif craft == "temp-link":  # a link planted under the name of a temporary file
+        path.write_bytes(data)
+        planted = path.with_name(f".{path.name}{fix._TEMP_MARK}{os.getpid()}.tmp")
+        planted.symlink_to(outside / "victim.txt")
+        case.crafted = str(planted)
+    else:
+        path.write_bytes(data)
+    if path.exists() and not path.is_symlink():
+        _age(path)
+    return case
+
+
+def _plain(name: str) -> bool:
+    try:
+        safe_name(name)
+    except Refused:
+        return False
+    return True
+
+
+def _write_record(path: Path, value: object) -> None:
+    path.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2))
+    _age(path)
+
+
+def storage_case(tree: Path, craft: str, name: str) -> Case:
+    outside = _outside(tree)
+    data = tree / "home" / ".local" / "share" / "opencode"
+    storage = data / "storage"
+    path = place_store(storage, opencode_records(OPENCODE_BROKEN), AGE)
+    backups = data / opencode.BACKUPS
+    case = Case(tree, path, [storage, backups], backups)
+    message_file = storage / "message" / path.stem / f"{MESSAGE}.json"
+    part_file = storage / "part" / RUNNING_MESSAGE / f"{RUNNING_PART}.json"
+    if craft in ("message-id", "part-id", "message-session", "part-message"):
+        target = message_file if craft.startswith("message") else part_file
+        value = orjson.loads(target.read_bytes())
+        key = {"message-session": "sessionID", "part-message": "messageID"}.get(craft, "id")
+        value[key] = name
+        _write_record(target, value)
+        case.crafted = str(target)
+    elif craft == "id-mismatch":  # a plain id, but not its file's name
+        value = orjson.loads(part_file.read_bytes())
+        value["id"] = "prt_0000000000000000000000000"
+        _write_record(part_file, value)
+        case.crafted = str(part_file)
+    elif craft == "file-name":  # a record file with a name that is no plain name
+        target = part_file.with_name(f"{name}.json")
+        value = orjson.loads(part_file.read_bytes())
+        value["id"] = name
+        part_file.unlink()
+        _write_record(target, value)
+        case.crafted = "" if _plain(name) else name
+    elif craft in ("part-folder-link", "message-folder-link"):
+        folder = (
+            storage / "part" / RUNNING_MESSAGE
+            if craft == "part-folder-link"
+            else storage / "message" / path.stem
+        )
+        moved = outside / "moved"
+        folder.rename(moved)
+        folder.symlink_to(moved)
+        case.crafted = str(folder)
+    elif craft == "part-file-link":
+        moved = outside / part_file.name
+        part_file.rename(moved)
+        part_file.symlink_to(moved)
+        case.crafted = str(part_file)
+    elif craft == "undo-note":
+        case.undo_note = True
+    return case
+
+
+def database_case(tree: Path, craft: str, name: str) -> Case:
+    outside = _outside(tree)
+    data = tree / "home" / ".local" / "share" / "opencode"
+    data.mkdir(parents=True)
+    records = opencode_records(OPENCODE_BROKEN)
+    if craft == "row-ids":  # ids in the rows are only SQL parameters: they steer nothing
+        text = orjson.dumps(records).replace(RUNNING_PART.encode(), orjson.dumps(name)[1:-1])
+        text = text.replace(MESSAGE.encode(), b"../../../OUTSIDE/PWNED_MSG")
+        records = orjson.loads(text)
+    db = data / "opencode.db"
+    if craft == "db-link":  # the database is a link to one outside
+        make_database(outside / "opencode.db", records, AGE)
+        db.symlink_to(outside / "opencode.db")
+    else:
+        make_database(db, records, AGE)
+    session = db / records[0]["id"]
+    backups = data / opencode.BACKUPS
+    case = Case(tree, session, [db, db.with_name("opencode.db-wal"), backups], backups, db=db)
+    case.allowed.append(db.with_name("opencode.db-shm"))
+    if craft == "db-link":
+        case.crafted = str(db)
+    return case
+
+
+CASES: list[tuple[str, str]] = [
+    *((agent, craft) for agent in ONE_FILE for craft in ("", "file-link", "folder-link")),
+    ("claude-code", "temp-link"),
+    ("codex", "backup-link"),
+    *(
+        ("opencode", craft)
+        for craft in (
+            "",
+            "message-id",
+            "part-id",
+            "message-session",
+            "part-message",
+            "id-mismatch",
+            "file-name",
+            "part-folder-link",
+            "message-folder-link",
+            "part-file-link",
+            "undo-note",
+        )
+    ),
+    *(("opencode-db", craft) for craft in ("", "row-ids", "db-link")),
+]
+
+
+def build(tree: Path, agent: str, craft: str, name: str, now: float) -> Case:
+    if agent == "opencode":
+        return storage_case(tree, craft, name)
+    if agent == "opencode-db":
+        return database_case(tree, craft, name)
+    return one_file_case(tree, agent, craft, now)
+
+
+def _inside(path: Path, roots: list[Path]) -> bool:
+    return any(path == r or path.is_relative_to(r) for r in roots)
+
+
+def _kept(after: dict[Path, Node], backup: Path) -> set[bytes]:
+    """Every file's bytes in the backup folder, and each backed-up database row's data."""
+    kept: set[bytes] = set()
+    for path, node in after.items():
+        if node[0] == "file" and _inside(path, [backup]):
+            kept.add(node[1])  # type: ignore[arg-type]
+    return kept
+
+
+def _assert_confined(case: Case, before: dict[Path, Node], after: dict[Path, Node]) -> None:
+    diff = changed(before, after)
+    stray = sorted(p for p in diff if not _inside(p, case.allowed))
+    assert not stray, f"changed outside the store: {stray}"
+    kept = _kept(after, case.backup)
+    for path in diff:
+        old = before.get(path)
+        if old is None or old[0] != "file" or path == case.db or _inside(path, [case.backup]):
+            continue
+        if path.name.endswith(("-wal", "-shm")):
+            continue  # SQLite's own journal
+        assert old[1] in kept, f"{path} was changed or removed and is in no kept backup"
+
+
+def _tamper_note(case: Case, outside: Path) -> None:
+    """Point the newest backup's note at a file outside, and its copy at one outside."""
+    (folder,) = fix.backups_of(case.session)
+    note_path = folder / opencode.NOTE
+    note = orjson.loads(note_path.read_bytes())
+    evil = outside / "OUTSIDE" / "PWNED_MSG.json"
+    note["files"][0]["path"] = str(evil)
+    note["files"].append({"path": str(case.session.parents[2] / ".." / "x.json"), "order": 99})
+    if note["files"][0].get("copy"):
+        (outside / "copy.json").write_bytes(b"{}")
+        note["files"][0]["copy"] = str(outside / "copy.json")
+    note_path.write_bytes(orjson.dumps(note))
+
+
+def check_case(agent: str, craft: str, name: str) -> None:
+    with tempfile.TemporaryDirectory() as temporary:
+        tree = Path(temporary).resolve()
+        now = time.time()
+        case = build(tree, agent, craft, name, now)
+        before = snapshot(tree)
+        outcome = fix.fix(case.session, quiet_seconds=0, clock=lambda: now)
+        after = snapshot(tree)
+        _assert_confined(case, before, after)
+        if case.crafted:
+            assert outcome.status == "refused", (craft, name, outcome.status, outcome.reason)
+            assert case.crafted in outcome.reason or repr(case.crafted) in outcome.reason, (
+                outcome.reason
+            )
+        if craft in ("", "folder-link", "backup-link", "undo-note"):  # plain broken sessions
+            assert outcome.status == "fixed", (agent, craft, outcome.reason)
+        if outcome.status in ("refused", "clean"):
+            assert changed(before, after) == set(), outcome.reason
+            return
+        if outcome.status == "failed":  # what was kept is checked above; nothing to undo
+            if "nothing was changed" in outcome.reason or "is as it was" in outcome.reason:
+                assert changed(before, after) == set(), outcome.reason
+            return
+        assert outcome.status == "fixed", (craft, name, outcome.status, outcome.reason)
+        if craft == "backup-link":  # the planted links are left as they were, and not used
+            assert outcome.backup is not None and outcome.backup.name.endswith("-2")
+        if case.undo_note:
+            _tamper_note(case, tree / "outside")
+            tampered = snapshot(tree)
+            undone = fix.undo(case.session)
+            assert undone.status == "refused", undone.reason
+            assert changed(tampered, snapshot(tree)) == set()
+            return
+        undone = fix.undo(case.session)
+        assert undone.status == "restored", undone.reason
+        restored = snapshot(tree)
+        _assert_confined(case, before, restored)
+        left = {
+            p
+            for p in changed(before, restored)
+            if not _inside(p, [case.backup])
+            and p != case.db  # its rows are compared below: SQLite rewrites pages its own way
+            and not p.name.endswith(("-wal", "-shm"))
+        }
+        # Undo puts every byte back; only an emptied folder of an added record may stay.
+        assert all(restored.get(p) == ("dir",) for p in left), sorted(left)
+        if case.db is not None:
+            assert _rows(case.db) == _rows_of_snapshot(before, case.db, tree)
+
+
+def _rows(db: Path) -> list[tuple[object, ...]]:
+    connection = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
+    try:
+        return [
+            row
+            for table in ("message", "part")
+            for row in connection.execute(f"SELECT * FROM {table} ORDER BY id")
+        ]
+    finally:
+        connection.close()
+
+
+def _rows_of_snapshot(before: dict[Path, Node], db: Path, tree: Path) -> list[tuple[object, ...]]:
+    """The rows of the database as it was in ``before``, read from a copy of its bytes."""
+    copy = tree / "before.db"
+    node = before[db]
+    copy.write_bytes(node[1])  # type: ignore[arg-type]
+    try:
+        return _rows(copy)
+    finally:
+        copy.unlink()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=st.sampled_from(CASES), name=HOSTILE)
+def test_fix_and_undo_of_a_crafted_store_change_nothing_outside_it(
+    case: tuple[str, str], name: str
+) -> None:
+    agent, craft = case
+    if craft == "file-name":
+        return  # drawn with a file name below
+    check_case(agent, craft, name)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=HOSTILE_FILE_NAME)
+def test_a_record_file_whose_name_is_not_plain_makes_fix_refuse(name: str) -> None:
+    check_case("opencode", "file-name", name)
+
+
+def test_every_case_is_run_once() -> None:
+    # Hypothesis draws the cases; this runs each of them at least once, with the issue's id.
+    for agent, craft in CASES:
+        name = "msg ok" if craft == "file-name" else "../../../OUTSIDE/PWNED_MSG"
+        check_case(agent, craft, name)
