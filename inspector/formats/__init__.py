@@ -36,8 +36,10 @@ from inspector.formats import (
     anthropic,
     canonical,
     claude_code,
+    cline,
     codex,
     codex_exec,
+    cursor,
     gemini,
     langchain,
     openai_chat,
@@ -93,6 +95,8 @@ FORMATS: dict[str, Shape] = {
     "pydantic-ai": pydantic_ai,
     "langchain": langchain,
     "ai-sdk": ai_sdk,
+    "cursor": cursor,
+    "cline": cline,
 }
 
 # The provider request shapes a canonical history can be exported to.

@@ -1,0 +1,215 @@
+"""Cursor's agent transcripts (``~/.cursor/projects/<workspace>/agent-transcripts/``).
+
+Cursor (the IDE's agent and the ``cursor-agent`` CLI) mirrors each
+conversation into ``agent-transcripts/<id>/<id>.jsonl`` (older builds:
+``agent-transcripts/<id>.jsonl``; subagents under ``subagents/``), one line
+a message, written by its ``TranscriptStore`` (``formatSingleMessageJsonl``):
+
+- ``{"role": "user" | "assistant", "message": {"content": [...]}}`` whose
+  blocks are ``{"type": "text", "text"}`` (an assistant's thinking is folded
+  into its text, a redacted one as ``[REDACTED]``; images and files as
+  ``[Image]`` / ``[File: name]``) and ``{"type": "tool_use", "name",
+  "input"}``;
+- ``{"type": "turn_ended", "status": "success" | "error" | "aborted",
+  "error"?}`` after a turn;
+- ``{"type": "metadata", "metadata": {"overview"}}`` as the first line,
+  sometimes.
+
+Tool calls carry no id and their results are never written (tool messages
+have no text, so ``formatSingleMessageJsonl`` leaves them out): the file
+cannot say whether a call was answered. So a ``tool_use`` block is read as a
+content part of its own, ``{"type": "cursor_tool_use", "name", "input"}``,
+never as a call: reading it as one would make every call look unanswered and
+a repair invent a result for each. ``meta["calls_without_results"]`` counts
+them. Conversations are in Cursor's own store; this file is a mirror Cursor
+rewrites from it, and does not read back.
+
+Reading (``parse``)
+-------------------
+- Each message line is one canonical message; its text blocks are text
+  parts. ``sources`` are 1-based line numbers.
+- ``turn_ended`` with ``aborted`` gives the message before it the cause
+  ``"user_stop"``, with ``error`` ``"api_error"``; turns are listed in
+  ``meta["turns_ended"]``; ``metadata`` is ``meta["overview"]``.
+- A line that is not JSON is a ``Problem``, as in every JSONL reader; a
+  record this reader does not know (another ``type``, another role, a block
+  of another type, a message without ``content``) makes it refuse the file
+  (``FormatError`` naming the line and the field): a guess would read blanks.
+
+Writing (``serialise``)
+-----------------------
+An unchanged transcript comes back byte for byte (a glued line split in
+two). Otherwise every line whose message did not change is written as it
+was, with the non-message lines in their places; a note the repair added is
+a user line. A tool result cannot be written: the shape has none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from inspector.formats.base import FormatError, Parsed
+from inspector.formats.canonical import REC, Message, dump_line, public, unchanged
+from inspector.formats.canonical import metadata as _md
+from inspector.formats.jsonl import (
+    Record,
+    has_glued,
+    head_records,
+    join_lines,
+    read_jsonl,
+    unglue,
+)
+
+NAME = "cursor"
+PROVIDER = "anthropic"
+# What the upload form and the lists call this shape, and the extension its files take.
+LABEL = "Cursor agent transcript (JSONL)"
+EXTENSION = "jsonl"
+
+# The part a tool_use block becomes: a call the file records without an id or a result.
+TOOL_PART = "cursor_tool_use"
+
+_ROLES = ("user", "assistant")
+_MARKS = ("turn_ended", "metadata")
+_CAUSES = {"aborted": "user_stop", "error": "api_error"}
+
+
+def sniff(head: bytes) -> float:
+    """Every record is a Cursor message line or one of its marks, and one is a message."""
+    records = head_records(head)
+    if not records or not all(_is_line(r) for r in records):
+        return 0.0
+    return 0.95 if any("role" in r for r in records) else 0.0
+
+
+def _is_line(record: Any) -> bool:
+    if not isinstance(record, dict):
+        return False
+    if "role" in record:
+        message = record.get("message")
+        return (
+            set(record) == {"role", "message"}
+            and record["role"] in _ROLES
+            and isinstance(message, dict)
+            and isinstance(message.get("content"), list)
+        )
+    return set(record) <= {"type", "status", "error", "metadata"} and record.get("type") in _MARKS
+
+
+def parse(data: bytes) -> Parsed:
+    read = read_jsonl(data)
+    messages: list[Message] = []
+    sources: list[list[int]] = []
+    causes: dict[int, str] = {}
+    meta: dict[str, Any] = {"calls_without_results": 0, "turns_ended": []}
+    for rec, record in enumerate(read.records):
+        if not record.ok:
+            continue  # named in read.problems
+        value = record.value
+        line = record.line
+        if not isinstance(value, dict):
+            raise FormatError(f"line {line}: a record that is not an object")
+        if "role" in value:
+            message = _message(value, line, meta)
+            message["metadata"][REC] = rec
+            messages.append(message)
+            sources.append([line])
+            continue
+        kind = value.get("type")
+        if kind == "turn_ended":
+            status = value.get("status")
+            meta["turns_ended"].append({"line": line, "status": status})
+            cause = _CAUSES.get(status) if isinstance(status, str) else None
+            if cause is not None and messages:
+                causes[len(messages) - 1] = cause
+        elif kind == "metadata" and isinstance(value.get("metadata"), dict):
+            meta["overview"] = value["metadata"].get("overview")
+        elif "type" in value:
+            raise FormatError(f"line {line}: a record of type {kind!r} this reader does not know")
+        else:
+            keys = ", ".join(sorted(map(str, value))) or "none"
+            raise FormatError(f"line {line}: a record with no 'role' or 'type' (keys: {keys})")
+    if not messages:
+        raise FormatError("no line holds a Cursor message ('role' and 'message.content')")
+    state = {"data": data, "read": read}
+    return Parsed(NAME, messages, sources, read.problems, causes=causes, meta=meta, state=state)
+
+
+def _message(value: dict[str, Any], line: int, meta: dict[str, Any]) -> Message:
+    role = value["role"]
+    if role not in _ROLES:
+        raise FormatError(f"line {line}: role {role!r} is not one Cursor writes")
+    body = value.get("message")
+    content = body.get("content") if isinstance(body, dict) else None
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        raise FormatError(f"line {line}: 'message.content' is not a list of blocks")
+    parts: list[Any] = []
+    for block in content:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text" and isinstance(block.get("text"), str):
+            parts.append({"type": "text", "text": block["text"]})
+        elif kind == "tool_use" and role == "assistant" and isinstance(block.get("name"), str):
+            parts.append({"type": TOOL_PART, "name": block["name"], "input": block.get("input")})
+            meta["calls_without_results"] += 1
+        else:
+            what = f"of type {kind!r}" if kind is not None else "that is not a typed object"
+            raise FormatError(f"line {line}: a {role} content block {what} this reader cannot read")
+    return {"role": role, "content": parts, "metadata": {}}
+
+
+def serialise(messages: list[Message], original: Parsed) -> bytes:
+    state = original.state
+    if not isinstance(state, dict) or "read" not in state:
+        raise FormatError("serialise needs the Parsed that parse() returned for this file")
+    read = state["read"]
+    if unchanged(messages, original.messages):
+        if has_glued(original.problems):
+            return unglue(state["data"], read.records, read.crlf)
+        return bytes(state["data"])
+    records: list[Record] = read.records
+    parsed = {_md(m)[REC]: m for m in original.messages}
+    lines: list[bytes] = []
+    flushed = 0  # records before this index are written (or were messages)
+
+    def flush(upto: int) -> None:
+        nonlocal flushed
+        for index in range(flushed, upto):
+            if index not in parsed and records[index].ok:
+                lines.append(records[index].raw)
+        flushed = max(flushed, upto)
+
+    for m in messages:
+        rec = _md(m).get(REC)
+        if isinstance(rec, int) and rec in parsed:
+            flush(rec + 1)
+            same = public(parsed[rec]) == public(m)
+            lines.append(records[rec].raw if same else dump_line(_line(m), read.crlf))
+        else:
+            lines.append(dump_line(_line(m), read.crlf))
+    flush(len(records))
+    return join_lines(lines, read.final_newline)
+
+
+def _line(m: Message) -> dict[str, Any]:
+    role = m.get("role")
+    if role == "system":
+        role = "user"  # Cursor writes no system lines; a note stays a user line
+    if role not in _ROLES:
+        raise FormatError("a Cursor transcript holds no tool results, so none can be written")
+    content = m.get("content")
+    blocks: list[Any] = []
+    for part in [{"type": "text", "text": content}] if isinstance(content, str) else content or []:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == TOOL_PART:
+            name, arguments = part.get("name"), part.get("input")
+            blocks.append({"type": "tool_use", "name": name, "input": arguments})
+        elif part.get("type") == "text":
+            blocks.append({"type": "text", "text": part.get("text", "")})
+        else:
+            blocks.append({"type": "text", "text": orjson.dumps(part).decode()})
+    return {"role": role, "message": {"content": blocks}}
