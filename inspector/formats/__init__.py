@@ -7,8 +7,10 @@
 - ``load(data, format="auto") -> Parsed``: with ``"auto"`` every shape sniffs
   the first 64 KiB, then shapes are tried in order of confidence and the
   first that parses wins. If none does, ``FormatError`` says why each one
-  refused (``.attempts``). Empty, binary or non-UTF-8 input and JSON that is
-  no transcript are ``FormatError`` too, never another exception.
+  refused (``.attempts``). A shape that finds its own marks and a record it
+  cannot read refuses the file for all of them (``FormatError.unread``).
+  Empty, binary or non-UTF-8 input and JSON that is no transcript are
+  ``FormatError`` too, never another exception.
 - ``FORMATS``: format name -> module, each with ``NAME``, ``PROVIDER``,
   ``sniff``, ``parse`` and ``serialise`` (see ``base``).
 - ``to_wire(messages, provider)``: canonical messages in a provider's request
@@ -150,6 +152,9 @@ def load(data: bytes, format: str = "auto") -> Parsed:
             return _parse(module, data)
         except FormatError as exc:
             attempts.append((name, str(exc)))
+            if exc.unread:  # its shape, with a record its reader cannot read: no other guess
+                lead = f"this is a {module.LABEL} file, but it could not be read: {exc}"
+                raise FormatError(f"{lead}. Nothing was diagnosed", attempts, unread=True) from None
     lead = "this is not a transcript in any shape this tool reads"
     bad = _utf8_error(data)
     if bad is not None:

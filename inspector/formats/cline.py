@@ -54,7 +54,7 @@ Reading (``parse``)
 - ``sources`` are 1-based message numbers. A message without a role this
   reader knows, without content, or holding a block of a type it does not
   know makes it refuse the file (``FormatError`` naming the message and the
-  field), never a blank message.
+  field, ``unread``: no other shape is tried), never a blank message.
 
 Writing (``serialise``)
 -----------------------
@@ -195,27 +195,32 @@ class _Reader:
     def record(self, rec: int, record: Any) -> None:
         number = rec + 1
         if not isinstance(record, dict):
-            raise FormatError(f"message {number}: not an object")
+            raise FormatError(f"message {number}: not an object", unread=True)
         if "role" not in record and record.get("type") == "reasoning":
             self.meta["reasoning_records"] += 1  # Roo Code's stand-alone reasoning: kept, not read
             return
         role = record.get("role")
         if role not in ("user", "assistant"):
-            raise FormatError(f"message {number}: 'role' {role!r} is not 'user' or 'assistant'")
+            raise FormatError(
+                f"message {number}: 'role' {role!r} is not 'user' or 'assistant'", unread=True
+            )
         content = record.get("content")
         if isinstance(content, str):
             blocks: list[Any] = [{"type": "text", "text": content}]
         elif isinstance(content, list):
             blocks = content
         else:
-            raise FormatError(f"message {number}: 'content' is neither text nor a list of blocks")
+            raise FormatError(
+                f"message {number}: 'content' is neither text nor a list of blocks", unread=True
+            )
         known = _ASSISTANT_BLOCKS if role == "assistant" else _USER_BLOCKS
         for block in blocks:
             kind = block.get("type") if isinstance(block, dict) else None
             if kind not in known:
                 raise FormatError(
                     f"message {number}: a {role} content block of type {kind!r}"
-                    " this reader does not know"
+                    " this reader does not know",
+                    unread=True,
                 )
         if role == "assistant":
             self.assistant(rec, blocks)

@@ -34,7 +34,8 @@ Reading (``parse``)
 - A line that is not JSON is a ``Problem``, as in every JSONL reader; a
   record this reader does not know (another ``type``, another role, a block
   of another type, a message without ``content``) makes it refuse the file
-  (``FormatError`` naming the line and the field): a guess would read blanks.
+  (``FormatError`` naming the line and the field; after a Cursor line,
+  ``unread``: no other shape is tried): a guess would read blanks.
 
 Writing (``serialise``)
 -----------------------
@@ -77,11 +78,19 @@ _CAUSES = {"aborted": "user_stop", "error": "api_error"}
 
 
 def sniff(head: bytes) -> float:
-    """Every record is a Cursor message line or one of its marks, and one is a message."""
+    """Cursor's message lines and marks: every record one (sure), or most of them.
+
+    A file most of whose lines are Cursor's is still tried first, so that the
+    lines this reader cannot read refuse it (``unread``) instead of another
+    shape reading it.
+    """
     records = head_records(head)
-    if not records or not all(_is_line(r) for r in records):
+    ours = [r for r in records if _is_line(r)]
+    if not any("role" in r for r in ours):
         return 0.0
-    return 0.95 if any("role" in r for r in records) else 0.0
+    if len(ours) == len(records):
+        return 0.95
+    return 0.8 if 2 * len(ours) > len(records) else 0.0
 
 
 def _is_line(record: Any) -> bool:
@@ -107,34 +116,50 @@ def parse(data: bytes) -> Parsed:
     for rec, record in enumerate(read.records):
         if not record.ok:
             continue  # named in read.problems
-        value = record.value
-        line = record.line
-        if not isinstance(value, dict):
-            raise FormatError(f"line {line}: a record that is not an object")
-        if "role" in value:
-            message = _message(value, line, meta)
-            message["metadata"][REC] = rec
-            messages.append(message)
-            sources.append([line])
-            continue
-        kind = value.get("type")
-        if kind == "turn_ended":
-            status = value.get("status")
-            meta["turns_ended"].append({"line": line, "status": status})
-            cause = _CAUSES.get(status) if isinstance(status, str) else None
-            if cause is not None and messages:
-                causes[len(messages) - 1] = cause
-        elif kind == "metadata" and isinstance(value.get("metadata"), dict):
-            meta["overview"] = value["metadata"].get("overview")
-        elif "type" in value:
-            raise FormatError(f"line {line}: a record of type {kind!r} this reader does not know")
-        else:
-            keys = ", ".join(sorted(map(str, value))) or "none"
-            raise FormatError(f"line {line}: a record with no 'role' or 'type' (keys: {keys})")
+        try:
+            _read(record, rec, messages, sources, causes, meta)
+        except FormatError as exc:
+            # After a Cursor line the file is Cursor's: refused as unread, never guessed at.
+            sure = bool(messages or meta["turns_ended"] or "overview" in meta)
+            raise FormatError(str(exc), unread=sure) from None
     if not messages:
         raise FormatError("no line holds a Cursor message ('role' and 'message.content')")
     state = {"data": data, "read": read}
     return Parsed(NAME, messages, sources, read.problems, causes=causes, meta=meta, state=state)
+
+
+def _read(
+    record: Record,
+    rec: int,
+    messages: list[Message],
+    sources: list[list[int]],
+    causes: dict[int, str],
+    meta: dict[str, Any],
+) -> None:
+    value = record.value
+    line = record.line
+    if not isinstance(value, dict):
+        raise FormatError(f"line {line}: a record that is not an object")
+    if "role" in value:
+        message = _message(value, line, meta)
+        message["metadata"][REC] = rec
+        messages.append(message)
+        sources.append([line])
+        return
+    kind = value.get("type")
+    if kind == "turn_ended":
+        status = value.get("status")
+        meta["turns_ended"].append({"line": line, "status": status})
+        cause = _CAUSES.get(status) if isinstance(status, str) else None
+        if cause is not None and messages:
+            causes[len(messages) - 1] = cause
+    elif kind == "metadata" and isinstance(value.get("metadata"), dict):
+        meta["overview"] = value["metadata"].get("overview")
+    elif "type" in value:
+        raise FormatError(f"line {line}: a record of type {kind!r} this reader does not know")
+    else:
+        keys = ", ".join(sorted(map(str, value))) or "none"
+        raise FormatError(f"line {line}: a record with no 'role' or 'type' (keys: {keys})")
 
 
 def _message(value: dict[str, Any], line: int, meta: dict[str, Any]) -> Message:

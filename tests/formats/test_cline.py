@@ -289,3 +289,12 @@ MESSAGES = orjson.loads(SESSION)
 )
 def test_shuffled_histories_are_repaired_into_histories_that_need_no_more(data: bytes) -> None:
     check_written_back(data)
+
+
+def test_load_refuses_a_history_it_cannot_read_instead_of_guessing_another_shape():
+    data = doc(asked(TASK, ENV), said({"type": "server_tool_use", "id": "s1"}), asked(ENV))
+    with pytest.raises(FormatError, match="server_tool_use") as caught:
+        load(data)
+    assert caught.value.unread
+    assert "Cline" in str(caught.value)
+    assert [name for name, _ in caught.value.attempts] == ["cline"]

@@ -160,3 +160,14 @@ def test_the_shape_is_registered():
 @given(damaged([TRANSCRIPT, read(REAL)]))
 def test_damaged_transcripts_are_repaired_into_transcripts_that_need_no_more(data: bytes) -> None:
     check_written_back(data)
+
+
+def test_load_refuses_a_transcript_it_cannot_read_instead_of_guessing_another_shape():
+    odd = {"role": "assistant", "content": "as OpenAI would"}
+    data = jsonl(line("user", text("go")), line("assistant", text("ok")), odd)
+    with pytest.raises(FormatError, match="line 3") as caught:
+        load(data)
+    assert caught.value.unread
+    assert "Cursor" in str(caught.value)
+    # The first line alone says nothing of Cursor: then other shapes are tried.
+    assert not cursor.sniff(jsonl({"role": "user", "content": "hi"}))
