@@ -153,7 +153,7 @@ def load(data: bytes, format: str = "auto") -> Parsed:
         except FormatError as exc:
             attempts.append((name, str(exc)))
             if exc.unread:  # its shape, with a record its reader cannot read: no other guess
-                lead = f"this is a {module.LABEL} file, but it could not be read: {exc}"
+                lead = f"this file could not be read as {module.LABEL}: {exc}"
                 raise FormatError(f"{lead}. Nothing was diagnosed", attempts, unread=True) from None
     lead = "this is not a transcript in any shape this tool reads"
     bad = _utf8_error(data)

@@ -2,16 +2,18 @@
 
 Both VS Code extensions keep a task's conversation as the Anthropic messages
 they send, one JSON list (``JSON.stringify``, no indentation) beside the UI's
-own log (``ui_messages.json``, which this reader does not read). Cline's
+own log (``ui_messages.json``, which this reader refuses, saying where the
+conversation is). Cline's
 store is ``globalStorage/saoudrizwan.claude-dev/tasks/``, Roo Code's
 ``globalStorage/rooveterinaryinc.roo-cline/tasks/``. Each message is
 ``{"role": "user" | "assistant", "content": text | [blocks], ...}`` with
 extra keys kept as they are: Cline's ``ts``, ``modelInfo``, ``metrics``;
 Roo Code's ``ts``, ``id``, ``isSummary``, ``condenseId`` /
 ``condenseParent``, ``truncationId`` / ``truncationParent``,
-``reasoning_details``. The first user message starts ``<task>`` and user
-messages carry ``<environment_details>``: a file without either is no
-task history (an Anthropic list is read by ``anthropic``).
+``reasoning_details``. The first user message starts ``<task>`` (Roo Code
+now: ``<user_message>``) and user messages carry ``<environment_details>``:
+a file without either is no task history (an Anthropic list is read by
+``anthropic``).
 
 How calls are answered (what makes this more than Anthropic Messages)
 --------------------------------------------------------------------
@@ -67,6 +69,10 @@ writes results it can pair by id and Roo Code writes its own on resume; a
 renamed call is renamed in its ``tool_use`` (and ``call_id``) and in its
 ``tool_result``, while a text
 answer keeps its words (it pairs by order, not id).
+A message the repair drops (a blank reply; Cline writes
+``Failure: I did not provide a response.`` instead, so this comes from
+other tools) loses its record, which moves the index of every record
+after it, as ``ui_messages.json`` refers to them.
 """
 
 from __future__ import annotations
@@ -97,9 +103,12 @@ EXTENSION = "json"
 # The blocks of the source record a canonical message came from (indices into its content).
 BLOCKS = "_blocks"
 
-_TASK = re.compile(rb'"text"\s*:\s*"<task>')
+# The first user message starts ``<task>`` (Cline, older Roo Code) or ``<user_message>`` (Roo
+# Code); the sniff ranks either first, the reader needs ``<task>`` or the environment details.
+_TASK = re.compile(rb'"text"\s*:\s*"<(task|user_message)>')
 _ENVIRONMENT = re.compile(rb"<environment_details>")
 _ROLE = re.compile(rb'"role"\s*:\s*"(user|assistant)"')
+_UI = re.compile(rb'^\s*\[\s*\{\s*"ts"\s*:\s*\d+\s*,\s*"type"\s*:\s*"(say|ask)"')
 
 # Cline's answers to a call, in its own words (src/core/task/tools/utils/ToolResultUtils.ts,
 # src/core/task/ToolExecutor.ts, src/core/prompts/responses.ts).
@@ -120,8 +129,16 @@ _USER_BLOCKS = frozenset({"text", "image", "tool_result", "document"})
 
 
 def sniff(head: bytes) -> float:
-    """A JSON list of Anthropic messages whose user turns carry Cline's task framing."""
-    if head.lstrip()[:1] != b"[" or not _ROLE.search(head):
+    """A JSON list of Anthropic messages whose user turns carry Cline's task framing.
+
+    The UI log beside it (``ui_messages.json``) is claimed too, so that it is
+    refused with a word on where the conversation is, never read as another shape.
+    """
+    if head.lstrip()[:1] != b"[":
+        return 0.0
+    if _UI.search(head):
+        return 0.9
+    if not _ROLE.search(head):
         return 0.0
     if _TASK.search(head) or _ENVIRONMENT.search(head):
         return 0.9
@@ -132,6 +149,13 @@ def parse(data: bytes) -> Parsed:
     doc = read_json(data)
     if not isinstance(doc, list):
         raise FormatError("a task history is a JSON list of messages")
+    if doc and all(_ui_message(record) for record in doc):
+        raise FormatError(
+            "this is the UI log of a Cline or Roo Code task (ui_messages.json): it holds what"
+            " the panel showed, not the conversation; open api_conversation_history.json"
+            " in the same folder",
+            unread=True,
+        )
     if not _framed(doc):
         raise FormatError("no user message starts with '<task>' or holds <environment_details>")
     reader = _Reader()
@@ -149,6 +173,17 @@ def parse(data: bytes) -> Parsed:
         not_started=reader.not_started,
         meta=reader.meta,
         state=state,
+    )
+
+
+def _ui_message(record: Any) -> bool:
+    """A record of ``ui_messages.json``: ``{"ts", "type": "say" | "ask", "say" | "ask": ...}``."""
+    return (
+        isinstance(record, dict)
+        and isinstance(record.get("ts"), int)
+        and record.get("type") in ("say", "ask")
+        and isinstance(record.get(record["type"]), str)
+        and "role" not in record
     )
 
 

@@ -298,3 +298,40 @@ def test_load_refuses_a_history_it_cannot_read_instead_of_guessing_another_shape
     assert caught.value.unread
     assert "Cline" in str(caught.value)
     assert [name for name, _ in caught.value.attempts] == ["cline"]
+
+
+def test_a_roo_code_history_resumed_after_an_interruption_is_healthy():
+    # Roo Code answers a call cut by an interruption itself when the task resumes.
+    roo = asked(text("<user_message>\nfix it\n</user_message>"), ENV, ts=1)
+    data = doc(
+        roo,
+        said(use("toolu_1", "execute_command", command="make"), ts=2),
+        asked(
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_1",
+                "content": "Task was interrupted before this tool call could be completed.",
+            },
+            text("[TASK RESUMPTION] This task was interrupted just now."),
+            ENV,
+            ts=3,
+        ),
+    )
+    assert cline.sniff(data) == 0.9
+    parsed = load(data)
+    assert parsed.format == "cline"
+    assert repair(parsed).actions == []
+    assert parsed.causes == {}
+
+
+def test_the_ui_log_beside_the_history_is_refused_with_where_the_conversation_is():
+    ui = orjson.dumps(
+        [
+            {"ts": 1769053680628, "type": "say", "say": "text", "text": "fix the bug"},
+            {"ts": 1769053680700, "type": "say", "say": "api_req_started", "text": "{}"},
+            {"ts": 1769053690000, "type": "ask", "ask": "followup", "text": "which file?"},
+        ]
+    )
+    with pytest.raises(FormatError, match=r"open api_conversation_history\.json") as caught:
+        load(ui)
+    assert caught.value.unread
