@@ -37,6 +37,11 @@ Reading (``parse``)
   (``FormatError`` naming the line and the field; after a Cursor line,
   ``unread``: no other shape is tried): a guess would read blanks.
 
+Cursor's two other layouts of the same transcript, plain text (``.txt``,
+what older builds write) and JSON (``.json``, ``{"mode", "messages":
+[{"role", "text", "thinking", "toolCalls"}]}``), are refused with a reason
+(``unread``), never read as another shape's blank messages.
+
 Writing (``serialise``)
 -----------------------
 An unchanged transcript comes back byte for byte (a glued line split in
@@ -47,6 +52,7 @@ a user line. A tool result cannot be written: the shape has none.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -75,6 +81,28 @@ TOOL_PART = "cursor_tool_use"
 _ROLES = ("user", "assistant")
 _MARKS = ("turn_ended", "metadata")
 _CAUSES = {"aborted": "user_stop", "error": "api_error"}
+# The JSON layout's "mode" (``agentModeToString``).
+_JSON_MODE = re.compile(
+    rb'^\{\s*"mode"\s*:\s*"(agent|ask|plan|debug|triage|project|multitask|custom)"'
+)
+_OTHER_LAYOUTS = {
+    "txt": "this is Cursor's plain-text transcript (.txt: 'user:' / 'assistant:' blocks,"
+    " '[Tool call]' lines), which cannot be read back into messages exactly; newer Cursor"
+    " builds write a .jsonl transcript beside it, which this tool reads",
+    "json": "this is Cursor's JSON transcript (.json: 'text' and 'toolCalls' without ids, tool"
+    " results without their content), which this tool does not read; the .jsonl transcript"
+    " Cursor writes beside it is read",
+}
+
+
+def _other_layout(head: bytes) -> str:
+    """Which of Cursor's two other transcript layouts ``head`` starts, or ""."""
+    start = head.lstrip()[:4096]
+    if start.startswith(b"user:\n") and b"<user_query>" in start:
+        return "txt"
+    if start.startswith(b"{") and _JSON_MODE.search(start) and b'"messages"' in start:
+        return "json"
+    return ""
 
 
 def sniff(head: bytes) -> float:
@@ -84,6 +112,8 @@ def sniff(head: bytes) -> float:
     lines this reader cannot read refuse it (``unread``) instead of another
     shape reading it.
     """
+    if _other_layout(head):
+        return 0.9  # claimed, to be refused with a reason (``parse``)
     records = head_records(head)
     ours = [r for r in records if _is_line(r)]
     if not any("role" in r for r in ours):
@@ -108,6 +138,9 @@ def _is_line(record: Any) -> bool:
 
 
 def parse(data: bytes) -> Parsed:
+    layout = _other_layout(data[:4096])
+    if layout:
+        raise FormatError(_OTHER_LAYOUTS[layout], unread=True)
     read = read_jsonl(data)
     messages: list[Message] = []
     sources: list[list[int]] = []

@@ -171,3 +171,33 @@ def test_load_refuses_a_transcript_it_cannot_read_instead_of_guessing_another_sh
     assert "Cursor" in str(caught.value)
     # The first line alone says nothing of Cursor: then other shapes are tried.
     assert not cursor.sniff(jsonl({"role": "user", "content": "hi"}))
+
+
+# Cursor's TranscriptStore writes the same conversation as text and as JSON too.
+TEXT_LAYOUT = (
+    b"user:\n<user_query>\nbuild it\n</user_query>\n\nassistant:\n[Thinking] plan\nBuilding."
+    b"\n[Tool call] Shell\n  command: make\n\n[Tool result] Shell\n\nTurn ended: success."
+)
+JSON_LAYOUT = orjson.dumps(
+    {
+        "mode": "agent",
+        "messages": [
+            {"role": "user", "text": "<user_query>\nbuild it\n</user_query>"},
+            {"role": "assistant", "text": "Building.", "toolCalls": [{"toolName": "Shell"}]},
+            {"role": "tool", "toolResult": {"toolName": "Shell"}},
+        ],
+        "turnEnded": {"status": "success"},
+    },
+    option=orjson.OPT_INDENT_2,
+)
+
+
+@pytest.mark.parametrize(
+    ("data", "words"), [(TEXT_LAYOUT, "plain-text"), (JSON_LAYOUT, "JSON")], ids=["txt", "json"]
+)
+def test_cursors_other_layouts_are_refused_with_a_reason_not_read_as_blanks(data, words):
+    assert cursor.sniff(data) == 0.9
+    with pytest.raises(FormatError, match=words) as caught:
+        load(data)
+    assert caught.value.unread
+    assert ".jsonl" in str(caught.value)
