@@ -9,7 +9,8 @@ a message, written by its ``TranscriptStore`` (``formatSingleMessageJsonl``):
   blocks are ``{"type": "text", "text"}`` (an assistant's thinking is folded
   into its text, a redacted one as ``[REDACTED]``; images and files as
   ``[Image]`` / ``[File: name]``) and ``{"type": "tool_use", "name",
-  "input"}``;
+  "input"}`` (some readers' samples also hold ``thinking`` blocks, string
+  content and system lines: read as they are);
 - ``{"type": "turn_ended", "status": "success" | "error" | "aborted",
   "error"?}`` after a turn;
 - ``{"type": "metadata", "metadata": {"overview"}}`` as the first line,
@@ -78,7 +79,8 @@ EXTENSION = "jsonl"
 # The part a tool_use block becomes: a call the file records without an id or a result.
 TOOL_PART = "cursor_tool_use"
 
-_ROLES = ("user", "assistant")
+# The formatter leaves system messages out; a system line (some builds, hand edits) is read.
+_ROLES = ("user", "assistant", "system")
 _MARKS = ("turn_ended", "metadata")
 _CAUSES = {"aborted": "user_stop", "error": "api_error"}
 # The JSON layout's "mode" (``agentModeToString``).
@@ -132,7 +134,7 @@ def _is_line(record: Any) -> bool:
             set(record) == {"role", "message"}
             and record["role"] in _ROLES
             and isinstance(message, dict)
-            and isinstance(message.get("content"), list)
+            and isinstance(message.get("content"), list | str)
         )
     return set(record) <= {"type", "status", "error", "metadata"} and record.get("type") in _MARKS
 
@@ -210,6 +212,8 @@ def _message(value: dict[str, Any], line: int, meta: dict[str, Any]) -> Message:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text" and isinstance(block.get("text"), str):
             parts.append({"type": "text", "text": block["text"]})
+        elif kind == "thinking" and isinstance(block.get("thinking"), str):
+            parts.append({"type": "thinking", "thinking": block["thinking"]})
         elif kind == "tool_use" and role == "assistant" and isinstance(block.get("name"), str):
             parts.append({"type": TOOL_PART, "name": block["name"], "input": block.get("input")})
             meta["calls_without_results"] += 1
@@ -254,8 +258,6 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
 
 def _line(m: Message) -> dict[str, Any]:
     role = m.get("role")
-    if role == "system":
-        role = "user"  # Cursor writes no system lines; a note stays a user line
     if role not in _ROLES:
         raise FormatError("a Cursor transcript holds no tool results, so none can be written")
     content = m.get("content")
@@ -268,6 +270,8 @@ def _line(m: Message) -> dict[str, Any]:
             blocks.append({"type": "tool_use", "name": name, "input": arguments})
         elif part.get("type") == "text":
             blocks.append({"type": "text", "text": part.get("text", "")})
+        elif part.get("type") == "thinking":
+            blocks.append({"type": "thinking", "thinking": part.get("thinking", "")})
         else:
             blocks.append({"type": "text", "text": orjson.dumps(part).decode()})
     return {"role": role, "message": {"content": blocks}}

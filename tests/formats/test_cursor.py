@@ -103,7 +103,7 @@ def test_sniff_sees_cursor_lines_and_nothing_else():
     ("record", "field"),
     [
         ({"type": "checkpoint", "id": 1}, "type 'checkpoint'"),
-        (line("system", text("x")), "role 'system'"),
+        (line("tool", text("x")), "role 'tool'"),
         (line("assistant", {"type": "image", "src": "x.png"}), "type 'image'"),
         ({"role": "user", "message": {}}, "message.content"),
         ({"note": "x"}, "keys: note"),
@@ -201,3 +201,20 @@ def test_cursors_other_layouts_are_refused_with_a_reason_not_read_as_blanks(data
         load(data)
     assert caught.value.unread
     assert ".jsonl" in str(caught.value)
+
+
+def test_thinking_blocks_string_content_and_system_lines_are_read_as_they_are():
+    data = jsonl(
+        {"role": "system", "message": {"content": "be brief"}},
+        {"role": "user", "message": {"content": "hello cursor"}},
+        line("assistant", {"type": "thinking", "thinking": "plan"}, text("hi"), use("Read")),
+    )
+    parsed = load(data)
+    assert parsed.format == "cursor"
+    assert [(m["role"], text_of(m["content"])) for m in parsed.messages] == [
+        ("system", "be brief"),
+        ("user", "hello cursor"),
+        ("assistant", "hi"),
+    ]
+    assert parsed.messages[2]["content"][0] == {"type": "thinking", "thinking": "plan"}
+    assert repair(parsed).actions == []
