@@ -249,7 +249,8 @@ def test_a_record_this_reader_does_not_know_refuses_the_file_naming_it(records, 
 
 
 def test_a_plain_anthropic_list_is_not_taken_for_a_task_history():
-    data = doc(asked(text("hi")), said(use("t1")), asked(text("[x] Result: no")))
+    answer = {"type": "tool_result", "tool_use_id": "t1", "content": "print(1)"}
+    data = doc(asked(text("hi")), said(use("t1")), asked(answer), said(text("It prints 1.")))
     assert cline.sniff(data) == 0
     with pytest.raises(FormatError, match="<task>"):
         cline.parse(data)
