@@ -7,8 +7,10 @@
 - ``load(data, format="auto") -> Parsed``: with ``"auto"`` every shape sniffs
   the first 64 KiB, then shapes are tried in order of confidence and the
   first that parses wins. If none does, ``FormatError`` says why each one
-  refused (``.attempts``). Empty, binary or non-UTF-8 input and JSON that is
-  no transcript are ``FormatError`` too, never another exception.
+  refused (``.attempts``). A shape that finds its own marks and a record it
+  cannot read refuses the file for all of them (``FormatError.unread``).
+  Empty, binary or non-UTF-8 input and JSON that is no transcript are
+  ``FormatError`` too, never another exception.
 - ``FORMATS``: format name -> module, each with ``NAME``, ``PROVIDER``,
   ``sniff``, ``parse`` and ``serialise`` (see ``base``).
 - ``to_wire(messages, provider)``: canonical messages in a provider's request
@@ -36,8 +38,10 @@ from inspector.formats import (
     anthropic,
     canonical,
     claude_code,
+    cline,
     codex,
     codex_exec,
+    cursor,
     gemini,
     langchain,
     openai_chat,
@@ -93,6 +97,8 @@ FORMATS: dict[str, Shape] = {
     "pydantic-ai": pydantic_ai,
     "langchain": langchain,
     "ai-sdk": ai_sdk,
+    "cursor": cursor,
+    "cline": cline,
 }
 
 # The provider request shapes a canonical history can be exported to.
@@ -146,6 +152,9 @@ def load(data: bytes, format: str = "auto") -> Parsed:
             return _parse(module, data)
         except FormatError as exc:
             attempts.append((name, str(exc)))
+            if exc.unread:  # its shape, with a record its reader cannot read: no other guess
+                lead = f"this file could not be read as {module.LABEL}: {exc}"
+                raise FormatError(f"{lead}. Nothing was diagnosed", attempts, unread=True) from None
     lead = "this is not a transcript in any shape this tool reads"
     bad = _utf8_error(data)
     if bad is not None:

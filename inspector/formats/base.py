@@ -26,12 +26,19 @@ class FormatError(ValueError):
     """The bytes are not a transcript this shape (or any shape) can read.
 
     The message says why in plain words; ``attempts`` lists, for ``load``'s
-    auto-detection, each shape tried and why it was rejected.
+    auto-detection, each shape tried and why it was rejected. ``unread``
+    says the file is surely this shape (its own marks are there) but holds a
+    record the reader does not understand: ``load`` then refuses the file as
+    unread instead of trying a more generic shape, which would read blanks
+    or miss what the shape means.
     """
 
-    def __init__(self, message: str, attempts: list[tuple[str, str]] | None = None):
+    def __init__(
+        self, message: str, attempts: list[tuple[str, str]] | None = None, *, unread: bool = False
+    ):
         super().__init__(message)
         self.attempts = attempts or []
+        self.unread = unread
 
 
 @dataclass(frozen=True, slots=True)
