@@ -30,6 +30,10 @@ def test_a_session_scanned_into_a_second_project_stays_in_the_first(run_scan, mi
     # New in the second project, and still in the first: both dashboards count them.
     assert (second.new, second.unchanged, second.updated) == (STORED, 0, 0)
     assert f"{STORED} new" in output
+    assert (
+        f"Note: {STORED} of the new files are also in other projects, which keep theirs: "
+        f"coderabbit ({STORED}). Each project has its own copy."
+    ) in output
     assert _sessions("coderabbit") == _sessions("fresh") == STORED
     first_project = Project.objects.get(name="coderabbit")
     assert (
@@ -43,7 +47,7 @@ def test_a_session_scanned_into_a_second_project_stays_in_the_first(run_scan, mi
     # Scanning the first again: nothing is new there, nothing moves.
     again, output = run_scan(mixed_tree, project="coderabbit")
     assert (again.new, again.unchanged) == (0, STORED)
-    assert "0 new" in output
+    assert "0 new" in output and "also in other projects" not in output
     assert _sessions("coderabbit") == _sessions("fresh") == STORED
     assert not sweep_orphans(0)  # every stored folder has its row
 
