@@ -102,3 +102,17 @@ def test_a_changed_file_keeps_its_shared_older_version_out_of_the_project(run_sc
     old.refresh_from_db()
     assert old.project is None and old.share_links.exists()
     assert _sessions("mixed") == STORED
+
+
+def test_the_scan_page_says_which_projects_also_hold_the_new_files(
+    run_scan, mixed_tree, owner_client
+):
+    run_scan(mixed_tree, project="coderabbit")
+    second, _ = run_scan(mixed_tree, project="fresh")
+    page = owner_client.get(second.get_absolute_url()).content.decode()
+    assert f"{STORED} new" in page
+    assert f"{STORED} of the new files are also in other projects" in page
+    assert f"coderabbit ({STORED})" in page
+    for slug in ("coderabbit", "fresh"):
+        dashboard = owner_client.get(reverse("scan:project", args=[slug])).content.decode()
+        assert "alpha/clean.jsonl" in dashboard
