@@ -169,3 +169,18 @@ def test_the_migration_gives_each_shared_folder_a_project_and_moves_nothing(owne
     assert list(Transcript.objects.filter(project=shared)) == [scanned]
     shared.refresh_from_db()
     assert shared.watched == ""
+
+
+def test_a_watched_projects_dashboard_names_its_folder_and_offers_no_scan_into_it(
+    owner, tmp_path, owner_client
+):
+    root = _folder(tmp_path / "alpha", {"s.jsonl": read(KIMI)})
+    Watcher(owner, [root]).catch_up()
+    (folder,) = WatchedFolder.objects.all()
+    page = owner_client.get(reverse("scan:project", args=[folder.project.slug])).content.decode()
+    assert f"{ingest.this_host()}:{root.resolve()}" in page
+    assert "Scan more sessions" not in page
+    scanned = project_for(owner, "alpha")
+    assert scanned is not None
+    other = owner_client.get(reverse("scan:project", args=[scanned.slug])).content.decode()
+    assert "Scan more sessions" in other
