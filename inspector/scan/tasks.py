@@ -259,7 +259,7 @@ def _place(transcript: Transcript, created: bool, row: ScanFile) -> tuple[Status
         return (Status.UPDATED if replaced else Status.NEW), ""
     # Bytes this project has under another path, which this scan does not hold
     # (the file was moved or renamed): the transcript follows it. Not new here.
-    was = transcript.relative_path
+    was = transcript.relative_path or f"{transcript.file_name} (an upload)"
     Transcript.objects.filter(pk=transcript.pk).update(relative_path=row.path)
     transcript.relative_path = row.path
     if replaced:

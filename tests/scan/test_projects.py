@@ -116,3 +116,19 @@ def test_the_scan_page_says_which_projects_also_hold_the_new_files(
     for slug in ("coderabbit", "fresh"):
         dashboard = owner_client.get(reverse("scan:project", args=[slug])).content.decode()
         assert "alpha/clean.jsonl" in dashboard
+
+
+def test_a_file_uploaded_into_the_project_before_is_not_new_when_scanned(
+    run_scan, mixed_tree, owner
+):
+    project = Project.objects.create(owner=owner, name="mixed", slug="mixed")
+    data = (mixed_tree / "alpha" / "clean.jsonl").read_bytes()
+    uploaded, _ = store_upload(project.owner, data, "mine.jsonl", project=project)
+    job, _ = run_scan(mixed_tree, project="mixed")
+    assert (job.new, job.unchanged) == (STORED - 1, 1)
+    row = job.files.get(path="alpha/clean.jsonl")
+    assert row.transcript == uploaded
+    assert (
+        row.reason == "Stored before as mine.jsonl (an upload): the same bytes, now at this path."
+    )
+    assert _sessions("mixed") == STORED
