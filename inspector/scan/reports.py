@@ -123,6 +123,25 @@ def job_transcripts(job: ScanJob) -> QuerySet[Transcript]:
     return Transcript.objects.filter(pk__in=files.values("transcript"))
 
 
+def also_elsewhere(job: ScanJob) -> tuple[int, dict[str, int]]:
+    """Of the job's new files, how many other projects of the owner hold too, and per project.
+
+    Each project keeps its own transcript of the same bytes: these are new in
+    this project and still in those.
+    """
+    fresh = job.files.filter(status__in=(ScanFile.Status.NEW, ScanFile.Status.UPDATED))
+    twins = Transcript.objects.filter(
+        owner=job.owner_id, project__isnull=False, sha256__in=fresh.values("sha256")
+    ).exclude(project=job.project_id)
+    per_project = dict(
+        twins.values_list("project__name")
+        .annotate(files=Count("sha256", distinct=True))
+        .order_by("-files", "project__name")
+        .values_list("project__name", "files")
+    )
+    return twins.values("sha256").distinct().count(), per_project
+
+
 def sessions_of(project: Project) -> QuerySet[Session]:
     """The project's transcripts, each with ``date``: when its session began, else its upload."""
     started = (

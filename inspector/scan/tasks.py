@@ -13,6 +13,7 @@ import hashlib
 import logging
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -29,7 +30,12 @@ from django.utils import timezone
 from inspector.scan.models import ScanFile, ScanJob
 from inspector.scan.sources import Found, Limits, ZipRefused, plan_zip, session_start, zip_started
 from inspector.web.models import Project, Transcript
-from inspector.web.store import UnreadableTranscript, store_upload, sweep_orphans
+from inspector.web.store import (
+    UnreadableTranscript,
+    retire_previous,
+    store_upload,
+    sweep_orphans,
+)
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +57,8 @@ class Outcome:
     sha256: str = ""
     transcript: Transcript | None = None
     started: datetime | None = None
-    created: bool = False
+    # Whether this run recorded the outcome (``_finish``); ``None`` until it tried.
+    finished: bool | None = None
 
 
 @task()
@@ -62,13 +69,10 @@ def scan_file(file_id: int) -> str:
         return "already finished"
     ScanJob.objects.filter(pk=row.job_id).update(current_file=row.path)
     outcome = _scan(row)
-    # Placing the file in its project and recording its outcome commit together:
-    # a worker killed between the two would otherwise leave a placed file whose
-    # retry finds it "unchanged" instead of new.
-    with transaction.atomic():
-        if outcome.transcript is not None:
-            outcome.status, outcome.reason = _place(outcome.transcript, outcome.created, row)
-        finished = _finish(row, outcome)
+    if outcome.finished is None:  # nothing stored: only the outcome to record
+        with transaction.atomic():
+            outcome.finished = _finish(row, outcome)
+    finished = outcome.finished
     if row.job.source != ScanJob.Source.FOLDER and row.source:
         default_storage.delete(row.source)
     if finished:
@@ -185,9 +189,24 @@ def _scan(row: ScanFile) -> Outcome:
         return Outcome(Status.UNREADABLE, f"The file could not be read: {reason}.")
     sha = hashlib.sha256(data).hexdigest()
     started = session_start(data) or row.started
+    outcome = Outcome(Status.NEW, "", sha, started=started)
+
+    def record(transcript: Transcript, created: bool) -> None:
+        # Inserting the row, placing it and recording the file's outcome commit
+        # together: a worker killed before the commit leaves no row, so the
+        # retry stores the file again and counts it new, never "unchanged".
+        outcome.transcript = transcript
+        outcome.status, outcome.reason = _place(transcript, created, row)
+        outcome.finished = _finish(row, outcome)
+
     try:
-        transcript, created = store_upload(
-            row.job.owner, data, PurePosixPath(row.path).name, project=row.project
+        store_upload(
+            row.job.owner,
+            data,
+            PurePosixPath(row.path).name,
+            project=row.project,
+            relative_path=row.path,
+            then=record,
         )
     except UnreadableTranscript as error:
         return Outcome(Status.UNREADABLE, _reason(error), sha, started=started)
@@ -202,7 +221,7 @@ def _scan(row: ScanFile) -> Outcome:
         )
         return Outcome(Status.UNREADABLE, reason, sha, started=started)
     del data
-    return Outcome(Status.NEW, "", sha, transcript, started, created)
+    return outcome
 
 
 def _read(row: ScanFile) -> bytes:
@@ -221,40 +240,46 @@ def _reason(error: UnreadableTranscript) -> str:
 
 
 def _place(transcript: Transcript, created: bool, row: ScanFile) -> tuple[Status, str]:
-    """Make ``transcript`` the project's file at ``row.path``; say what that changed."""
-    here = transcript.project_id == row.project_id
-    if not created and here and transcript.relative_path == row.path:
-        return Status.UNCHANGED, ""
+    """Make ``transcript`` the project's file at ``row.path``; say what that changed.
+
+    ``transcript`` is of ``row.project`` (``store_upload`` keeps one per
+    project), so nothing here touches another project. ``created`` came from
+    the database's unique constraint: of two scans storing the same bytes in
+    the project at once, one made the row (new) and the other finds it.
+    """
+    if not created:
+        transcript.refresh_from_db(fields=["relative_path"])
+        if transcript.relative_path == row.path:
+            return Status.UNCHANGED, ""
     # A changed file replaces what an earlier scan stored for its path.
-    replaced = _remove_previous(transcript, row)
-    if (
-        not created
-        and here
-        and transcript.relative_path
-        and row.job.files.filter(path=transcript.relative_path).exists()
-    ):
+    replaced = retire_previous(transcript, row.path, keep_for=_scanned_files(row))
+    if not created and row.job.files.filter(path=transcript.relative_path).exists():
         return Status.DUPLICATE, f"Same bytes as {transcript.relative_path}; stored once."
-    note = ""
-    if not created and not here:
-        # The same bytes are stored once per user: the latest scan says where they belong.
-        where = f"project {transcript.project}" if transcript.project_id else "no project"
-        note = f"Moved here from {where}: the same bytes were stored before."
-    Transcript.objects.filter(pk=transcript.pk).update(
-        project=row.project_id, relative_path=row.path
-    )
-    transcript.project_id, transcript.relative_path = row.project_id, row.path
-    return (Status.UPDATED if replaced else Status.NEW), note
+    if created:
+        return (Status.UPDATED if replaced else Status.NEW), ""
+    # Bytes this project has under another path, which this scan does not hold
+    # (the file was moved or renamed): the transcript follows it. Not new here.
+    was = transcript.relative_path or f"{transcript.file_name} (an upload)"
+    Transcript.objects.filter(pk=transcript.pk).update(relative_path=row.path)
+    transcript.relative_path = row.path
+    if replaced:
+        return Status.UPDATED, f"Stored before as {was}; it replaces the older bytes of this path."
+    return Status.UNCHANGED, f"Stored before as {was}: the same bytes, now at this path."
 
 
-def _remove_previous(transcript: Transcript, row: ScanFile) -> bool:
-    previous = Transcript.objects.filter(
-        owner=row.job.owner_id, project=row.project_id, relative_path=row.path
-    ).exclude(pk=transcript.pk)
-    removed = False
-    for old in previous:
-        old.delete()
-        removed = True
-    return removed
+def _scanned_files(row: ScanFile) -> Callable[[Transcript], str]:
+    """Another path of this job whose bytes are the transcript's, or ``""``."""
+
+    def other_path(old: Transcript) -> str:
+        return (
+            row.job.files.filter(transcript=old)
+            .exclude(path=row.path)
+            .values_list("path", flat=True)
+            .first()
+            or ""
+        )
+
+    return other_path
 
 
 def _finish(row: ScanFile, outcome: Outcome) -> bool:

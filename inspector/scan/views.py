@@ -130,6 +130,7 @@ def job_detail(request: SignedInRequest, public_id: str) -> HttpResponse:
     context: dict[str, Any] = {"job": job, "errors": errors, "summary": None}
     if job.is_finished:
         context["summary"] = reports.summarize(reports.job_transcripts(job))
+        context["elsewhere"], context["elsewhere_projects"] = reports.also_elsewhere(job)
     template = "scan/job.html#progress" if request.htmx else "scan/job.html"
     return render(request, template, context)
 

@@ -25,12 +25,25 @@ class Project(models.Model):
     )
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=200)
+    # A watched folder is a project of its own, known by where it is, never by
+    # its name: two folders called "alpha" are two projects, and neither is
+    # the project a scan or an upload named "alpha".
+    watched = models.CharField(
+        max_length=1300,
+        blank=True,
+        help_text="host:path of the watched folder this project follows; blank for the others",
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
         constraints = [
             models.UniqueConstraint(fields=["owner", "slug"], name="project_owner_slug_unique"),
+            models.UniqueConstraint(
+                fields=["owner", "watched"],
+                condition=~models.Q(watched=""),
+                name="project_owner_watched_unique",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -69,10 +82,23 @@ class Transcript(models.Model):
     class Meta:
         ordering = ["-created", "-id"]
         constraints = [
-            # Uploading the same bytes twice gives the existing transcript.
-            models.UniqueConstraint(fields=["owner", "sha256"], name="transcript_owner_sha_unique"),
+            # The same bytes twice in one project give the existing transcript; in
+            # another project they are a transcript of that project too (each with
+            # its own copy of the bytes), so no project ever takes another's.
+            models.UniqueConstraint(
+                fields=["owner", "project", "sha256"],
+                condition=models.Q(project__isnull=False),
+                name="transcript_project_sha_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["owner", "sha256"],
+                condition=models.Q(project__isnull=True),
+                name="transcript_loose_sha_unique",
+            ),
         ]
         indexes = [
+            # store_upload: the owner's transcripts of these bytes, in any project.
+            models.Index(fields=["owner", "sha256"], name="transcript_owner_sha_idx"),
             # transcript_list: the owner's transcripts, newest first.
             models.Index(fields=["owner", "-created"], name="transcript_owner_created_idx"),
             # transcript_list filtered by format.

@@ -27,6 +27,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -143,51 +144,126 @@ def store_upload(
     file_name: str,
     project: Project | None = None,
     format: str = "auto",
+    relative_path: str = "",
+    then: Callable[[Transcript, bool], None] | None = None,
 ) -> tuple[Transcript, bool]:
-    """Load, diagnose and store an upload; the same bytes twice give the existing transcript.
+    """Load, diagnose and store an upload; the same bytes twice in a project give its transcript.
 
-    Returns ``(transcript, created)``. Raises ``UnreadableTranscript`` for bytes
-    no shape accepts. The bytes are written before the row; if the row cannot
-    be saved they are removed again.
+    Returns ``(transcript, created)``; ``created`` is true for exactly one of
+    any number of concurrent calls with the same bytes and project (the
+    database's unique constraint decides), so whoever counts it counts a file
+    new once. The row is inserted whole, with its project and
+    ``relative_path``: no one ever sees it half placed. ``then(transcript,
+    created)`` runs in the transaction that inserts the row (or finds it), so
+    what it records about the row commits with it or not at all: a process
+    killed before the commit leaves no row, only bytes ``sweep_orphans``
+    removes, and its retry stores the file as new again.
+
+    Bytes already stored in another project of the owner are stored again
+    for this one (a copy of the compressed bytes and of the diagnosis, not
+    diagnosed again): each transcript keeps its own files, so deleting one,
+    sweeping orphans or re-indexing one never touches another project's.
+    Without a project, any transcript of the owner with these bytes is the
+    existing one. Raises ``UnreadableTranscript`` for bytes no shape accepts.
+    The bytes are written before the row; if the row cannot be saved they
+    are removed again.
     """
     if not data:
         raise UnreadableTranscript("The file is empty.")
     sha = hashlib.sha256(data).hexdigest()
-    existing = Transcript.objects.filter(owner=owner, sha256=sha).first()
+    existing = _existing(owner, project, sha)
     if existing is not None:
+        if then is not None:
+            with transaction.atomic():
+                then(existing, False)
         return existing, False
-    check_memory(data)
-    found, encoded = _diagnosed(data, format)
     transcript = Transcript(
         public_id=new_public_id(),
         owner=owner,
         project=project,
+        relative_path=relative_path[:1000],
         file_name=(file_name or "transcript")[:255],
-        format=found.format,
         size=len(data),
         sha256=sha,
     )
-    _apply_summary(transcript, found)
     directory = transcript.storage_dir
-    path = _diagnosis_path(transcript.public_id, transcript.engine_version)
     try:
-        _write(transcript.raw_path, _compress(data))
-        _write(path, encoded.data)
+        encoded = _copy_or_diagnose(transcript, data, format)
         with transaction.atomic():
-            transcript.save(force_insert=True)
-    except IntegrityError:
-        delete_files(directory)
-        # The same bytes, stored by a request that won the race.
-        existing = Transcript.objects.filter(owner=owner, sha256=sha).first()
-        if existing is None:
-            raise
-        return existing, False
+            if _inserted(transcript):
+                stored_as, created = transcript, True
+            else:
+                # The same bytes, stored in this project by a call that won the race.
+                found = _existing(owner, project, sha)
+                if found is None:
+                    raise IntegrityError(f"transcript {transcript.public_id} could not be saved")
+                stored_as, created = found, False
+            if then is not None:
+                then(stored_as, created)
     except BaseException:
         delete_files(directory)
         raise
-    _remember(transcript, encoded.open(_opener(path)))
+    if not created:
+        delete_files(directory)
+        return stored_as, False
+    if encoded is not None:
+        path = _diagnosis_path(transcript.public_id, transcript.engine_version)
+        _remember(transcript, encoded.open(_opener(path)))
     fulltext.transcript_stored(transcript)
     return transcript, True
+
+
+def _inserted(transcript: Transcript) -> bool:
+    """Insert the row; ``False`` when a unique constraint refused it (the caller's
+    transaction goes on)."""
+    try:
+        with transaction.atomic():
+            transcript.save(force_insert=True)
+    except IntegrityError:
+        return False
+    return True
+
+
+def _existing(owner: Any, project: Project | None, sha: str) -> Transcript | None:
+    if project is not None:
+        return Transcript.objects.filter(owner=owner, project=project, sha256=sha).first()
+    # No project asked for: these bytes wherever they are, a loose copy first.
+    found = Transcript.objects.filter(owner=owner, sha256=sha)
+    return found.order_by(F("project").asc(nulls_first=True), "pk").first()
+
+
+def _copy_or_diagnose(transcript: Transcript, data: bytes, format: str) -> stored.Encoded | None:
+    """Write the new transcript's files: copied from a twin in another project, or made.
+
+    Returns the encoded diagnosis when one was made here (``None`` for a copy).
+    """
+    twin = (
+        Transcript.objects.filter(
+            owner=transcript.owner, sha256=transcript.sha256, engine_version=ENGINE_VERSION
+        )
+        .exclude(public_id=transcript.public_id)
+        .first()
+    )
+    if twin is not None and format in ("auto", twin.format):
+        cache = _diagnosis_path(twin.public_id, twin.engine_version)
+        try:
+            raw, diagnosis = _read(twin.raw_path), _read(cache)
+        except OSError:
+            pass  # the twin went meanwhile: diagnose the bytes instead
+        else:
+            transcript.format = twin.format
+            for name in SUMMARY_FIELDS:
+                setattr(transcript, name, getattr(twin, name))
+            _write(transcript.raw_path, raw)
+            _write(_diagnosis_path(transcript.public_id, transcript.engine_version), diagnosis)
+            return None
+    check_memory(data)
+    found, encoded = _diagnosed(data, format)
+    transcript.format = found.format
+    _apply_summary(transcript, found)
+    _write(transcript.raw_path, _compress(data))
+    _write(_diagnosis_path(transcript.public_id, transcript.engine_version), encoded.data)
+    return encoded
 
 
 def _diagnosed(data: bytes, format: str) -> tuple[FileDiagnosis, stored.Encoded]:
@@ -361,14 +437,104 @@ def load_every_of(transcript: Transcript) -> list[Parsed]:
 
 
 def project_for(owner: Any, name: str) -> Project | None:
-    """The owner's project of that name, made on first use; ``None`` for a blank name."""
-    name = name.strip()
+    """The owner's project of that name, made on first use; ``None`` for a blank name.
+
+    Scans and uploads name their project; a watched folder's project is never
+    one of these, even when it bears the same name (it is known by its path:
+    ``inspector.watch.ingest.register``). A new project whose slug a watched
+    folder holds gets the next free one.
+    """
+    name = name.strip()[:200]
     if not name:
         return None
-    project, _ = Project.objects.get_or_create(
-        owner=owner, slug=slugify(name)[:200] or "project", defaults={"name": name[:200]}
+    slug = slugify(name)[:200] or "project"
+    return project_where(
+        owner, name, [slug], Q(watched="") & (Q(slug=slug) | Q(name=name)), watched=""
     )
-    return project
+
+
+def project_where(owner: Any, name: str, slugs: list[str], same: Q, **fields: Any) -> Project:
+    """The owner's project that ``same`` picks out, else a new one under the first free slug.
+
+    ``slugs`` are tried in order, then the last one numbered (``alpha-2``,
+    ...). Safe under concurrency: of two callers making the same project at
+    once, the unique slug lets one create it and the other finds it.
+    """
+    mine = Project.objects.filter(owner=owner)
+    found = mine.filter(same).order_by("pk").first()
+    if found is not None:
+        return found
+    base = slugs[-1][:190]
+    for slug in [*slugs, *(f"{base}-{n}" for n in range(2, 1000))]:
+        holder = mine.filter(slug=slug).first()
+        if holder is None:
+            try:
+                with transaction.atomic():
+                    return Project.objects.create(owner=owner, name=name, slug=slug, **fields)
+            except IntegrityError:
+                holder = mine.filter(slug=slug).first()
+        if holder is not None and mine.filter(same, pk=holder.pk).exists():
+            return holder  # made meanwhile by another caller
+        found = mine.filter(same).order_by("pk").first()
+        if found is not None:
+            return found  # made meanwhile, under another slug
+    raise IntegrityError(f"no free slug for the project {name!r}")
+
+
+def retire_previous(
+    transcript: Transcript, relative_path: str, keep_for: Callable[[Transcript], str]
+) -> bool:
+    """The older bytes of one file make way for ``transcript``; whether there were any.
+
+    Only the transcripts of ``transcript``'s own project at ``relative_path``
+    (the same file, as an earlier scan or the watcher stored it) are looked
+    at; another project's are never touched. An older one goes only when
+    nothing still shows it:
+
+    - another file of the project holds those bytes now (``keep_for`` names
+      its path): it becomes that file's;
+    - a live share link shows it: it is kept, out of the project (whose file
+      it no longer is), so the link still opens what was shared and the
+      owner still finds it among their transcripts;
+    - otherwise it is deleted: the file's current bytes replace it.
+
+    Runs in the caller's transaction.
+    """
+    older = Transcript.objects.filter(
+        owner=transcript.owner_id, project=transcript.project_id, relative_path=relative_path
+    ).exclude(pk=transcript.pk)
+    replaced = False
+    for old in older:
+        replaced = True
+        other = keep_for(old)
+        if other:
+            Transcript.objects.filter(pk=old.pk).update(relative_path=other)
+        elif _shared(old):
+            _keep_loose(old)
+        else:
+            old.delete()
+    return replaced
+
+
+def _shared(transcript: Transcript) -> bool:
+    """Whether a share link that still opens shows the transcript (``share.ShareLink.live``)."""
+    now = timezone.now()
+    links = transcript.share_links.filter(revoked__isnull=True)
+    return links.filter(Q(expires__isnull=True) | Q(expires__gt=now)).exists()
+
+
+def _keep_loose(transcript: Transcript) -> None:
+    """Keep a shared transcript out of its project (a loose twin of its bytes takes its links)."""
+    try:
+        with transaction.atomic():
+            Transcript.objects.filter(pk=transcript.pk).update(project=None)
+    except IntegrityError:
+        # The owner has these very bytes loose already: the links show the same there.
+        twin = Transcript.objects.get(
+            owner=transcript.owner_id, project=None, sha256=transcript.sha256
+        )
+        transcript.share_links.update(transcript=twin)
+        transcript.delete()
 
 
 def delete_files(directory: str) -> None:

@@ -15,7 +15,7 @@ from django.core.exceptions import TooManyFilesSent, ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.core.paginator import Paginator
 from django.db import connection
-from django.db.models import Q
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
 from django.shortcuts import get_object_or_404, redirect, render
@@ -269,9 +269,15 @@ def _subagent_links(
     }
     if not on_page:
         return {}
-    found = Transcript.objects.filter(
-        owner=transcript.owner_id, meta__agent_id__in=set(on_page.values())
-    ).values_list("public_id", "meta__agent_id")
+    found = (
+        Transcript.objects.filter(
+            owner=transcript.owner_id, meta__agent_id__in=set(on_page.values())
+        )
+        .annotate(here=_in_project_of(transcript))
+        # A session kept in several projects: the copy in this one wins (comes last).
+        .order_by("here", "pk")
+        .values_list("public_id", "meta__agent_id")
+    )
     where = {agent: reverse("timeline", args=[public_id]) for public_id, agent in found}
     return {call: where[agent] for call, agent in on_page.items() if agent in where}
 
@@ -289,8 +295,16 @@ def _parent_session(transcript: Transcript) -> Transcript | None:
         Transcript.objects.filter(owner=transcript.owner_id, meta__session_id=session)
         .exclude(meta__sidechain=True)
         .exclude(pk=transcript.pk)
+        .annotate(here=_in_project_of(transcript))
+        .order_by("-here", "pk")  # the parent's copy in this project, if it has one
         .first()
     )
+
+
+def _in_project_of(transcript: Transcript) -> ExpressionWrapper:
+    """True for a transcript of ``transcript``'s project (the same session may be in several)."""
+    same = Q(project=transcript.project_id) if transcript.project_id else Q(project__isnull=True)
+    return ExpressionWrapper(same, output_field=BooleanField())
 
 
 @login_required

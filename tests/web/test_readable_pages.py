@@ -46,6 +46,26 @@ def test_a_task_call_links_to_its_subagent_and_the_subagent_links_back(owner_cli
     assert f'subagent of <a href="/t/{parent.public_id}/">{PARENT.name}</a>' in back
 
 
+def test_a_session_kept_in_two_projects_links_to_its_subagent_in_the_same_project(
+    owner_client, owner
+):
+    from inspector.web import store
+
+    linked = {}
+    for name in ("first", "second"):
+        project = store.project_for(owner, name)
+        parent, _ = store.store_upload(owner, read(PARENT), PARENT.name, project=project)
+        subagent, _ = store.store_upload(owner, read(SUBAGENT), SUBAGENT.name, project=project)
+        linked[name] = (parent, subagent)
+    for parent, subagent in linked.values():
+        rows = list(store.get_diagnosis(parent).rows)
+        key = next(r["key"] for r in rows for c in r["calls"] if c["id"] == TASK_CALL)
+        html = page_with_row(owner_client, parent, key)
+        assert f'href="/t/{subagent.public_id}/">open the subagent' in html
+        back = owner_client.get(f"/t/{subagent.public_id}/").content.decode()
+        assert f'subagent of <a href="/t/{parent.public_id}/">' in back
+
+
 def test_another_users_subagent_is_never_linked(owner_client, store_for, other_user):
     parent = store_for(read(PARENT), PARENT.name)
     theirs = store_for(read(SUBAGENT), SUBAGENT.name, user=other_user)

@@ -160,6 +160,14 @@ class Command(BaseCommand):
                 out(f"      {self.base_url}{transcript.get_absolute_url()}")
             if len(broken) > LISTED:
                 out(f"  … and {len(broken) - LISTED:,} more: the dashboard lists them all")
+        elsewhere, projects = reports.also_elsewhere(job)
+        if elsewhere:
+            where = ", ".join(f"{name} ({files:,})" for name, files in list(projects.items())[:5])
+            more = f" and {len(projects) - 5:,} more" if len(projects) > 5 else ""
+            out(
+                f"\nNote: {elsewhere:,} of the new files are also in other projects, which keep "
+                f"theirs: {where}{more}. Each project has its own copy."
+            )
         for note in job.notes:
             out(f"\nNote: {note}")
         dashboard = f"{self.base_url}/p/{job.project.slug}/"

@@ -1,9 +1,10 @@
 """``manage.py watch [FOLDER ...] [--owner USER]``: diagnose sessions as agents write them.
 
-Folders default to ``INSPECTOR_WATCH`` (comma-separated). Each folder becomes a
-project (named after it); every session already there is read once, then each
-new or changed file is diagnosed within about a second. SIGINT or SIGTERM stops
-it.
+Folders default to ``INSPECTOR_WATCH`` (comma-separated). Each folder is a
+project of its own, known by host and path (named after the folder, or after
+the folder and its path when that name is taken); every session already there
+is read once, then each new or changed file is diagnosed within about a second.
+SIGINT or SIGTERM stops it.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ class Command(BaseCommand):
         if not watcher.folders:
             raise CommandError("None of the folders can be watched.")
         stored = watcher.catch_up()
-        names = ", ".join(folder.path for folder in watcher.folders)
+        names = ", ".join(
+            f"{folder.path} (project “{folder.project.name}”)" for folder in watcher.folders
+        )
         self.stdout.write(f"Watching {names} ({stored:,} sessions read). Ctrl-C stops.")
         stop = threading.Event()
         for signum in (signal.SIGINT, signal.SIGTERM):
