@@ -30,6 +30,7 @@ from typing import Any, cast
 
 import orjson
 
+from inspector.engine.canonical import is_blank
 from inspector.engine.providers import RESPONSES_CALL_ID_MAX
 from inspector.formats import (
     ai_sdk,
@@ -268,8 +269,30 @@ def _parse(module: Shape, data: bytes) -> Parsed:
         raise
     except Exception as exc:  # a shape module's bug must not escape as another type
         raise FormatError(f"could not be read ({type(exc).__name__}: {exc})") from exc
+    written = getattr(module, "BLANK_IS_WRITTEN", False)
+    if not written and parsed.messages and all(map(_says_nothing, parsed.messages)):
+        # Every message blank is what reading another agent's records as this shape
+        # gives (their content under fields this shape does not have): a repair would
+        # drop them all as placeholders. Refused instead, whatever the sniff said; a
+        # shape that reads content only where it is written (BLANK_IS_WRITTEN, a
+        # shape module's optional flag) refuses such records itself, record by record.
+        raise FormatError(
+            f"every one of the {len(parsed.messages)} messages read is empty: the records "
+            "keep their content in fields this shape does not have, so this is probably "
+            "another agent's file; nothing was read"
+        )
     parsed.format = module.NAME
     return parsed
+
+
+def _says_nothing(message: dict[str, Any]) -> bool:
+    """A message with no content, no call and no result: what a misread record becomes."""
+    if message.get("role") == "tool":
+        return False
+    md = message.get("metadata")
+    if isinstance(md, dict) and md.get("tool_calls"):
+        return False
+    return is_blank(message.get("content"))
 
 
 def _ranked(head: bytes) -> list[tuple[str, Shape]]:
