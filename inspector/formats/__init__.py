@@ -55,7 +55,7 @@ from inspector.formats.base import (
     Shape,
     WireShape,
 )
-from inspector.formats.canonical import strip_private
+from inspector.formats.canonical import strip_private, unread_text_fields
 
 __all__ = [
     "FORMATS",
@@ -281,8 +281,28 @@ def _parse(module: Shape, data: bytes) -> Parsed:
             "keep their content in fields this shape does not have, so this is probably "
             "another agent's file; nothing was read"
         )
+    for number, message in enumerate(parsed.messages):
+        if _says_nothing(message) and (held := _unread_part(message)):
+            # A reader that passes on a part it did not understand (its text under a
+            # field it does not know) made a blank message of a message that says something.
+            lines = parsed.sources[number] if number < len(parsed.sources) else []
+            where = f"record {lines[0]}" if lines else f"message {number + 1}"
+            raise FormatError(
+                f"{where}: a text part without 'text' holds {held}: a field this reader "
+                "does not know, so the file was not read"
+            )
     parsed.format = module.NAME
     return parsed
+
+
+def _unread_part(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    for part in content if isinstance(content, list) else ():
+        if isinstance(part, dict) and part.get("type") == "text" and "text" not in part:
+            held = unread_text_fields(part)
+            if held:
+                return held
+    return ""
 
 
 def _says_nothing(message: dict[str, Any]) -> bool:

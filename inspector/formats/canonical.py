@@ -349,6 +349,38 @@ def dump_line(value: Any, crlf: bool = False) -> bytes:
     return out + b"\r" if crlf else out
 
 
+def part_text(part: dict[str, Any], known: Iterable[str] = ()) -> Any:
+    """A text part's ``text`` as a reader takes it: ``""`` when the part has none.
+
+    A part with no ``text`` that holds some other text (a field this shape
+    does not have: another agent's or a newer version's) is not read as an
+    empty part, which a repair would drop with its message: ``FormatError``
+    names the field. ``known`` names the shape's own fields of a text part
+    that hold text but not the words (ids, a state). A ``text`` that is not
+    a string is returned as it is.
+    """
+    if "text" in part:
+        return part["text"]
+    elsewhere = unread_text_fields(part, known)
+    if elsewhere:
+        raise FormatError(
+            f"a text part without 'text' holds {elsewhere}: a field this reader does not "
+            "know, so the file was not read"
+        )
+    return ""
+
+
+def unread_text_fields(part: dict[str, Any], known: Iterable[str] = ()) -> str:
+    """The fields of a text part without ``text`` that hold text, named for a message."""
+    skip = {"type", "text", *known}
+    held = [
+        repr(key)
+        for key, value in part.items()
+        if key not in skip and isinstance(value, str) and value.strip()
+    ]
+    return ", ".join(held[:4])
+
+
 def text_of(content: Any) -> str:
     """The text of canonical content: the string, or its text parts joined by newlines."""
     if isinstance(content, str):
