@@ -268,8 +268,12 @@ def _items(items: list[Any], problems: list[Problem]) -> list[_Msg]:
     out: list[_Msg] = []
     for n, item in enumerate(items, 1):
         if not _is_message_item(item):
-            problems.append(Problem(n, "not an OpenCode message ({'info', 'parts'})", "skipped"))
-            continue
+            # Named as not read, the export writer would leave it out of a repaired file,
+            # and whatever it holds with it. The file is refused instead.
+            held = ", ".join(repr(k) for k in item) if isinstance(item, dict) else "no fields"
+            raise FormatError(
+                f"message {n}: not an OpenCode message ({{'info', 'parts'}}; it holds {held})"
+            )
         info = item["info"]
         if info.get("role") not in ("user", "assistant"):
             problems.append(Problem(n, f"a message with role {info.get('role')!r}", "skipped"))

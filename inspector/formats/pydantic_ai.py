@@ -109,6 +109,11 @@ def parse(data: bytes) -> Parsed:
     for rec, record in enumerate(records):
         number = rec + 1
         reason = _bad_record(record)
+        if reason and isinstance(record, dict) and record.get("kind") in ("request", "response"):
+            # A message whose words are not in 'parts': named as not read, the writer would
+            # leave it out of a repaired file. The file is refused instead.
+            held = ", ".join(repr(k) for k in record if k != "kind")
+            raise FormatError(f"message {number}: {reason} (it holds {held or 'nothing else'})")
         if reason:
             problems.append(Problem(number, reason))
             continue

@@ -109,6 +109,11 @@ def test_words_under_an_unknown_field_are_refused_or_named_never_read_blank(shap
         more_blank = blanks(parsed) > blanks(before)
         named = len(parsed.problems) > len(before.problems)
         assert not more_blank or named, "a record with its words renamed was read as blank"
+        if named:
+            # A record named as not read stays in the file when a repair rewrites it.
+            note = {"role": "user", "content": "NOTE", "metadata": {"note": "interruption"}}
+            written = FORMATS[shape].serialise([*parsed.messages, note], parsed)
+            assert b"NOTE" in written and b'"x_' in written, "the unread record was dropped"
 
 
 def test_every_shape_is_sampled():
