@@ -95,9 +95,9 @@ def sniff(head: bytes) -> float:
     if _STRONG.search(head):
         return 0.5 if _OTHER.search(head) else 0.8
     if _ROLE.search(head):
-        if head.lstrip()[:1] == b"{" and any(
-            missing_content(value) for value in jsonl.head_records(head, 5)
-        ):
+        values = jsonl.head_records(head, 5)  # lines, or a whole small document
+        records = [r for v in values for r in (v[:20] if isinstance(v, list) else [v])]
+        if any(missing_content(record) for record in records):
             # A role beside no content of its own (Cursor's lines hold theirs in a
             # "message"): another agent's records, whatever their role says.
             return 0.05

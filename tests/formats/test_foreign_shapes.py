@@ -137,6 +137,7 @@ def test_no_shape_reads_another_agents_file_as_blank_messages_or_dangling_calls(
 def test_the_openai_chat_sniff_needs_content_beside_the_role():
     chat = FORMATS["openai-chat"]
     assert chat.sniff(CURSOR["text"]) < 0.1
+    assert chat.sniff(CURSOR["as a list"]) < 0.1
     real = lines({"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"})
     assert chat.sniff(real) >= 0.5
 
