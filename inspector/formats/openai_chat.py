@@ -128,7 +128,7 @@ def missing_content(record: Any) -> str | None:
         return None
     fields = ", ".join(repr(key) for key in list(record)[:6] if key != "role")
     held = f"; it holds {fields}" if fields else ""
-    article = "an" if role[:1] in ("a", "e", "i", "o", "u") else "a"
+    article = "an" if role == "assistant" else "a"  # system, developer, user, tool, function
     return (
         f"{article} {role} message without 'content' (nor 'tool_calls'){held}: "
         "not a Chat message, so it was not read as one"

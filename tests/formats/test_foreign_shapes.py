@@ -117,6 +117,7 @@ def test_a_cursor_transcript_is_refused_saying_what_was_tried(sample: str):
     reasons = dict(refused.value.attempts)
     # The reader its roles would have fooled names the line and the field it could not read.
     assert "without 'content'" in reasons["openai-chat"]
+    assert "an user" not in reasons["openai-chat"]
     assert "'message'" in reasons["openai-chat"]
 
 
