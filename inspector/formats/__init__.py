@@ -32,6 +32,7 @@ from typing import Any, cast
 
 import orjson
 
+from inspector.engine.canonical import is_blank
 from inspector.engine.providers import RESPONSES_CALL_ID_MAX
 from inspector.formats import (
     ai_sdk,
@@ -58,7 +59,7 @@ from inspector.formats.base import (
     Shape,
     WireShape,
 )
-from inspector.formats.canonical import strip_private
+from inspector.formats.canonical import strip_private, unread_text_fields
 
 __all__ = [
     "FORMATS",
@@ -277,8 +278,50 @@ def _parse(module: Shape, data: bytes) -> Parsed:
         raise
     except Exception as exc:  # a shape module's bug must not escape as another type
         raise FormatError(f"could not be read ({type(exc).__name__}: {exc})") from exc
+    written = getattr(module, "BLANK_IS_WRITTEN", False)
+    if not written and parsed.messages and all(map(_says_nothing, parsed.messages)):
+        # Every message blank is what reading another agent's records as this shape
+        # gives (their content under fields this shape does not have): a repair would
+        # drop them all as placeholders. Refused instead, whatever the sniff said; a
+        # shape that reads content only where it is written (BLANK_IS_WRITTEN, a
+        # shape module's optional flag) refuses such records itself, record by record.
+        raise FormatError(
+            f"every one of the {len(parsed.messages)} messages read is empty: the records "
+            "keep their content in fields this shape does not have, so this is probably "
+            "another agent's file; nothing was read"
+        )
+    for number, message in enumerate(parsed.messages):
+        if _says_nothing(message) and (held := _unread_part(message)):
+            # A reader that passes on a part it did not understand (its text under a
+            # field it does not know) made a blank message of a message that says something.
+            lines = parsed.sources[number] if number < len(parsed.sources) else []
+            where = f"record {lines[0]}" if lines else f"message {number + 1}"
+            raise FormatError(
+                f"{where}: a text part without 'text' holds {held}: a field this reader "
+                "does not know, so the file was not read"
+            )
     parsed.format = module.NAME
     return parsed
+
+
+def _unread_part(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    for part in content if isinstance(content, list) else ():
+        if isinstance(part, dict) and part.get("type") == "text" and "text" not in part:
+            held = unread_text_fields(part)
+            if held:
+                return held
+    return ""
+
+
+def _says_nothing(message: dict[str, Any]) -> bool:
+    """A message with no content, no call and no result: what a misread record becomes."""
+    if message.get("role") == "tool":
+        return False
+    md = message.get("metadata")
+    if isinstance(md, dict) and md.get("tool_calls"):
+        return False
+    return is_blank(message.get("content"))
 
 
 def _ranked(head: bytes) -> list[tuple[str, Shape]]:

@@ -58,6 +58,7 @@ from inspector.formats.canonical import (
     call_id,
     dump_like,
     message_list,
+    part_text,
     public,
     read_json,
 )
@@ -65,6 +66,8 @@ from inspector.formats.canonical import metadata as _md
 from inspector.formats.canonical import text_of as _joined
 
 NAME = "ai-sdk"
+# A UIMessage text part's own fields besides its text (what ``part_text`` may ignore).
+_UI_TEXT_KEYS = frozenset({"state"})
 PROVIDER = "openai-chat"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "Vercel AI SDK messages"
@@ -188,6 +191,14 @@ class _Reader:
                 self.problems.append(Problem(number, "a UIMessage without a 'parts' list"))
                 return
             self.ui(rec, role, parts)
+        elif "content" not in record:
+            # A ModelMessage keeps its words in 'content': read as empty, a repair would
+            # drop what this one holds under fields this reader does not know.
+            held = ", ".join(repr(k) for k in record if k != "role")
+            raise FormatError(
+                f"record {number}: a ModelMessage without 'content'"
+                f" (it holds {held or 'nothing else'}), so the file was not read"
+            )
         else:
             self.model(rec, role, record.get("content"))
 
@@ -382,7 +393,7 @@ def _content(parts: list[Any]) -> list[Any]:
             continue
         kind = part["type"]
         if kind == "text":
-            out.append({"type": "text", "text": _text(part.get("text"))})
+            out.append({"type": "text", "text": _text(part_text(part, known=_UI_TEXT_KEYS))})
         elif kind == "reasoning":
             out.append({"type": "thinking", "thinking": _text(part.get("text"))})
         elif kind == "image" and isinstance(part.get("image"), str):

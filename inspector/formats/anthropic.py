@@ -326,6 +326,8 @@ def _read(
     if not any(m["role"] != "system" for m in messages):
         reason = problems[0].reason if problems else "no messages"
         raise FormatError(f"no record is a Messages API message (record 1: {reason})")
+    if (elsewhere := _answered_elsewhere(messages)) is not None:
+        raise FormatError(elsewhere)
     causes: dict[int, str] = {}
     if response is not None:
         stop_reason = meta.get("stop_reason")
@@ -356,6 +358,62 @@ def _read(
 
 
 _CAUSES = {"max_tokens": "max_tokens", "model_context_window_exceeded": "max_tokens"}
+
+# How an agent that answers its tools in plain text starts the answer: Cline and Roo
+# Code write "[read_file for 'src/a.ts'] Result:" as the next user message's text.
+# The bracket holds the call's arguments as text, which may hold brackets and newlines.
+_TEXT_ANSWER = re.compile(r"\[.{1,2000}?\] Result:", re.DOTALL)
+
+
+def _answered_elsewhere(messages: list[Message]) -> str | None:
+    """Why this is another agent's history in the Messages shape, or ``None``.
+
+    In the Messages API a call is answered by a ``tool_result``. A history of
+    calls with not one ``tool_result`` anywhere, whose calls are followed by
+    user messages that answer them in text, or by user messages at all more
+    than once, answers its tools some other way: read as Anthropic, each call
+    would be dangling and a repair would invent a result for every one.
+    """
+    if any(m["role"] == "tool" for m in messages):
+        return None
+    calls = followed = in_text = 0
+    for index, message in enumerate(messages):
+        count = len(message["metadata"].get("tool_calls") or ())
+        if not count:
+            continue
+        calls += count
+        after = messages[index + 1] if index + 1 < len(messages) else None
+        if after is None or after["role"] != "user":
+            continue
+        followed += 1
+        answers = sum(1 for text in _texts(after["content"]) if _TEXT_ANSWER.match(text))
+        in_text += min(answers, count)
+    if in_text:
+        how = (
+            f"{in_text} of them are answered in plain text in the next user message"
+            " ('[tool] Result:', as Cline and Roo Code write them)"
+        )
+    elif followed > 1:
+        how = f"the conversation goes on after {followed} of the turns that make them"
+    else:
+        return None
+    return (
+        f"{calls} tool_use blocks and not one tool_result, yet {how}: the tools are answered"
+        " some other way, so this is not an Anthropic Messages history (read as one, a"
+        " repair would invent a result for every call); nothing was read"
+    )
+
+
+def _texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    return [
+        part["text"]
+        for part in (content if isinstance(content, list) else ())
+        if isinstance(part, dict)
+        and part.get("type") == "text"
+        and isinstance(part.get("text"), str)
+    ]
 
 
 def _canonical_messages(record: Any, rec: int, names: dict[str, Any]) -> list[Message] | str:

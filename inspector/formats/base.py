@@ -13,7 +13,12 @@ the same names:
   not this shape at all; a readable file with some bad lines or records
   returns a ``Parsed`` whose ``problems`` name them;
 - ``serialise(messages: list[dict], original: Parsed) -> bytes`` writes
-  canonical messages back in the source shape.
+  canonical messages back in the source shape;
+- optionally ``BLANK_IS_WRITTEN = True``: the shape reads content only where
+  it is written and refuses a record that keeps it elsewhere, so a blank
+  message is blank in the file. Without it, ``load`` refuses a read in which
+  every message is blank: that is what another agent's records read as this
+  shape look like.
 """
 
 from __future__ import annotations

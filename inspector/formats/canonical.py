@@ -55,6 +55,9 @@ PROVIDER = "openai-chat"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "Canonical JSON (the spec's own message list)"
 EXTENSION = "json"
+# Content is read only where it is written (``_foreign_message``): a blank message is
+# blank in the file (see ``base``).
+BLANK_IS_WRITTEN = True
 
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -108,6 +111,9 @@ def parse(data: bytes) -> Parsed:
     sources: list[list[int]] = []
     problems: list[Problem] = []
     for number, item in enumerate(items, 1):
+        foreign = _foreign_message(item)
+        if foreign:
+            raise FormatError(f"message {number}: {foreign}")
         reason = _bad_message(item)
         if reason:
             problems.append(Problem(number, reason))
@@ -146,6 +152,26 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
     wrapper = original.state["wrapper"]
     doc: Any = clean if wrapper is None else {**wrapper, "messages": clean}
     return dump_like(doc, original.state["data"])
+
+
+def _foreign_message(item: Any) -> str:
+    """Why ``item`` is another shape's record under a canonical role, or ``""``.
+
+    A canonical message without ``content`` is read as an empty one; but one
+    that also holds fields canonical messages do not have (Cursor's
+    ``message``, Gemini's ``parts``) keeps its content there, and reading it
+    as empty would have a repair drop what it says.
+    """
+    if not isinstance(item, dict) or "content" in item or item.get("role") not in ROLES:
+        return ""
+    metadata = item.get("metadata")
+    if item.get("role") == "tool" or (isinstance(metadata, dict) and metadata.get("tool_calls")):
+        return ""
+    foreign = [key for key in item if key not in ("role", "metadata")]
+    if not foreign:
+        return ""
+    held = ", ".join(repr(key) for key in foreign[:6])
+    return f"a {item['role']} message without 'content' that holds {held}: not a canonical message"
 
 
 def _bad_message(item: Any) -> str:
@@ -321,6 +347,38 @@ def dump_line(value: Any, crlf: bool = False) -> bytes:
     """One JSONL line (without the newline) for a record the writer made."""
     out = orjson.dumps(value)
     return out + b"\r" if crlf else out
+
+
+def part_text(part: dict[str, Any], known: Iterable[str] = ()) -> Any:
+    """A text part's ``text`` as a reader takes it: ``""`` when the part has none.
+
+    A part with no ``text`` that holds some other text (a field this shape
+    does not have: another agent's or a newer version's) is not read as an
+    empty part, which a repair would drop with its message: ``FormatError``
+    names the field. ``known`` names the shape's own fields of a text part
+    that hold text but not the words (ids, a state). A ``text`` that is not
+    a string is returned as it is.
+    """
+    if "text" in part:
+        return part["text"]
+    elsewhere = unread_text_fields(part, known)
+    if elsewhere:
+        raise FormatError(
+            f"a text part without 'text' holds {elsewhere}: a field this reader does not "
+            "know, so the file was not read"
+        )
+    return ""
+
+
+def unread_text_fields(part: dict[str, Any], known: Iterable[str] = ()) -> str:
+    """The fields of a text part without ``text`` that hold text, named for a message."""
+    skip = {"type", "text", *known}
+    held = [
+        repr(key)
+        for key, value in part.items()
+        if key not in skip and isinstance(value, str) and value.strip()
+    ]
+    return ", ".join(held[:4])
 
 
 def text_of(content: Any) -> str:

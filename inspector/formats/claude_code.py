@@ -89,7 +89,7 @@ import orjson
 
 from inspector.engine.canonical import arguments_object
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import call_id, unchanged
+from inspector.formats.canonical import call_id, part_text, unchanged
 from inspector.formats.jsonl import (
     JsonlFile,
     Record,
@@ -691,7 +691,7 @@ def _add_reply(message: dict[str, Any], idx: int, content: Any) -> _Piece:
             }
             message["metadata"].setdefault("tool_calls", []).append(call)
         elif kind == "text":  # the usual part, made here as _part makes it
-            parts.append({"type": "text", "text": block.get("text", "")})
+            parts.append({"type": "text", "text": part_text(block)})
         else:
             parts.append(_part(block))
     n = len(content)
@@ -767,7 +767,7 @@ def _part(block: dict[str, Any]) -> dict[str, Any]:
     """A content block as a canonical part (text and images mapped, others as they are)."""
     kind = block.get("type")
     if kind == "text":
-        return {"type": "text", "text": block.get("text", "")}
+        return {"type": "text", "text": part_text(block)}
     if kind == "image":
         source = block.get("source")
         if isinstance(source, dict):

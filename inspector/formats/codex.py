@@ -68,7 +68,13 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import call_id, marked_parts, message_envelope, unchanged
+from inspector.formats.canonical import (
+    call_id,
+    marked_parts,
+    message_envelope,
+    part_text,
+    unchanged,
+)
 from inspector.formats.jsonl import (
     Record,
     has_glued,
@@ -307,6 +313,14 @@ class _Reader:
                 )
                 return
             content = payload.get("content")
+            if not isinstance(content, str | list):
+                # Its words are somewhere this reader does not know: read as an empty
+                # message, a repair would drop it. Named as not read instead.
+                line = self.records[piece.rec].line
+                held = ", ".join(repr(k) for k in payload if k not in ("type", "role"))
+                reason = f"message without a 'content' list (it holds {held or 'nothing else'})"
+                self.problems.append(Problem(line, reason, "unreadable"))
+                return
             if isinstance(content, list) and not all(
                 isinstance(p, dict) and isinstance(p.get("type"), str) for p in content
             ):
@@ -459,7 +473,7 @@ def _parts(content: Any) -> list[Any]:
             continue
         kind = part.get("type")
         if kind in ("input_text", "output_text", "text"):
-            out.append({"type": "text", "text": part.get("text", "")})
+            out.append({"type": "text", "text": part_text(part)})
         elif kind == "input_image" and isinstance(part.get("image_url"), str):
             out.append(_image(part["image_url"]))
         else:

@@ -66,7 +66,7 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import call_id, unchanged
+from inspector.formats.canonical import call_id, unchanged, unread_text_fields
 from inspector.formats.canonical import metadata as _md
 from inspector.formats.canonical import text_of as _text
 from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
@@ -319,6 +319,12 @@ class _Reader:
         if kind != "item.completed":
             return  # text and asides are read when they are done
         if item_type in _TEXT:
+            if "text" not in item and (held := unread_text_fields(item, ("id",))):
+                # Its words are under a field this reader does not know: named as not
+                # read, not read as an empty reply a repair would drop.
+                reason = f"{item_type} item without 'text' holds {held}"
+                self.problems.append(Problem(line, reason, "unreadable"))
+                return
             text = item.get("text")
             if not isinstance(text, str):
                 text = "" if text is None else orjson.dumps(text).decode()

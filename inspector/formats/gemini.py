@@ -506,6 +506,11 @@ def _parse_cli(records: list[Any], state: dict[str, Any], numbers: list[int] | N
             continue
         session = session or record.get("sessionId")
         kind = record.get("type")
+        if kind in ("user", "gemini") and (why := _cli_unread(record)):
+            # Its words are under a field this reader does not know: read as an empty
+            # message, a repair would drop it. Named as not read instead.
+            problems.append(Problem(number, why))
+            continue
         if kind == "user":
             content = record.get("content")
             if isinstance(content, list):
@@ -525,6 +530,14 @@ def _parse_cli(records: list[Any], state: dict[str, Any], numbers: list[int] | N
     return Parsed(
         NAME, messages, sources, problems, not_started=not_started, meta=meta, state=state
     )
+
+
+def _cli_unread(record: dict[str, Any]) -> str:
+    """Why a Gemini CLI message record cannot be read, or ``""``: it has no content to read."""
+    if record.get("content") is not None or record.get("toolCalls"):
+        return ""
+    held = ", ".join(repr(k) for k in record if k not in ("type", "id", "timestamp"))
+    return f"a {record.get('type')} record without 'content' (it holds {held or 'nothing else'})"
 
 
 def _cli_turn(record: dict[str, Any], rec: int, not_started: set[str]) -> list[Message]:

@@ -196,6 +196,14 @@ def _message(kind: str, fields: dict[str, Any]) -> Message | str:
     content = fields.get("content")
     if content is not None and not isinstance(content, str | list):
         return "content must be text or a list of blocks"
+    if "content" not in fields and role != "tool" and not fields.get("tool_calls"):
+        # A message keeps its words in 'content': this one holds them under a field this
+        # reader does not know, and read as empty a repair would drop it.
+        held = ", ".join(repr(k) for k in list(fields)[:6])
+        raise FormatError(
+            f"a {kind} message without 'content' (it holds {held or 'nothing else'}):"
+            " not a LangChain message this reader knows"
+        )
     metadata: dict[str, Any] = {}
     if role == "assistant":
         calls = _calls(fields)

@@ -95,8 +95,44 @@ def sniff(head: bytes) -> float:
     if _STRONG.search(head):
         return 0.5 if _OTHER.search(head) else 0.8
     if _ROLE.search(head):
+        values = jsonl.head_records(head, 5)  # lines, or a whole small document
+        records = [r for v in values for r in (v[:20] if isinstance(v, list) else [v])]
+        if any(missing_content(record) for record in records):
+            # A role beside no content of its own (Cursor's lines hold theirs in a
+            # "message"): another agent's records, whatever their role says.
+            return 0.05
         return 0.3 if _OTHER.search(head) else 0.5
     return 0.05
+
+
+# A Chat message is read with the content written in it (``missing_content`` refuses a
+# record without any): a blank one is blank in the file (see ``formats._parse``).
+BLANK_IS_WRITTEN = True
+
+
+def missing_content(record: Any) -> str | None:
+    """Why ``record``, a chat role's object, cannot be a Chat message, or ``None``.
+
+    The API takes no message without ``content``, except an assistant's that
+    carries ``tool_calls`` (or the older ``function_call``). A role with
+    neither beside it is another shape's record (Cursor keeps the content in
+    a ``message`` object): read as Chat it would be a blank message, and a
+    repair would drop what it holds.
+    """
+    if not isinstance(record, dict) or "content" in record:
+        return None
+    role = record.get("role")
+    if not isinstance(role, str) or role not in _ROLES:
+        return None
+    if record.get("tool_calls") is not None or isinstance(record.get("function_call"), dict):
+        return None
+    fields = ", ".join(repr(key) for key in list(record)[:6] if key != "role")
+    held = f"; it holds {fields}" if fields else ""
+    article = "an" if role == "assistant" else "a"  # system, developer, user, tool, function
+    return (
+        f"{article} {role} message without 'content' (nor 'tool_calls'){held}: "
+        "not a Chat message, so it was not read as one"
+    )
 
 
 def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
@@ -280,6 +316,8 @@ def _read_records(
     sources: list[list[int]] = []
     problems: list[Problem] = []
     for rec, (number, record) in enumerate(zip(numbers, records, strict=True)):
+        if (why := missing_content(record)) is not None:
+            raise FormatError(f"record {number}: {why}")
         message = _canonical_message(record)
         if isinstance(message, str):
             problems.append(Problem(number, message))
@@ -356,6 +394,8 @@ def _parse_jsonl(
         if isinstance(role, str) and role.startswith("_"):
             special += 1
             continue
+        if (why := missing_content(value)) is not None:
+            raise FormatError(f"line {record.line}: {why}")
         message = _canonical_message(value)
         if isinstance(message, str):
             problems.append(Problem(record.line, message, "skipped"))

@@ -85,7 +85,7 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import call_id, read_json, unchanged
+from inspector.formats.canonical import call_id, part_text, read_json, unchanged
 from inspector.formats.canonical import metadata as _md
 from inspector.formats.canonical import text_of as _text
 
@@ -96,6 +96,8 @@ LABEL = "OpenCode export or storage records (JSON)"
 EXTENSION = "json"
 
 SRC = "_src"
+# A part's own fields that hold text but not its words (``canonical.part_text``).
+_PART_IDS = ("id", "sessionID", "messageID")
 
 # OpenCode's own words for the parts it turns into text (message-v2.ts).
 COMPACTION_TEXT = "What did we do so far?"
@@ -266,8 +268,12 @@ def _items(items: list[Any], problems: list[Problem]) -> list[_Msg]:
     out: list[_Msg] = []
     for n, item in enumerate(items, 1):
         if not _is_message_item(item):
-            problems.append(Problem(n, "not an OpenCode message ({'info', 'parts'})", "skipped"))
-            continue
+            # Named as not read, the export writer would leave it out of a repaired file,
+            # and whatever it holds with it. The file is refused instead.
+            held = ", ".join(repr(k) for k in item) if isinstance(item, dict) else "no fields"
+            raise FormatError(
+                f"message {n}: not an OpenCode message ({{'info', 'parts'}}; it holds {held})"
+            )
         info = item["info"]
         if info.get("role") not in ("user", "assistant"):
             problems.append(Problem(n, f"a message with role {info.get('role')!r}", "skipped"))
@@ -419,7 +425,7 @@ class _Reader:
         for part in msg.parts:
             kind = part.get("type")
             if kind == "text" and not part.get("ignored"):
-                content.append({"type": "text", "text": _str(part.get("text"))})
+                content.append({"type": "text", "text": _str(part_text(part, known=_PART_IDS))})
             elif kind == "file" and part.get("mime") not in _NOT_TEXT_FILES:
                 content.append(_file_content(part))
             elif kind == "compaction":
@@ -464,11 +470,11 @@ class _Reader:
             part = msg.parts[n]
             kind = part.get("type")
             if kind == "text":
-                text = _str(part.get("text"))
+                text = _str(part_text(part, known=_PART_IDS))
                 if text:
                     content.append({"type": "text", "text": text})
             elif kind == "reasoning":
-                text = _str(part.get("text"))
+                text = _str(part_text(part, known=_PART_IDS))
                 if text:
                     thinking: dict[str, Any] = {"type": "thinking", "thinking": text}
                     extra = part.get("metadata")

@@ -109,6 +109,11 @@ def parse(data: bytes) -> Parsed:
     for rec, record in enumerate(records):
         number = rec + 1
         reason = _bad_record(record)
+        if reason and isinstance(record, dict) and record.get("kind") in ("request", "response"):
+            # A message whose words are not in 'parts': named as not read, the writer would
+            # leave it out of a repaired file. The file is refused instead.
+            held = ", ".join(repr(k) for k in record if k != "kind")
+            raise FormatError(f"message {number}: {reason} (it holds {held or 'nothing else'})")
         if reason:
             problems.append(Problem(number, reason))
             continue
@@ -150,11 +155,22 @@ def _bad_record(record: Any) -> str:
     return ""
 
 
+def _without_content(part: dict[str, Any]) -> str:
+    """Why a part that should hold words but has no 'content' is not read."""
+    held = ", ".join(repr(k) for k in part if k != "part_kind")
+    return (
+        f"a {part['part_kind']} part without 'content' (it holds {held or 'nothing else'}):"
+        " its words are under a field this reader does not know, so the file was not read"
+    )
+
+
 def _request_part(part: Any) -> Message | str | None:
     """The canonical message of one request part; None for a part that is none; why not."""
     if not isinstance(part, dict) or not isinstance(part.get("part_kind"), str):
         return "a part that is not an object with a 'part_kind'"
     kind = part["part_kind"]
+    if kind in ("system-prompt", "user-prompt") and "content" not in part:
+        raise FormatError(_without_content(part))
     if kind == "system-prompt":
         return {"role": "system", "content": _text(part.get("content")), "metadata": {}}
     if kind == "user-prompt":
@@ -185,6 +201,8 @@ def _response(record: dict[str, Any], problems: list[Problem], number: int) -> M
             content.append({"type": "text", "text": orjson.dumps(part).decode()})
             continue
         kind = part["part_kind"]
+        if kind in ("text", "thinking") and "content" not in part:
+            raise FormatError(_without_content(part))
         if kind == "text":
             content.append({"type": "text", "text": _text(part.get("content"))})
         elif kind == "thinking":

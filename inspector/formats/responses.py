@@ -450,6 +450,15 @@ def _read(
             continue
         kind = item.get("type")
         role = item.get("role")
+        if kind in (None, "message") and role is not None and item.get("content") is None:
+            # The API takes no message item without content: this one keeps its words
+            # under a field this reader does not know, and read as empty a repair would
+            # drop it.
+            held = ", ".join(repr(k) for k in item if k not in ("type", "role"))
+            raise FormatError(
+                f"item {index + 1}: a {role} message without 'content'"
+                f" (it holds {held or 'nothing else'}): not a Responses item"
+            )
         if kind in (None, "message") and role in ("user", "system", "developer"):
             close(index)
             content = _canonical_content(item.get("content"))

@@ -2,11 +2,38 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
+from inspector.engine import Repair
+from inspector.engine import repair_history as _repair_history
 from inspector.engine.canonical import call_id, is_blank
+from inspector.engine.conservation import losses
 
 Message = dict[str, Any]
+
+
+def repair_history(
+    messages: list[Message],
+    is_read_only: Callable[[str], bool] | None = None,
+    *,
+    not_started: Collection[str] | None = None,
+    causes: Mapping[int, str] | None = None,
+) -> Repair:
+    """``repair_history``, held to conservation: every repair the engine tests make loses nothing.
+
+    The engine's tests import this one, so each repair they make is also
+    checked to keep every text, thinking block, image, call and result of its
+    input (or to say where it went) without each test saying so.
+    """
+    repaired = _repair_history(messages, is_read_only, not_started=not_started, causes=causes)
+    assert_conserved(messages, repaired)
+    return repaired
+
+
+def assert_conserved(messages: list[Message], repaired: Repair) -> None:
+    lost = losses(messages, repaired)
+    assert not lost, "the repair lost: " + "; ".join(map(str, lost))
 
 
 def user(content: Any = "hi", **metadata: Any) -> Message:

@@ -8,8 +8,10 @@ from typing import Any
 import orjson
 import pytest
 
-from inspector.engine import Buffer, repair_history
+from inspector.engine import Buffer
 from tests.testdata import CASES
+
+from .helpers import repair_history
 
 CASE_FILES = sorted(CASES.glob("*.json"))
 

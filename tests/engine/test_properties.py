@@ -24,12 +24,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inspector import formats
-from inspector.engine import repair_history
 from inspector.engine.canonical import INTERRUPTED, call_id, is_blank, is_partial
 from inspector.engine.providers import PROVIDERS
-from inspector.engine.repair import _Repairer
+from inspector.engine.repair import Repair, _Repairer
 
-from .helpers import assert_valid
+from .helpers import assert_conserved, assert_valid, repair_history
 
 PROFILE = settings.get_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
@@ -267,6 +266,17 @@ def test_repair_is_conservative(history: list[Message]) -> None:
             # Made by the engine, or a renamed copy of a result that was already healed.
             made = isinstance(content, str) and content.startswith(INTERRUPTED)
             assert made or any(m["content"] == content for m in history if m["role"] == "tool")
+
+
+@PROFILE
+@given(histories())
+def test_the_plain_path_loses_nothing_either(history: list[Message]) -> None:
+    # The fast loop's repairs are checked by ``helpers.repair_history`` in every test here.
+    repairer = _Repairer(history, None, None, None)
+    position = 0
+    while position < len(history):
+        position = repairer.segment(position)
+    assert_conserved(history, Repair(repairer.out, repairer.interrupted, repairer.actions))
 
 
 @PROFILE

@@ -16,10 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inspector.engine import providers as p
-from inspector.engine import repair_history
 from inspector.formats import export_wire, to_wire
 from tests.formats.shapes import replace_somewhere
 from tests.testdata import CASES, ORACLE, files, read
+
+from .helpers import repair_history
 
 
 def texts(problems: list[p.ProviderProblem]) -> list[str]:

@@ -10,10 +10,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from inspector.engine import Action, InvalidTranscript, repair_history
+from inspector.engine import Action, InvalidTranscript
 from inspector.engine.repair import MAY_HAVE_RUN, NOT_STARTED, READ_ONLY
 
-from .helpers import assert_valid, assistant, call, result, system, user
+from .helpers import assert_valid, assistant, call, repair_history, result, system, user
 
 PARTIAL = '{"project": "BILLING", "title": "March invoice run fai'
 

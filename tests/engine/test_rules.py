@@ -9,9 +9,11 @@ import pytest
 
 from inspector import formats
 from inspector.diagnosis import diagnose, repaired_bytes
-from inspector.engine import RULES, Buffer, Rule, providers, repair_history
+from inspector.engine import RULES, Buffer, Rule, providers
 from inspector.formats import export_wire
 from tests.testdata import SEEDS, SPEC
+
+from .helpers import repair_history
 
 SPEC_IDS = [
     "MEM-3", "MEM-1", "MEM-2", "MEM-10", "MEM-11",

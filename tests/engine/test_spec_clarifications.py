@@ -16,12 +16,11 @@ from typing import Any
 import pytest
 
 from inspector import formats
-from inspector.engine import repair_history
 from inspector.engine.canonical import arguments_object, is_partial
 from inspector.engine.providers import PROVIDERS, validate
 from inspector.engine.repair import MAY_HAVE_RUN
 
-from .helpers import Message, assert_valid, assistant, call, result, user
+from .helpers import Message, assert_valid, assistant, call, repair_history, result, user
 
 PARTIAL = '{"project": "BIL'
 BLANK_ARGUMENTS = ["", " ", "\n", " \t\r\n "]

@@ -8,9 +8,9 @@ from typing import Any
 import orjson
 from hypothesis import strategies as st
 
-from inspector.engine import repair_history
 from inspector.formats.base import Parsed
 from inspector.formats.canonical import call_id, calls_of, text_of
+from tests.engine.helpers import repair_history
 
 
 def repair(parsed: Parsed) -> Any:

@@ -7,10 +7,10 @@ from typing import Any
 import orjson
 import pytest
 
-from inspector.engine import repair_history
 from inspector.formats import FormatError, anthropic
 from inspector.formats.canonical import strip_private
 from tests import testdata
+from tests.engine.helpers import repair_history
 from tests.testdata import read
 
 CORPUS = testdata.CORPUS / "anthropic"

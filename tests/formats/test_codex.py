@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inspector import formats
-from inspector.engine import repair_history
 from inspector.formats import codex as cx
 from inspector.formats.base import FormatError, Parsed
+from tests.engine.helpers import repair_history
 from tests.testdata import CORPUS, files, read
 
 ROLLOUTS = files(CORPUS / "codex")

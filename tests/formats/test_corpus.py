@@ -14,9 +14,21 @@ from pathlib import Path
 import orjson
 import pytest
 
-from inspector.engine import repair_history
+from inspector.diagnosis import repair_parsed
+from inspector.engine.conservation import losses
 from inspector.engine.providers import PROVIDERS, validate
-from inspector.formats import FORMATS, FormatError, Parsed, export_wire, load, openai_chat, to_wire
+from inspector.formats import (
+    FORMATS,
+    FormatError,
+    Parsed,
+    export_wire,
+    load,
+    load_all,
+    load_part,
+    openai_chat,
+    to_wire,
+)
+from tests.engine.helpers import repair_history
 from tests.testdata import CORPUS, files, read
 
 ALL_FILES = files(CORPUS)
@@ -83,6 +95,39 @@ def test_every_corpus_file_loads(path: Path):
         parsed = load(data)
     assert parsed.format in FORMATS
     assert len(parsed.sources) == len(parsed.messages)
+
+
+def every_part(data: bytes) -> list[Parsed]:
+    """Every conversation of a file, and every branch of a forked session besides the active one."""
+    every = load_all(data)
+    for parsed in list(every):
+        for branch in parsed.meta.get("branches") or ():
+            if not branch.get("active") and branch.get("leaf"):
+                every.append(load_part(data, parsed.format, leaf=branch["leaf"]))
+    return every
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=name_of)
+def test_repairing_any_conversation_of_any_file_loses_nothing(path: Path):
+    data = read(path)
+    try:
+        every = every_part(data)
+    except FormatError:
+        return  # an empty or unknown file: the test above holds what it must say
+    for parsed in every:
+        repair = repair_parsed(parsed)
+        lost = losses(parsed.messages, repair)
+        assert not lost, "; ".join(map(str, lost))
+
+
+def test_the_conservation_check_covers_the_whole_corpus():
+    parts = 0
+    for path in ALL_FILES:
+        try:
+            parts += len(every_part(read(path)))
+        except FormatError:
+            continue
+    assert parts >= 390, parts  # 383 conversations and 11 side branches today
 
 
 @pytest.mark.parametrize("path", PROVIDER_FILES, ids=name_of)

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from inspector import formats
 from inspector.diagnosis import diagnose
-from inspector.engine import repair_history
 from inspector.engine.providers import PROVIDERS, RESPONSES_CALL_ID_MAX, validate
 from inspector.formats import canonical
+from tests.engine.helpers import repair_history
 
 EXAMPLES = {"ci": 300, "dev": 50, "fuzz": 5000}[os.environ.get("HYPOTHESIS_PROFILE", "ci")]
 PROPERTY = settings(

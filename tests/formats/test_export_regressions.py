@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from inspector import formats
 from inspector.diagnosis import diagnose
-from inspector.engine import repair_history
 from inspector.engine.providers import PROVIDERS, validate
 from inspector.formats import anthropic, gemini, openai_chat, responses
+from tests.engine.helpers import repair_history
 from tests.testdata import CORPUS, read
 
 Message = dict[str, Any]

@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inspector import formats
-from inspector.diagnosis import diagnose, repaired_bytes
+from inspector.diagnosis import diagnose, repair_parsed, repaired_bytes
+from inspector.engine.conservation import losses
 from tests.formats.shapes import replace_somewhere
 from tests.testdata import CORPUS, read
 
@@ -90,6 +91,7 @@ def check_loader(data: bytes) -> None:
             assert problem.line >= 0 and problem.reason
         diagnosis = diagnose(parsed)
         assert diagnosis.accepted_after, diagnosis.providers
+        assert losses(parsed.messages, repair_parsed(parsed)) == []
         if diagnosis.repaired_count:
             again = formats.load(repaired_bytes(parsed, "canonical"), "canonical")
             assert len(again.messages) == diagnosis.repaired_count

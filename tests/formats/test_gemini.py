@@ -8,11 +8,11 @@ import orjson
 import pytest
 
 from inspector import formats
-from inspector.engine import repair_history
 from inspector.engine.providers import check
 from inspector.formats import FormatError, gemini
 from inspector.formats.canonical import strip_private
 from tests import testdata
+from tests.engine.helpers import repair_history
 from tests.testdata import read
 
 CORPUS = testdata.CORPUS / "gemini"

@@ -7,9 +7,9 @@ from typing import Any
 import orjson
 import pytest
 
-from inspector.engine import repair_history
 from inspector.formats import FormatError, openai_chat
 from tests import testdata
+from tests.engine.helpers import repair_history
 from tests.testdata import read
 
 CORPUS = testdata.CORPUS / "openai-chat"

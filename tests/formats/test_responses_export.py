@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inspector import formats
-from inspector.engine import repair_history
 from inspector.engine.providers import RESPONSES_CALLS, check
 from inspector.formats import canonical, responses, strip_private
+from tests.engine.helpers import repair_history
 from tests.testdata import CORPUS, ORACLE, files, read
 
 Item = dict[str, Any]
