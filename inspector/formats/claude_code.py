@@ -11,9 +11,10 @@ the conversation the user is in is the branch that ends at the last leaf.
 Reading (``parse``)
 -------------------
 - The active branch ends at the last leaf in file order (the last
-  ``user``/``assistant`` record that no other names as parent, passing over a
-  leaf that is only the result of one of its parent's parallel calls) and
-  follows ``parentUuid`` up, through bookkeeping records, and
+  ``user``/``assistant`` record that no other names as parent; if that is
+  only the result of one of several parallel calls and the conversation went
+  on from the same reply, the last leaf below the reply) and follows
+  ``parentUuid`` up, through bookkeeping records, and
   across ``compact_boundary`` records by their ``logicalParentUuid``. A record
   with no parent (or a parent that is not in the file) in the middle of a
   file continues the conversation above it: Claude Code starts a new chain
@@ -528,36 +529,48 @@ class _Tree:
     def _resumed_leaf(self) -> int:
         """Where the active branch ends: the last message record in the file
         that no other one names as parent (the last record, in a file written
-        in order).
+        in order; a record written after its children is no leaf).
 
-        A record written after its children is no leaf, wherever it stands. A
-        leaf that is only the result of one of several calls of its parent
-        hangs beside the branch (see ``active_branch``): it ends the branch
-        only when every leaf is one. Every record has a child only in a cycle:
-        then the last.
+        When that leaf is only the result of one of several calls (it hangs
+        beside the branch, see ``active_branch``) and the conversation went on
+        from the same reply, the branch ends where it went on: the last leaf
+        below the reply that is no such result. Every record has a child only
+        in a cycle: then the last.
         """
-        mparent, values = self.mparent, self.values
-        children: dict[int, int] = {}
-        for p in mparent.values():
+        mparent = self.mparent
+        children: dict[int, list[int]] = {}
+        for c, p in mparent.items():
             if p is not None:
-                children[p] = children.get(p, 0) + 1
-        last: int | None = None
-        for c in reversed(self.candidates):
-            if c in children:
-                continue
-            if last is None:
-                last = c
-            p = mparent[c]
-            value = values[c]
-            beside = (
-                p is not None
-                and children[p] > 1
-                and value["type"] == "user"
-                and bool(_result_ids(value))
-            )
-            if not beside:
-                return c
-        return self.candidates[-1] if last is None else last
+                children.setdefault(p, []).append(c)
+        leaf = next((c for c in reversed(self.candidates) if c not in children), None)
+        if leaf is None:
+            return self.candidates[-1]
+        parent = mparent[leaf]
+        if parent is None or not self._beside(leaf, parent, children):
+            return leaf
+        below: list[int] = []
+        todo = [parent]
+        seen = {parent}
+        while todo:
+            for child in children.get(todo.pop(), ()):
+                if child in seen:
+                    continue
+                seen.add(child)
+                if child in children:
+                    todo.append(child)
+                elif not self._beside(child, mparent[child], children):
+                    below.append(child)
+        return max(below) if below else leaf
+
+    def _beside(self, leaf: int, parent: int | None, children: dict[int, list[int]]) -> bool:
+        """Is this leaf the result of one of several calls (its parent has another child)?"""
+        value = self.values[leaf]
+        return (
+            parent is not None
+            and len(children.get(parent, ())) > 1
+            and value["type"] == "user"
+            and bool(_result_ids(value))
+        )
 
     def _continuation(self, root: int, visited: set[int]) -> int | None:
         """The latest message record before ``root`` that the walk has not met.

@@ -441,3 +441,25 @@ def test_records_in_a_cycle_off_the_branch_are_reported_by_line_not_lost() -> No
     assert all("cycle" in p.reason for p in parsed.problems)
     # Written back untouched, whatever the repair does to the branch.
     assert cc.serialise(parsed.messages, parsed) == data
+
+
+def test_session_that_forked_and_ended_on_parallel_results_ends_on_them() -> None:
+    call = [
+        {"type": "tool_use", "id": "c1", "name": "Read", "input": {"p": "1"}},
+        {"type": "tool_use", "id": "c2", "name": "Read", "input": {"p": "2"}},
+    ]
+    data = small(
+        rec("user", "u1", None, "pick", 1),
+        rec("assistant", "a1", "u1", [{"type": "text", "text": "which?"}], 2),
+        rec("user", "u2a", "a1", "the old one", 3),
+        rec("assistant", "a2a", "u2a", [{"type": "text", "text": "done"}], 4),
+        rec("user", "u2b", "a1", "read both", 5),
+        rec("assistant", "a2b", "u2b", call, 6),
+        rec("user", "r1", "a2b", [{"type": "tool_result", "tool_use_id": "c1", "content": "1"}], 7),
+        rec("user", "r2", "a2b", [{"type": "tool_result", "tool_use_id": "c2", "content": "2"}], 8),
+    )
+    parsed = cc.parse(data)
+    roles = [m["role"] for m in parsed.messages]
+    assert roles == ["user", "assistant", "user", "assistant", "tool", "tool"]
+    assert parsed.messages[2]["content"] == "read both"
+    assert actions(parsed) == []
