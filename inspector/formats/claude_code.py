@@ -27,8 +27,11 @@ Reading (``parse``)
   to it, and 2.1.79 wrote a ``tool_result`` line before the line of its
   ``tool_use``. Each record comes after the one it follows; among records
   free to go next, the one written first goes first, so a file written in
-  order reads in file order. ``Parsed.sources`` names each message's lines
-  as they are in the file.
+  order reads in file order. A result of a reply split over several records
+  comes after the reply's last record (unless the reply went on below it),
+  and a run of results after a reply is in call order, so that the branch
+  does not depend on the order the tools finished in. ``Parsed.sources``
+  names each message's lines as they are in the file.
 - Claude Code writes the results of parallel calls as leaves hanging off
   their ``tool_use`` records, beside the chain; they belong to the branch,
   whatever else their records carry (newer versions put what the user typed
@@ -531,11 +534,11 @@ class _Tree:
         that no other one names as parent (the last record, in a file written
         in order; a record written after its children is no leaf).
 
-        When that leaf is only the result of one of several calls (it hangs
-        beside the branch, see ``active_branch``) and the conversation went on
-        from the same reply, the branch ends where it went on: the last leaf
-        below the reply that is no such result. Every record has a child only
-        in a cycle: then the last.
+        When that leaf is a result of a reply's calls and the conversation
+        went on from the same reply (the result hangs beside the branch, see
+        ``active_branch``), the branch ends where it went on: the last leaf
+        below the reply that is no result of it. Every record has a child
+        only in a cycle: then the last.
         """
         mparent = self.mparent
         children: dict[int, list[int]] = {}
@@ -545,32 +548,54 @@ class _Tree:
         leaf = next((c for c in reversed(self.candidates) if c not in children), None)
         if leaf is None:
             return self.candidates[-1]
-        parent = mparent[leaf]
-        if parent is None or not self._beside(leaf, parent, children):
-            return leaf
-        below: list[int] = []
-        todo = [parent]
-        seen = {parent}
-        while todo:
-            for child in children.get(todo.pop(), ()):
-                if child in seen:
-                    continue
-                seen.add(child)
-                if child in children:
-                    todo.append(child)
-                elif not self._beside(child, mparent[child], children):
-                    below.append(child)
-        return max(below) if below else leaf
+        seen: set[int] = set()
+        while leaf not in seen:
+            seen.add(leaf)
+            reply = self._reply_of_result(leaf)
+            if reply is None:
+                break
+            top, mid = reply
+            below: list[int] = []
+            todo, met = [top], {top}
+            while todo:
+                for child in children.get(todo.pop(), ()):
+                    if child in met:
+                        continue
+                    met.add(child)
+                    if child in children:
+                        todo.append(child)
+                        continue
+                    answers = self._reply_of_result(child)
+                    if answers is None or answers[1] != mid:
+                        below.append(child)
+            if not below:
+                break
+            leaf = max(below)
+        return leaf
 
-    def _beside(self, leaf: int, parent: int | None, children: dict[int, list[int]]) -> bool:
-        """Is this leaf the result of one of several calls (its parent has another child)?"""
-        value = self.values[leaf]
-        return (
-            parent is not None
-            and len(children.get(parent, ())) > 1
-            and value["type"] == "user"
-            and bool(_result_ids(value))
-        )
+    def _reply_of_result(self, idx: int) -> tuple[int, Any] | None:
+        """For a record of tool results under an assistant record: the first
+        record of that reply (same ``message.id``) and the id. Else None."""
+        value = self.values[idx]
+        parent = self.mparent[idx]
+        if value["type"] != "user" or parent is None or not _result_ids(value):
+            return None
+        top = self.values[parent]
+        if top["type"] != "assistant":
+            return None
+        mid = top["message"].get("id")
+        seen = {parent}
+        if mid:
+            up = self.mparent[parent]
+            while (
+                up is not None
+                and up not in seen
+                and self.values[up]["type"] == "assistant"
+                and self.values[up]["message"].get("id") == mid
+            ):
+                seen.add(up)
+                parent, up = up, self.mparent[up]
+        return parent, mid
 
     def _continuation(self, root: int, visited: set[int]) -> int | None:
         """The latest message record before ``root`` that the walk has not met.
@@ -678,6 +703,20 @@ def _history_order(
         follows[c] = p
         end = turn_end[c] = turn_end[p]
         key[c] = (end, -1, c) if end is not None and end < c else (c, 0, c)
+    # A result hanging off one record of a reply split over several comes after
+    # the whole reply, as the provider gets it (unless the reply went on after
+    # it: Claude Code ran a call while the reply was still streaming).
+    last_part = _last_parts([*walk, *beside], mparent, values)
+    for c in (*walk, *beside):
+        p = mparent[c]
+        if p is None or values[p]["type"] != "assistant" or values[c]["type"] != "user":
+            continue
+        if not _result_ids(values[c]):
+            continue
+        mid = values[p]["message"].get("id")
+        last = last_part.get(mid) if mid else None
+        if last is not None and last != p and not _goes_through(last, c, p, mparent):
+            follows[c] = last
     after: dict[int, list[int]] = {}
     for c, p in follows.items():
         after.setdefault(p, []).append(c)
@@ -688,7 +727,117 @@ def _history_order(
         out.append(c)
         for child in after.get(c, ()):
             heappush(ready, key[child])
+    # Every record follows one placed before it, so all are placed; were one
+    # not, the branch is read by its links alone rather than lose a record.
+    if len(out) != len(follows) + 1:
+        return _linked_order(walk, beside, mparent)
+    return _results_in_call_order(out, values)
+
+
+def _results_in_call_order(order: list[int], values: list[Any]) -> list[int]:
+    """Each run of result records after a reply in the order of its calls.
+
+    The order they were written in is the order the tools finished, which a
+    file need not keep (and the reader sorts the results by call anyway); so
+    the branch is the same whatever the order of its lines.
+    """
+    out = list(order)
+    calls: dict[str, int] = {}
+    reply: Any = None
+    run: list[int] = []  # positions in ``order`` of the current run of results
+
+    def close() -> None:
+        if len(run) > 1:
+            last = len(calls)
+            recs = [order[n] for n in run]
+            recs.sort(
+                key=lambda r: (
+                    min((calls.get(i, last) for i in _result_ids(values[r])), default=last),
+                    r,
+                )
+            )
+            for n, r in zip(run, recs, strict=True):
+                out[n] = r
+        run.clear()
+
+    for n, r in enumerate(order):
+        value = values[r]
+        if value["type"] == "assistant":
+            close()
+            mid = value["message"].get("id")
+            if not mid or mid != reply:
+                calls = {}
+            reply = mid
+            content = value["message"]["content"]
+            if isinstance(content, list):
+                for b in content:
+                    if b["type"] == "tool_use" and isinstance(b.get("id"), str):
+                        calls.setdefault(b["id"], len(calls))
+        elif calls and _result_ids(value):
+            run.append(n)
+        else:
+            close()
+            calls, reply = {}, None
+    close()
     return out
+
+
+def _linked_order(walk: list[int], beside: list[int], mparent: dict[int, int | None]) -> list[int]:
+    """The chain, each record beside it after its parent, in file order among them."""
+    after: dict[int, list[int]] = {}
+    for c in beside:
+        p = mparent[c]
+        assert p is not None  # a record joins beside the chain by its parent
+        after.setdefault(p, []).append(c)
+    order = {r: (r, 0) for r in walk}
+    out: list[int] = []
+    ready = [(walk[0], 0, walk[0])]
+    nexts = {walk[k - 1]: walk[k] for k in range(1, len(walk))}
+    while ready:
+        c = heappop(ready)[2]
+        out.append(c)
+        if c in nexts:
+            heappush(ready, (*order[nexts[c]], nexts[c]))
+        for child in after.get(c, ()):
+            heappush(ready, (child, 1, child))
+    return out
+
+
+def _last_parts(
+    records: list[int], mparent: dict[int, int | None], values: list[Any]
+) -> dict[Any, int]:
+    """For each reply split over several of these records: its last record."""
+    mids = {r: values[r]["message"].get("id") for r in records if values[r]["type"] == "assistant"}
+    inner = set()  # the records a later record of the same reply descends from
+    for r, mid in mids.items():
+        cur, seen = mparent[r], {r}
+        while mid and cur is not None and cur not in seen:  # up through the reply
+            seen.add(cur)
+            value = values[cur]
+            if value["type"] == "assistant":
+                if value["message"].get("id") != mid:
+                    break
+                inner.add(cur)
+            elif not _result_ids(value):
+                break
+            cur = mparent[cur]
+    out: dict[Any, int] = {}
+    for r, mid in mids.items():
+        if mid and r not in inner:
+            out[mid] = max(out.get(mid, r), r)
+    return out
+
+
+def _goes_through(last: int, record: int, parent: int, mparent: dict[int, int | None]) -> bool:
+    """Does the way up from ``last`` to ``parent`` pass through ``record``?"""
+    cur: int | None = last
+    seen: set[int] = set()
+    while cur is not None and cur != parent and cur not in seen:
+        if cur == record:
+            return True
+        seen.add(cur)
+        cur = mparent[cur]
+    return False
 
 
 def _build_messages(
@@ -1097,6 +1246,7 @@ class _Writer:
         # Units are placed by their records' places in the history (the
         # branch's order, which is the file's when every parent comes first);
         # where in the file each one goes is decided when it is written.
+        self.order = state.branch
         self.place = {rec: n for n, rec in enumerate(state.branch)}
         self.cursor = -1  # latest place in the history filled so far, in repaired order
         self.floor = -1  # latest place something was anchored after
@@ -1133,7 +1283,7 @@ class _Writer:
             # into a note) stands where that one stood, or later.
             at = self._replaced(m, used)
             if src is None and at >= 0:
-                units[0].replaces = self.state.branch[at]
+                units[0].replaces = self.order[at]
             for unit in units:
                 if role == "tool" and self.in_turn:
                     self.deferred.append(unit)
@@ -1341,7 +1491,7 @@ class _Writer:
         # last original record before it in the history (never before its
         # parent), so untouched lines keep their order.
         latest, after = -1, []
-        for rec in state.branch:
+        for rec in self.order:
             latest = max(latest, rec)
             after.append(latest)
         items: list[tuple[tuple[int, int, int], Any]] = [
@@ -1352,10 +1502,13 @@ class _Writer:
             if kind == 0:  # in place
                 assert unit.rec is not None  # an in-place unit is an original record
                 items.append(((unit.rec, 0, 0), unit))
+            elif unit.replaces is not None and self.place[unit.replaces] == place:
+                # A note where the orphan result it replaces stood: on its line.
+                items.append(((unit.replaces, 1, seq), unit))
             else:
                 items.append(((after[place] if place >= 0 else -1, 1, seq), unit))
         items.sort(key=lambda item: item[0])
-        items = self._keep_leaf_last(items, units[-1] if units else None)
+        items = self._keep_leaf_last(items, units[-1] if units else None, records)
         redirects = self._redirects()
         out: list[Any] = []
         for _, item in items:
@@ -1371,22 +1524,40 @@ class _Writer:
         return self._bytes(out)
 
     def _keep_leaf_last(
-        self, items: list[tuple[Any, Any]], leaf: _Unit | None
+        self, items: list[tuple[Any, Any]], leaf: _Unit | None, records: dict[int, Any]
     ) -> list[tuple[Any, Any]]:
-        """Other branches' messages go before the active branch's last record.
+        """Other leaves go before the active branch's last record.
 
-        The reader takes the branch that ends at the newest leaf, the later
-        in the file on a tie; when the repair dropped or replaced the old leaf,
-        a message of another branch could otherwise end the file and win.
+        The reader takes the branch that ends at the last leaf in the file;
+        when the repair dropped or replaced the old leaf, a message of another
+        branch could otherwise end the file and win, and so could a record of
+        this branch the relinking left without a child (in a file whose lines
+        were out of order, the branch's end need not be its last line). A
+        result beside its reply is passed over by the reader and stays.
         """
         last = next((n for n, (_, x) in enumerate(items) if x is leaf), -1)
         if last < 0:
             return items
-        after = [
-            n
-            for n in range(last + 1, len(items))
-            if isinstance(items[n][1], int) and items[n][1] in self.state.candidates
-        ]
+
+        def value_of(item: Any) -> Any:
+            found = records[id(item)] if isinstance(item, _Unit) else item
+            return self.values[found] if isinstance(found, int) else found
+
+        linked = {v.get("parentUuid") for _, x in items if isinstance(v := value_of(x), dict)}
+        after = []
+        for n in range(last + 1, len(items)):
+            item = items[n][1]
+            if isinstance(item, int):
+                if item in self.state.candidates:
+                    after.append(n)
+                continue
+            value = value_of(item)
+            if value.get("uuid") in linked or value.get("type") != "user":
+                continue
+            content = value["message"]["content"]
+            if isinstance(content, list) and any(b.get("type") == "tool_result" for b in content):
+                continue
+            after.append(n)
         if not after:
             return items
         moved = [items[n] for n in after]
@@ -1397,8 +1568,8 @@ class _Writer:
         """Each unit's final record (an int: the original record, untouched)."""
         state, values = self.state, self.values
         pred: dict[int, int | None] = {}
-        for k, rec in enumerate(state.branch):
-            pred[rec] = state.branch[k - 1] if k else None
+        for k, rec in enumerate(self.order):
+            pred[rec] = self.order[k - 1] if k else None
         session = state.session_id
         emitted: set[int] = set()
         reach: dict[int, Any] = {}  # id(unit) -> last assistant unit on its chain

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from inspector.diagnosis import diagnose
@@ -27,6 +27,7 @@ from inspector.formats import claude_code as cc
 from inspector.formats.base import Parsed
 from inspector.local import fix
 from tests import testdata
+from tests.formats.test_claude_code import sessions
 
 EXAMPLES = {"ci": 60, "dev": 15, "fuzz": 2000}[os.environ.get("HYPOTHESIS_PROFILE", "ci")]
 
@@ -376,6 +377,39 @@ def assert_kept(original: list[bytes], written: list[bytes]) -> list[dict[str, A
     return new
 
 
+def uuids(data: bytes) -> set[str]:
+    return {u for line in data.splitlines() if (u := uuid_of(line))}
+
+
+def one_chain(data: bytes) -> bool:
+    """Is every leaf but the last record a result beside its reply, and is
+    there one result a call?"""
+    records = [orjson.loads(line) for line in data.splitlines()]
+    answers = [
+        b["tool_use_id"]
+        for r in records
+        if isinstance(r["message"]["content"], list)
+        for b in r["message"]["content"]
+        if b["type"] == "tool_result"
+    ]
+    if len(answers) != len(set(answers)):
+        return False
+    by_uuid = {r["uuid"]: r for r in records}
+    parents = {r["parentUuid"] for r in records}
+    ends = [
+        r
+        for r in records[:-1]  # the last record, written in order, ends the chain
+        if r["uuid"] not in parents
+        and not (
+            r["type"] == "user"
+            and isinstance(r["message"]["content"], list)
+            and any(b["type"] == "tool_result" for b in r["message"]["content"])
+            and by_uuid.get(r["parentUuid"], {}).get("type") == "assistant"
+        )
+    ]
+    return not ends
+
+
 def _call_of(parsed: Parsed, record: str) -> str:
     for message, pieces in zip(parsed.messages, parsed.state.pieces, strict=True):
         uids = [parsed.state.records[rec].value.get("uuid", "") for rec, _ in pieces]
@@ -463,3 +497,63 @@ def test_session_that_forked_and_ended_on_parallel_results_ends_on_them() -> Non
     assert roles == ["user", "assistant", "user", "assistant", "tool", "tool"]
     assert parsed.messages[2]["content"] == "read both"
     assert actions(parsed) == []
+
+
+@settings(max_examples=EXAMPLES * 2, deadline=None)
+@given(data=sessions(), seed=st.randoms(use_true_random=False))
+def test_any_file_order_of_a_made_session_reads_and_repairs_the_same(
+    data: bytes, seed: random.Random
+) -> None:
+    # Two leaves that are no results (a fork: a message typed while the tools
+    # ran, left hanging) are told apart by where they stand (see the fork
+    # test), and so are two results for one call (the first written counts).
+    assume(one_chain(data))
+    in_order = cc.parse(data)
+    shuffled = data.splitlines(keepends=True)
+    seed.shuffle(shuffled)
+    moved = b"".join(shuffled)
+    parsed = cc.parse(moved)
+    assert history(parsed) == history(in_order)
+    assert parsed.causes == in_order.causes
+    assert actions(parsed) == actions(in_order)
+    out = cc.serialise(*_repaired(parsed))
+    again = cc.parse(out)
+    assert actions(again) == []
+    straight = cc.serialise(*_repaired(in_order))
+    assert history(again) == history(cc.parse(straight))
+    # The same records kept (changed, moved or not) and dropped as in order.
+    assert uuids(moved) - uuids(out) == uuids(data) - uuids(straight)
+
+
+def test_reply_that_went_on_after_a_steer_keeps_every_record_when_written_back() -> None:
+    """A reply split over records with a result and a typed message between its
+    parts: its results may not be put after its last part (the part comes
+    after them), or the repaired file reads back as three messages."""
+
+    def use_(call: str) -> list[dict[str, Any]]:
+        return [{"type": "tool_use", "id": call, "name": "Read", "input": {"p": call}}]
+
+    def result_(call: str, *more: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{"type": "tool_result", "tool_use_id": call, "content": "ok"}, *more]
+
+    steer = {"type": "text", "text": "and test it"}
+    data = small(
+        rec("user", "r1", None, "go", 1),
+        rec("assistant", "r2", "r1", use_("t0c0"), 2, mid="m0"),
+        rec("assistant", "r3", "r2", use_("t0c1"), 3, mid="m0"),
+        rec("user", "r4", "r3", result_("t0c1", steer), 4),
+        rec("assistant", "r5", "r4", use_("t0c2"), 5, mid="m0"),
+        rec("user", "r6", "r5", result_("t0c1"), 6),
+        rec("user", "r7", "r6", "go", 7),
+        rec("assistant", "r8", "r7", [{"type": "text", "text": "Ok."}], 8),
+        rec("user", "r9", "r8", "go", 9),
+        rec("assistant", "r10", "r9", use_("t3c0"), 10, mid="m3"),
+        rec("assistant", "r11", "r10", use_("t3c1"), 11, mid="m3"),
+        rec("user", "r12", "r10", result_("t3c0"), 12),
+    )
+    parsed = cc.parse(data)
+    out = cc.serialise(*_repaired(parsed))
+    again = cc.parse(out)
+    assert actions(again) == []
+    assert len(again.state.branch) == len(out.splitlines())
+    assert [m["role"] for m in again.messages][-4:] == ["user", "assistant", "tool", "tool"]
