@@ -10,20 +10,36 @@ the conversation the user is in is the branch that ends at the last leaf.
 
 Reading (``parse``)
 -------------------
-- The active branch ends at the last ``user``/``assistant`` record in file
-  order and follows ``parentUuid`` up, through bookkeeping records, and
+- The active branch ends at the last leaf in file order (the last
+  ``user``/``assistant`` record that no other names as parent; if that is
+  only the result of one of several parallel calls and the conversation went
+  on from the same reply, the last leaf below the reply) and follows
+  ``parentUuid`` up, through bookkeeping records, and
   across ``compact_boundary`` records by their ``logicalParentUuid``. A record
   with no parent (or a parent that is not in the file) in the middle of a
   file continues the conversation above it: Claude Code starts a new chain
   that way after a plan-mode context reset and did so in older versions on
-  resume, and hand-made files often have no links at all. A cycle ends the
+  resume, and hand-made files often have no links at all (a record that
+  descends from the branch is no such conversation). A cycle ends the
   walk like a root does, so a bad file cannot hang the reader.
+- Records are in chain order, not file order: Claude Code resumes by
+  walking the chain from the leaf, so where a line stands does not matter
+  to it, and 2.1.79 wrote a ``tool_result`` line before the line of its
+  ``tool_use``. Each record comes after the one it follows; among records
+  free to go next, the one written first goes first, so a file written in
+  order reads in file order. A result of a reply split over several records
+  comes after the reply's last record (unless the reply went on below it),
+  and a run of results after a reply is in call order, so that the branch
+  does not depend on the order the tools finished in. ``Parsed.sources``
+  names each message's lines as they are in the file.
 - Claude Code writes the results of parallel calls as leaves hanging off
   their ``tool_use`` records, beside the chain; they belong to the branch,
   whatever else their records carry (newer versions put what the user typed
   while the tools ran in a result's record, as a text block after it).
   So do the records of a reply split over several ``assistant`` records
-  (same ``message.id``) that sit beside the chain.
+  (same ``message.id``) that sit beside the chain. A record beside the chain
+  stays in its parent's turn, before the chain's next reply or prompt,
+  even when it was written after them.
 - Other leaves are reported as branches in ``meta["branches"]`` and where
   they leave the active branch in ``meta["forks"]``.
 - A record whose ``uuid`` was already seen (Claude Code repeats records on
@@ -73,7 +89,12 @@ again with orjson. Synthetic results become ``user`` records holding one
 records; both get uuid5 ids from the session id (and the call id for a
 result), so the same repair writes the same file. ``parentUuid`` is relinked
 around inserted and dropped records so the active branch stays one chain:
-the record after an insertion points at it. Glued lines are written as one
+the record after an insertion points at it. Records are placed and relinked
+in chain order; in the file an original record stays on its line and a new
+one goes after the last original record before it in the history, so it is
+never written before its parent and untouched lines keep their order (Claude
+Code reads the chain, not the line order; this reader's leaf is the last in
+the file, and ``_keep_leaf_last`` keeps it so). Glued lines are written as one
 record a line; lines that could not be read are kept as they were.
 """
 
@@ -83,6 +104,7 @@ import uuid
 from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from heapq import heappop, heappush
 from typing import Any
 
 import orjson
@@ -284,6 +306,12 @@ def parse(data: bytes, *, leaf: str | None = None) -> Parsed:
     for index, message in enumerate(messages):
         message["metadata"][SRC] = index
 
+    for idx in tree.unreached(branch):
+        reason = (
+            f"{values[idx]['type']} record in a parentUuid cycle that no branch reaches:"
+            " kept in the file, not read"
+        )
+        problems.append(Problem(lines[idx], reason, "skipped"))
     side_records = len(msg_records) - len(main_records)
     meta = _meta(tree, branch, values, records, sidechain, side_records, subagents)
     session_id = meta.get("session_id") or ""
@@ -427,15 +455,21 @@ class _Tree:
         return out
 
     def active_branch(self, start: int | None = None) -> list[int]:
-        """Record indices of the branch ending at ``start`` (default: the last leaf)."""
+        """Record indices of the branch ending at ``start`` (default: the resumed leaf).
+
+        In history order: each record after the one its ``parentUuid`` names,
+        wherever in the file either was written (see ``_history_order``).
+        """
         if not self.candidates:
             return []
         values, mparent = self.values, self.mparent
         visited: set[int] = set()
-        cur: int | None = self.candidates[-1] if start is None else start
+        walk: list[int] = []  # from the leaf up, continuations included
+        cur: int | None = self._resumed_leaf() if start is None else start
         self.leaf = cur
         while cur is not None:
             visited.add(cur)
+            walk.append(cur)
             p = mparent[cur]
             if p is not None and p not in visited:
                 cur = p
@@ -443,8 +477,9 @@ class _Tree:
             if p is not None:
                 self.cycles.append(values[cur].get("uuid"))
             cur = self._continuation(cur, visited)
+        walk.reverse()
         if len(visited) == len(self.candidates):  # the usual session: one chain through all
-            return list(self.candidates)
+            return walk
 
         # Beside the chain: parallel results hanging off their tool_use records,
         # and records of a split reply that the chain does not pass through.
@@ -453,7 +488,7 @@ class _Tree:
         included = set(visited)
         rest = [c for c in self.candidates if c not in included]
         if not any(mparent[c] in included for c in rest):
-            return sorted(included)
+            return walk
         message_ids = set()
         answered: set[str] = set()
         for c in visited:
@@ -471,6 +506,7 @@ class _Tree:
         # writes what the user typed while the tools ran into the record of
         # the result that arrived next (a text block after the tool_result).
         grew = True
+        beside: list[int] = []
         while grew:
             grew = False
             for c in rest:
@@ -481,24 +517,122 @@ class _Tree:
                 if value["type"] == "assistant":
                     if message.get("id") and message.get("id") in message_ids:
                         included.add(c)
+                        beside.append(c)
                         grew = True
                     continue
                 ids = _result_ids(value)
                 # A result already answered on the branch is another branch's copy.
                 if ids and not answered & ids:
                     included.add(c)
+                    beside.append(c)
                     answered |= ids
                     grew = True
-        return sorted(included)
+        return _history_order(walk, beside, mparent, values)
+
+    def _resumed_leaf(self) -> int:
+        """Where the active branch ends: the last message record in the file
+        that no other one names as parent (the last record, in a file written
+        in order; a record written after its children is no leaf).
+
+        When that leaf is a result of a reply's calls and the conversation
+        went on from the same reply (the result hangs beside the branch, see
+        ``active_branch``), the branch ends where it went on: the last leaf
+        below the reply that is no result of it. Every record has a child
+        only in a cycle: then the last.
+        """
+        mparent = self.mparent
+        children: dict[int, list[int]] = {}
+        for c, p in mparent.items():
+            if p is not None:
+                children.setdefault(p, []).append(c)
+        leaf = next((c for c in reversed(self.candidates) if c not in children), None)
+        if leaf is None:
+            return self.candidates[-1]
+        seen: set[int] = set()
+        while leaf not in seen:
+            seen.add(leaf)
+            reply = self._reply_of_result(leaf)
+            if reply is None:
+                break
+            top, mid = reply
+            below: list[int] = []
+            todo, met = [top], {top}
+            while todo:
+                for child in children.get(todo.pop(), ()):
+                    if child in met:
+                        continue
+                    met.add(child)
+                    if child in children:
+                        todo.append(child)
+                        continue
+                    answers = self._reply_of_result(child)
+                    if answers is None or answers[1] != mid:
+                        below.append(child)
+            if not below:
+                break
+            leaf = max(below)
+        return leaf
+
+    def _reply_of_result(self, idx: int) -> tuple[int, Any] | None:
+        """For a record of tool results under an assistant record: the first
+        record of that reply (same ``message.id``) and the id. Else None."""
+        value = self.values[idx]
+        parent = self.mparent[idx]
+        if value["type"] != "user" or parent is None or not _result_ids(value):
+            return None
+        top = self.values[parent]
+        if top["type"] != "assistant":
+            return None
+        mid = top["message"].get("id")
+        seen = {parent}
+        if mid:
+            up = self.mparent[parent]
+            while (
+                up is not None
+                and up not in seen
+                and self.values[up]["type"] == "assistant"
+                and self.values[up]["message"].get("id") == mid
+            ):
+                seen.add(up)
+                parent, up = up, self.mparent[up]
+        return parent, mid
 
     def _continuation(self, root: int, visited: set[int]) -> int | None:
-        """The latest message record before ``root`` that the walk has not met."""
-        candidates = self.candidates
+        """The latest message record before ``root`` that the walk has not met.
+
+        Not one that descends from a record the walk met (a record written
+        before its parent, on a branch off this one): that is no conversation
+        above the root, and going up from it would only come back.
+        """
+        candidates, mparent = self.candidates, self.mparent
         for r in range(bisect_left(candidates, root) - 1, -1, -1):
             c = candidates[r]
-            if c not in visited:
+            if c in visited:
+                continue
+            up, seen = mparent[c], {c}
+            while up is not None and up not in visited and up not in seen:
+                seen.add(up)
+                up = mparent[up]
+            if up is None or up not in visited:
                 return c
         return None
+
+    def unreached(self, branch: list[int]) -> list[int]:
+        """The message records on no branch: each has a child, so from them
+        only a cycle goes on; no leaf ends there, and ``branches`` cannot list
+        them."""
+        if len(branch) == len(self.candidates):
+            return []
+        covered = set(branch)
+        has_child = {p for p in self.mparent.values() if p is not None}
+        for c in self.candidates:
+            cur: int | None = c
+            if c in has_child:
+                continue
+            while cur is not None and cur not in covered:
+                covered.add(cur)
+                cur = self.mparent[cur]
+        return [c for c in self.candidates if c not in covered]
 
     def depth(self, start: int) -> int:
         """Message records from ``start`` up to its root (no continuation)."""
@@ -527,6 +661,183 @@ def _result_ids(value: dict[str, Any] | None) -> set[str]:
         for b in content
         if b["type"] == "tool_result" and isinstance(b.get("tool_use_id"), str)
     }
+
+
+def _history_order(
+    walk: list[int], beside: list[int], mparent: dict[int, int | None], values: list[Any]
+) -> list[int]:
+    """The branch's records with each one after the record it follows.
+
+    ``walk`` is the chain in history order (root first); each record of
+    ``beside`` (in the order they joined) follows its parent. Among the
+    records whose predecessor is placed, the one written first goes first,
+    so a file written in order (every parent before its children) comes out
+    in file order. A record beside the chain belongs to its parent's turn:
+    it goes before the chain's next reply or prompt even when it was written
+    after them (a parallel call's result that arrived late).
+    """
+    # The record that starts the next turn after each one of the chain.
+    starts: list[bool] = []
+    reply: Any = None
+    for r in walk:
+        value = values[r]
+        if value["type"] == "assistant":
+            mid = value["message"].get("id")
+            starts.append(not mid or mid != reply)
+            reply = mid
+        else:
+            starts.append(not _result_ids(value))
+    turn_end: dict[int, int | None] = {}
+    upcoming: int | None = None
+    for k in range(len(walk) - 1, -1, -1):
+        turn_end[walk[k]] = upcoming
+        if starts[k]:
+            upcoming = walk[k]
+    follows: dict[int, int] = {}
+    for k in range(1, len(walk)):
+        follows[walk[k]] = walk[k - 1]
+    key: dict[int, tuple[int, int, int]] = {r: (r, 0, r) for r in walk}
+    for c in beside:
+        p = mparent[c]
+        assert p is not None  # a record joins beside the chain by its parent
+        follows[c] = p
+        end = turn_end[c] = turn_end[p]
+        key[c] = (end, -1, c) if end is not None and end < c else (c, 0, c)
+    # A result hanging off one record of a reply split over several comes after
+    # the whole reply, as the provider gets it (unless the reply went on after
+    # it: Claude Code ran a call while the reply was still streaming).
+    last_part = _last_parts([*walk, *beside], mparent, values)
+    for c in (*walk, *beside):
+        p = mparent[c]
+        if p is None or values[p]["type"] != "assistant" or values[c]["type"] != "user":
+            continue
+        if not _result_ids(values[c]):
+            continue
+        mid = values[p]["message"].get("id")
+        last = last_part.get(mid) if mid else None
+        if last is not None and last != p and not _goes_through(last, c, p, mparent):
+            follows[c] = last
+    after: dict[int, list[int]] = {}
+    for c, p in follows.items():
+        after.setdefault(p, []).append(c)
+    ready = [key[walk[0]]]
+    out: list[int] = []
+    while ready:
+        c = heappop(ready)[2]
+        out.append(c)
+        for child in after.get(c, ()):
+            heappush(ready, key[child])
+    # Every record follows one placed before it, so all are placed; were one
+    # not, the branch is read by its links alone rather than lose a record.
+    if len(out) != len(follows) + 1:
+        return _linked_order(walk, beside, mparent)
+    return _results_in_call_order(out, values)
+
+
+def _results_in_call_order(order: list[int], values: list[Any]) -> list[int]:
+    """Each run of result records after a reply in the order of its calls.
+
+    The order they were written in is the order the tools finished, which a
+    file need not keep (and the reader sorts the results by call anyway); so
+    the branch is the same whatever the order of its lines.
+    """
+    out = list(order)
+    calls: dict[str, int] = {}
+    reply: Any = None
+    run: list[int] = []  # positions in ``order`` of the current run of results
+
+    def close() -> None:
+        if len(run) > 1:
+            last = len(calls)
+            recs = [order[n] for n in run]
+            recs.sort(
+                key=lambda r: (
+                    min((calls.get(i, last) for i in _result_ids(values[r])), default=last),
+                    r,
+                )
+            )
+            for n, r in zip(run, recs, strict=True):
+                out[n] = r
+        run.clear()
+
+    for n, r in enumerate(order):
+        value = values[r]
+        if value["type"] == "assistant":
+            close()
+            mid = value["message"].get("id")
+            if not mid or mid != reply:
+                calls = {}
+            reply = mid
+            content = value["message"]["content"]
+            if isinstance(content, list):
+                for b in content:
+                    if b["type"] == "tool_use" and isinstance(b.get("id"), str):
+                        calls.setdefault(b["id"], len(calls))
+        elif calls and _result_ids(value):
+            run.append(n)
+        else:
+            close()
+            calls, reply = {}, None
+    close()
+    return out
+
+
+def _linked_order(walk: list[int], beside: list[int], mparent: dict[int, int | None]) -> list[int]:
+    """The chain, each record beside it after its parent, in file order among them."""
+    after: dict[int, list[int]] = {}
+    for c in beside:
+        p = mparent[c]
+        assert p is not None  # a record joins beside the chain by its parent
+        after.setdefault(p, []).append(c)
+    order = {r: (r, 0) for r in walk}
+    out: list[int] = []
+    ready = [(walk[0], 0, walk[0])]
+    nexts = {walk[k - 1]: walk[k] for k in range(1, len(walk))}
+    while ready:
+        c = heappop(ready)[2]
+        out.append(c)
+        if c in nexts:
+            heappush(ready, (*order[nexts[c]], nexts[c]))
+        for child in after.get(c, ()):
+            heappush(ready, (child, 1, child))
+    return out
+
+
+def _last_parts(
+    records: list[int], mparent: dict[int, int | None], values: list[Any]
+) -> dict[Any, int]:
+    """For each reply split over several of these records: its last record."""
+    mids = {r: values[r]["message"].get("id") for r in records if values[r]["type"] == "assistant"}
+    inner = set()  # the records a later record of the same reply descends from
+    for r, mid in mids.items():
+        cur, seen = mparent[r], {r}
+        while mid and cur is not None and cur not in seen:  # up through the reply
+            seen.add(cur)
+            value = values[cur]
+            if value["type"] == "assistant":
+                if value["message"].get("id") != mid:
+                    break
+                inner.add(cur)
+            elif not _result_ids(value):
+                break
+            cur = mparent[cur]
+    out: dict[Any, int] = {}
+    for r, mid in mids.items():
+        if mid and r not in inner:
+            out[mid] = max(out.get(mid, r), r)
+    return out
+
+
+def _goes_through(last: int, record: int, parent: int, mparent: dict[int, int | None]) -> bool:
+    """Does the way up from ``last`` to ``parent`` pass through ``record``?"""
+    cur: int | None = last
+    seen: set[int] = set()
+    while cur is not None and cur != parent and cur not in seen:
+        if cur == record:
+            return True
+        seen.add(cur)
+        cur = mparent[cur]
+    return False
 
 
 def _build_messages(
@@ -578,7 +889,7 @@ def _build_messages(
                 pieces.append(reply_pieces)
                 sources.append(reply_lines)
                 in_run = False
-            elif line != reply_lines[-1]:  # the records of a glued line are next to each other
+            elif line not in reply_lines:  # a glued line holds several records
                 reply_lines.append(line)
             reply_pieces.append(_add_reply(reply, idx, content))
             # The first record to say why the reply ended has it.
@@ -932,8 +1243,13 @@ class _Writer:
         self.values: list[Any] = [r.value if r.ok else None for r in state.records]
         self.inplace: dict[int, _Unit] = {}
         self.anchored: list[_Unit] = []
-        self.cursor = -1  # highest record index placed so far, in repaired order
-        self.floor = -1  # highest record index something was anchored after
+        # Units are placed by their records' places in the history (the
+        # branch's order, which is the file's when every parent comes first);
+        # where in the file each one goes is decided when it is written.
+        self.order = state.branch
+        self.place = {rec: n for n, rec in enumerate(state.branch)}
+        self.cursor = -1  # latest place in the history filled so far, in repaired order
+        self.floor = -1  # latest place something was anchored after
         self.seq = 0
         self.deferred: list[_Unit] = []
         self.in_turn = False
@@ -967,7 +1283,7 @@ class _Writer:
             # into a note) stands where that one stood, or later.
             at = self._replaced(m, used)
             if src is None and at >= 0:
-                units[0].replaces = at
+                units[0].replaces = self.order[at]
             for unit in units:
                 if role == "tool" and self.in_turn:
                     self.deferred.append(unit)
@@ -977,14 +1293,14 @@ class _Writer:
         return self._emit()
 
     def _replaced(self, m: dict[str, Any], used: set[int]) -> int:
-        """The last record of the original message ``m`` was made from, or -1."""
+        """The place of the last record of the original message ``m`` was made from, or -1."""
         metadata = m.get("metadata")
         src = metadata.get(SRC) if isinstance(metadata, dict) else None
         if not isinstance(src, int) or isinstance(src, bool) or not 0 <= src < len(self.before):
             return -1
         if src in used:
             return -1
-        return max(rec for rec, _ in self.state.pieces[src])
+        return max(self.place[rec] for rec, _ in self.state.pieces[src])
 
     def _origin(self, m: dict[str, Any], used: set[int]) -> int | None:
         metadata = m.get("metadata")
@@ -1004,19 +1320,20 @@ class _Writer:
         touched: bool,
         role: Any,
     ) -> None:
-        if rec <= self.floor:
+        place = self.place[rec]
+        if place <= self.floor:
             # Something was inserted after this record already: the rest of
             # the record goes after it, as a record of its own.
             self._anchor(_Unit((0, 0, 0), _kind(role), rec, blocks, string, True))
             return
         unit = self.inplace.get(rec)
         if unit is None:
-            unit = self.inplace[rec] = _Unit((rec, 0, 0), _kind(role), rec)
+            unit = self.inplace[rec] = _Unit((place, 0, 0), _kind(role), rec)
         unit.blocks.extend(blocks)
         if string is not None:
             unit.string = string
         unit.touched = unit.touched or touched
-        self.cursor = max(self.cursor, rec)
+        self.cursor = max(self.cursor, place)
 
     def _anchor(self, unit: _Unit, at: int = -1) -> None:
         self.seq += 1
@@ -1167,15 +1484,31 @@ class _Writer:
         for rec in state.branch:
             if rec not in self.inplace:
                 in_branch.update(state.echoes.get(rec, ()))
+        # The repaired branch in history order: relinked along it.
+        units = sorted([*self.inplace.values(), *self.anchored], key=lambda u: u.key)
+        records = self._relink(units)
+        # In the file: an original record where it was, a new one after the
+        # last original record before it in the history (never before its
+        # parent), so untouched lines keep their order.
+        latest, after = -1, []
+        for rec in self.order:
+            latest = max(latest, rec)
+            after.append(latest)
         items: list[tuple[tuple[int, int, int], Any]] = [
             ((idx, 0, 0), idx) for idx in range(len(state.records)) if idx not in in_branch
         ]
-        units = list(self.inplace.values()) + self.anchored
-        items.extend((u.key, u) for u in units)
+        for unit in units:
+            place, kind, seq = unit.key
+            if kind == 0:  # in place
+                assert unit.rec is not None  # an in-place unit is an original record
+                items.append(((unit.rec, 0, 0), unit))
+            elif unit.replaces is not None and self.place[unit.replaces] == place:
+                # A note where the orphan result it replaces stood: on its line.
+                items.append(((unit.replaces, 1, seq), unit))
+            else:
+                items.append(((after[place] if place >= 0 else -1, 1, seq), unit))
         items.sort(key=lambda item: item[0])
-        items = self._keep_leaf_last(items)
-        ordered_units = [u for _, u in items if isinstance(u, _Unit)]
-        records = self._relink(ordered_units)
+        items = self._keep_leaf_last(items, units[-1] if units else None, records)
         redirects = self._redirects()
         out: list[Any] = []
         for _, item in items:
@@ -1190,21 +1523,41 @@ class _Writer:
                 out.append(item)
         return self._bytes(out)
 
-    def _keep_leaf_last(self, items: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
-        """Other branches' messages go before the active branch's last record.
+    def _keep_leaf_last(
+        self, items: list[tuple[Any, Any]], leaf: _Unit | None, records: dict[int, Any]
+    ) -> list[tuple[Any, Any]]:
+        """Other leaves go before the active branch's last record.
 
-        The reader takes the branch that ends at the last message in the
-        file; when the repair dropped or replaced the old leaf, a message of
-        another branch could otherwise end the file and win.
+        The reader takes the branch that ends at the last leaf in the file;
+        when the repair dropped or replaced the old leaf, a message of another
+        branch could otherwise end the file and win, and so could a record of
+        this branch the relinking left without a child (in a file whose lines
+        were out of order, the branch's end need not be its last line). A
+        result beside its reply is passed over by the reader and stays.
         """
-        last = max((n for n, (_, x) in enumerate(items) if isinstance(x, _Unit)), default=-1)
+        last = next((n for n, (_, x) in enumerate(items) if x is leaf), -1)
         if last < 0:
             return items
-        after = [
-            n
-            for n in range(last + 1, len(items))
-            if isinstance(items[n][1], int) and items[n][1] in self.state.candidates
-        ]
+
+        def value_of(item: Any) -> Any:
+            found = records[id(item)] if isinstance(item, _Unit) else item
+            return self.values[found] if isinstance(found, int) else found
+
+        linked = {v.get("parentUuid") for _, x in items if isinstance(v := value_of(x), dict)}
+        after = []
+        for n in range(last + 1, len(items)):
+            item = items[n][1]
+            if isinstance(item, int):
+                if item in self.state.candidates:
+                    after.append(n)
+                continue
+            value = value_of(item)
+            if value.get("uuid") in linked or value.get("type") != "user":
+                continue
+            content = value["message"]["content"]
+            if isinstance(content, list) and any(b.get("type") == "tool_result" for b in content):
+                continue
+            after.append(n)
         if not after:
             return items
         moved = [items[n] for n in after]
@@ -1215,8 +1568,8 @@ class _Writer:
         """Each unit's final record (an int: the original record, untouched)."""
         state, values = self.state, self.values
         pred: dict[int, int | None] = {}
-        for k, rec in enumerate(state.branch):
-            pred[rec] = state.branch[k - 1] if k else None
+        for k, rec in enumerate(self.order):
+            pred[rec] = self.order[k - 1] if k else None
         session = state.session_id
         emitted: set[int] = set()
         reach: dict[int, Any] = {}  # id(unit) -> last assistant unit on its chain
