@@ -1,11 +1,14 @@
-"""Files of agents this tool has no reader for are refused, never read as a generic shape.
+"""Other agents' files are read by their own reader or refused, never read as a generic shape.
 
 Read on a guess, such a file comes out as blank messages (their content sits
 in fields the shape does not have) or as calls that are never answered (their
 answers are written some other way), and a repair would drop every message or
 invent a result for every call. Each sniff needs the fields that make its
 shape, each reader refuses records that keep their content elsewhere, and a
-read whose messages are all blank is refused by the loader.
+read whose messages are all blank is refused by the loader. Cursor's and
+Cline's files have readers of their own (``cursor``, ``cline``); every other
+shape must still refuse them, and a layout of theirs that no reader knows is
+refused by all.
 
 The inputs are small and written here, in the layouts the agents write:
 
@@ -109,15 +112,29 @@ def blank_from_content(parsed: Parsed) -> list[int]:
     ]
 
 
-@pytest.mark.parametrize("sample", CURSOR, ids=str)
-def test_a_cursor_transcript_is_refused_saying_what_was_tried(sample: str):
+# The layouts Cursor's own reader takes; the JSON list is none of Cursor's.
+CURSOR_READ = [sample for sample in CURSOR if sample != "as a list"]
+
+
+@pytest.mark.parametrize("sample", CURSOR_READ, ids=str)
+def test_a_cursor_transcript_is_read_as_cursor_and_refused_as_chat(sample: str):
+    parsed = load(CURSOR[sample])
+    assert parsed.format == "cursor"
+    assert blank_from_content(parsed) == []
+    # The reader its roles would have fooled names the line and the field it could not read.
     with pytest.raises(FormatError) as refused:
-        load(CURSOR[sample])
+        load(CURSOR[sample], "openai-chat")
+    assert "without 'content'" in str(refused.value)
+    assert "an user" not in str(refused.value)
+    assert "'message'" in str(refused.value)
+
+
+def test_a_cursor_like_layout_no_reader_knows_is_refused_saying_what_was_tried():
+    with pytest.raises(FormatError) as refused:
+        load(CURSOR["as a list"])
     assert {name for name, _ in refused.value.attempts} == set(FORMATS)
     reasons = dict(refused.value.attempts)
-    # The reader its roles would have fooled names the line and the field it could not read.
     assert "without 'content'" in reasons["openai-chat"]
-    assert "an user" not in reasons["openai-chat"]
     assert "'message'" in reasons["openai-chat"]
 
 
@@ -127,12 +144,17 @@ def test_no_shape_reads_another_agents_file_as_blank_messages_or_dangling_calls(
     name: str, sample: str
 ):
     data = cline_history() if sample == "cline" else CURSOR[sample]
+    own = "cline" if sample == "cline" else "cursor"
     try:
         parsed = formats.load(data, name)
     except FormatError:
+        assert name != own or sample == "as a list", "its own reader refused it"
         return
     assert blank_from_content(parsed) == []
-    assert not diagnose(parsed).counts.get("PAIR-1"), "calls read as never answered"
+    # Only the agent's own reader may find a call unanswered: the sample's last
+    # attempt_completion really is (Cline answers the others in text).
+    expected = 1 if name == own == "cline" else 0
+    assert diagnose(parsed).counts.get("PAIR-1", 0) == expected, "calls read as never answered"
 
 
 def test_the_openai_chat_sniff_needs_content_beside_the_role():
@@ -169,14 +191,14 @@ def test_messages_blank_in_the_file_are_still_read_and_dropped_as_placeholders()
     assert diagnose(parsed).counts == {"MSG-1": 1}
 
 
-def test_cline_history_is_not_read_as_anthropic_with_invented_results():
-    with pytest.raises(FormatError) as refused:
-        load(cline_history())
-    reason = dict(refused.value.attempts)["anthropic"]
-    assert "3 tool_use blocks and not one tool_result" in reason
-    assert "2 of them are answered in plain text" in reason
-    with pytest.raises(FormatError, match="not an Anthropic Messages history"):
+def test_cline_history_is_read_as_cline_and_not_as_anthropic_with_invented_results():
+    parsed = load(cline_history())
+    assert parsed.format == "cline"
+    assert diagnose(parsed).counts == {"PAIR-1": 1}
+    with pytest.raises(FormatError, match="not an Anthropic Messages history") as refused:
         load(cline_history(), "anthropic")
+    assert "3 tool_use blocks and not one tool_result" in str(refused.value)
+    assert "2 of them are answered in plain text" in str(refused.value)
 
 
 def test_calls_never_answered_though_the_talk_goes_on_are_refused_too():
