@@ -939,18 +939,21 @@ def _wire_blocks(content: Any, native_only: bool) -> list[Any]:
             if not native_only or (isinstance(text, str) and text.strip()):
                 blocks.append({"type": "text", "text": text})
         elif kind == "image" and "source" not in part:
-            if part.get("url"):
-                source = {"type": "url", "url": part["url"]}
-            else:
-                source = {
-                    "type": "base64",
-                    "media_type": part.get("media_type"),
-                    "data": part.get("data"),
-                }
-            blocks.append({"type": "image", "source": source})
+            blocks.append(image_block(part))
         elif not native_only or (isinstance(kind, str) and _native(kind) and sendable_block(part)):
             blocks.append(part)
     return blocks
+
+
+def image_block(part: dict[str, Any]) -> dict[str, Any]:
+    """A canonical image part (``url``, or ``media_type`` and ``data``) as an Anthropic block.
+
+    Every shape that writes Anthropic content (this module, Claude Code, Cline) uses it.
+    """
+    if part.get("url"):
+        return {"type": "image", "source": {"type": "url", "url": part["url"]}}
+    source = {"type": "base64", "media_type": part.get("media_type"), "data": part.get("data")}
+    return {"type": "image", "source": source}
 
 
 def sendable_block(block: dict[str, Any]) -> bool:

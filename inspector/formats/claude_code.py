@@ -110,6 +110,7 @@ from typing import Any
 import orjson
 
 from inspector.engine.canonical import arguments_object
+from inspector.formats.anthropic import image_block
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.canonical import call_id, part_text, unchanged
 from inspector.formats.jsonl import (
@@ -1751,15 +1752,7 @@ def _blocks(content: Any, for_reply: bool = False) -> Any:
     out: list[Any] = []
     for part in content:
         if isinstance(part, dict) and part.get("type") == "image" and "source" not in part:
-            if part.get("url"):
-                out.append({"type": "image", "source": {"type": "url", "url": part["url"]}})
-            else:
-                source = {
-                    "type": "base64",
-                    "media_type": part.get("media_type"),
-                    "data": part.get("data"),
-                }
-                out.append({"type": "image", "source": source})
+            out.append(image_block(part))
         else:
             out.append(part)
     return out

@@ -82,6 +82,7 @@ from typing import Any
 
 import orjson
 
+from inspector.formats.anthropic import image_block
 from inspector.formats.base import FormatError, Parsed
 from inspector.formats.canonical import (
     REC,
@@ -558,15 +559,7 @@ def _content_blocks(content: Any) -> list[Any]:
         if kind == "text":
             out.append({"type": "text", "text": part.get("text", "")})
         elif kind == "image" and "source" not in part:
-            if part.get("url"):
-                out.append({"type": "image", "source": {"type": "url", "url": part["url"]}})
-            else:
-                source = {
-                    "type": "base64",
-                    "media_type": part.get("media_type"),
-                    "data": part.get("data"),
-                }
-                out.append({"type": "image", "source": source})
+            out.append(image_block(part))
         else:
             out.append(part)
     return out
