@@ -312,6 +312,35 @@ def call_id(obj: dict[str, Any]) -> str:
     return call_id_text(obj)
 
 
+def kept_calls(old: list[Any], new: list[Any]) -> Callable[[], tuple[str, str] | None]:
+    """Walk an assistant record's original call blocks against the repaired message's calls.
+
+    The record writers of pi, Cline and pydantic-ai call the returned function once
+    per original call block, in order: it gives the call's id as read and the id
+    it goes out with (the same unless renamed), or ``None`` if the repair removed
+    the call. A call is kept when the next repaired call has its name and arguments.
+    """
+    calls = [c for c in new if isinstance(c, dict)]
+    n = k = 0
+
+    def next_call() -> tuple[str, str] | None:
+        nonlocal n, k
+        call = old[n] if n < len(old) else None
+        n += 1
+        candidate = calls[k] if k < len(calls) else None
+        if (
+            call is None
+            or candidate is None
+            or candidate.get("name") != call["name"]
+            or candidate.get("arguments") != call["arguments"]
+        ):
+            return None
+        k += 1
+        return call["tool_call_id"], call_id(candidate)
+
+    return next_call
+
+
 def by_origin(messages: list[Message]) -> dict[int, list[Message]]:
     """The parsed messages of each source record, for spotting untouched groups."""
     groups: dict[int, list[Message]] = {}

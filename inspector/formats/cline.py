@@ -89,6 +89,7 @@ from inspector.formats.canonical import (
     Message,
     call_id,
     dump_like,
+    kept_calls,
     public,
     read_json,
     unchanged,
@@ -457,27 +458,19 @@ class _Writer:
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
         text_changed = m.get("content") != old.get("content")
         out: list[Any] = []
-        n = k = 0
+        kept = kept_calls(old_calls, new_calls)
         for block in blocks:
             if isinstance(block, dict) and block.get("type") == "tool_use":
-                call = old_calls[n] if n < len(old_calls) else None
-                n += 1
-                candidate = new_calls[k] if k < len(new_calls) else None
-                if (
-                    call is not None
-                    and candidate is not None
-                    and candidate.get("name") == call["name"]
-                    and candidate.get("arguments") == call["arguments"]
-                ):
-                    k += 1
-                    new_id = call_id(candidate)
-                    if new_id != call["tool_call_id"]:
-                        self.renamed[call["tool_call_id"]] = new_id
-                        block = {**block, "id": new_id}
-                        if "call_id" in block:
-                            block["call_id"] = new_id
-                    out.append(block)
-                # else: the repair removed this call
+                ids = kept()
+                if ids is None:  # the repair removed this call
+                    continue
+                old_id, new_id = ids
+                if new_id != old_id:
+                    self.renamed[old_id] = new_id
+                    block = {**block, "id": new_id}
+                    if "call_id" in block:
+                        block["call_id"] = new_id
+                out.append(block)
             elif not text_changed:
                 out.append(block)
         if text_changed:

@@ -68,7 +68,7 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import call_id, unchanged
+from inspector.formats.canonical import call_id, kept_calls, unchanged
 from inspector.formats.canonical import metadata as _md
 from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
 
@@ -861,22 +861,12 @@ def _rewrite_assistant(message: dict[str, Any], old: Message, new: Message) -> d
     blocks = content if isinstance(content, list) else []
     text_changed = new.get("content") != old.get("content")
     out: list[Any] = []
-    n = k = 0
+    kept = kept_calls(old_calls, new_calls)
     for block in blocks:
         if isinstance(block, dict) and block.get("type") == "toolCall":
-            call = old_calls[n] if n < len(old_calls) else None
-            n += 1
-            candidate = new_calls[k] if k < len(new_calls) else None
-            if (
-                call is not None
-                and candidate is not None
-                and candidate.get("name") == call["name"]
-                and candidate.get("arguments") == call["arguments"]
-            ):
-                k += 1
-                new_id = call_id(candidate)
-                out.append(block if new_id == block.get("id") else {**block, "id": new_id})
-            # else: the repair removed this call
+            ids = kept()
+            if ids is not None:  # else: the repair removed this call
+                out.append(block if ids[1] == block.get("id") else {**block, "id": ids[1]})
         elif not text_changed:
             out.append(block)
     if text_changed:

@@ -54,6 +54,7 @@ from inspector.formats.canonical import (
     Message,
     call_id,
     dump_like,
+    kept_calls,
     message_list,
     public,
     read_json,
@@ -383,23 +384,12 @@ class _Writer:
         old_calls = old["metadata"].get("tool_calls") or []
         text_changed = m.get("content") != old.get("content")
         out: list[Any] = []
-        n = k = 0
+        kept = kept_calls(old_calls, new_calls)
         for part in record["parts"]:
             if isinstance(part, dict) and part.get("part_kind") == "tool-call":
-                call = old_calls[n] if n < len(old_calls) else None
-                n += 1
-                candidate = new_calls[k] if k < len(new_calls) else None
-                if (
-                    call is not None
-                    and candidate is not None
-                    and candidate.get("name") == call["name"]
-                    and candidate.get("arguments") == call["arguments"]
-                ):
-                    k += 1
-                    new_id = call_id(candidate)
-                    same = new_id == call["tool_call_id"]
-                    out.append(part if same else {**part, "tool_call_id": new_id})
-                # else: the repair removed this call
+                ids = kept()
+                if ids is not None:  # else: the repair removed this call
+                    out.append(part if ids[0] == ids[1] else {**part, "tool_call_id": ids[1]})
             elif not (text_changed and isinstance(part, dict) and part.get("part_kind") == "text"):
                 out.append(part)
         if text_changed:
