@@ -53,6 +53,12 @@ def test_messages_read_as_markdown_and_calls_as_what_they_do(signed_in_page, rea
     diff = reply.locator(".diff-body")
     assert diff.locator(".d-del").inner_text() == "-y = 2"
     assert diff.locator(".d-add").inner_text() == "+y = 3"
+    # Single-spaced: each line starts where the one before it ends.
+    boxes = [line.bounding_box() for line in diff.locator("span[class^=d-]").all()]
+    assert len(boxes) == 4 and all(box is not None for box in boxes)
+    for above, below in zip(boxes, boxes[1:], strict=False):
+        assert abs(below["y"] - (above["y"] + above["height"])) < 1, (above, below)
+        assert below["height"] < 1.5 * above["height"]
     assert "src/app.py" in reply.locator("details.diff summary").inner_text()
     assert reply.locator("pre.command").inner_text().strip() == "$ pytest -q"
     assert "reads src/app.py" in reply.inner_text()
