@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import orjson
 import pytest
 
@@ -56,7 +58,7 @@ def test_messages_read_as_markdown_and_calls_as_what_they_do(signed_in_page, rea
     # Single-spaced: each line starts where the one before it ends.
     boxes = [line.bounding_box() for line in diff.locator("span[class^=d-]").all()]
     assert len(boxes) == 4 and all(box is not None for box in boxes)
-    for above, below in zip(boxes, boxes[1:], strict=False):
+    for above, below in itertools.pairwise(boxes):
         assert abs(below["y"] - (above["y"] + above["height"])) < 1, (above, below)
         assert below["height"] < 1.5 * above["height"]
     assert "src/app.py" in reply.locator("details.diff summary").inner_text()
