@@ -193,6 +193,9 @@ INSPECTOR_ZIP_MAX_RATIO = env_int("INSPECTOR_ZIP_MAX_RATIO", 100, minimum=1)
 # Stored bytes with no transcript row (left by a process killed mid-upload) are
 # removed when a scan is retried and when `make run` starts, once this old.
 INSPECTOR_ORPHAN_GRACE_SECONDS = env_int("INSPECTOR_ORPHAN_GRACE_SECONDS", 600, minimum=0)
+# Where a running `manage.py serve` records the address it serves on, so the
+# links other commands print (signin_link, scan) point at it (inspector/web/address.py).
+INSPECTOR_ADDRESS_FILE = VAR_DIR / "serving.json"
 # Folders of agent sessions `manage.py watch` (and `make run`) follows; none by default.
 INSPECTOR_WATCH = env_list("INSPECTOR_WATCH")
 # A task RUNNING this long, claimed by a worker that never beat (a plain db_worker),

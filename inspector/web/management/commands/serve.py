@@ -27,6 +27,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
+from inspector.web import address
 from inspector.web.signin import ensure_owner, signin_path
 from inspector.web.store import sweep_orphans
 
@@ -144,6 +145,7 @@ class Command(BaseCommand):
             name = signal.Signals(stop.signum).name
             self.stdout.write(f"\n{name}: stopping the server and the worker.")
         finally:
+            address.forget()
             self.stopping = True
             for child in (self.watcher, self.worker):
                 if child is not None:
@@ -164,7 +166,8 @@ class Command(BaseCommand):
         owner, created = ensure_owner()
         if created:
             self.stdout.write(f"Created the owner account '{owner.get_username()}'.")
-        base = f"http://{host}:{port}"
+        base = address.url_for(host, port)
+        address.record(base)  # the links signin_link and scan print point here
         self.stdout.write(
             self.style.SUCCESS(
                 f"\nSign in (one-time link, valid 15 minutes):\n  {base}{signin_path(owner)}\n"
