@@ -505,6 +505,12 @@ def readable_row(
         for part in row.get("parts") or ()
     ]
     content["calls"] = [_call(call, seen, subagent_links) for call in row.get("calls") or ()]
+    # Reasoning and nothing else a provider takes (no text, no call): not a blank row.
+    content["reasoning_only"] = (
+        not text.strip()
+        and not content["calls"]
+        and any(part.get("type") == "thinking" for part in content["parts"])
+    )
     return content
 
 
