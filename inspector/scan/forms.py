@@ -96,13 +96,15 @@ def _check_zip(upload: UploadedFile) -> None:
         )
 
 
+# The first is the default: what is wrong first, the newest of it first.
 SORTS = {
+    "-findings": ("Needs repair first", ["-needs_repair", "-problems", "-date", "-id"]),
     "-date": ("Newest first", ["-date", "-id"]),
     "date": ("Oldest first", ["date", "id"]),
     "file": ("File", ["relative_path", "file_name", "id"]),
     "-messages": ("Most messages", ["-message_count", "-id"]),
-    "-findings": ("Needs repair first", ["-needs_repair", "-problems", "-date", "-id"]),
 }
+DEFAULT_SORT = next(iter(SORTS))
 
 
 class SessionFilterForm(forms.Form):
@@ -124,6 +126,13 @@ class SessionFilterForm(forms.Form):
         label="Order",
         choices=[(key, label) for key, (label, _) in SORTS.items()],
     )
+    # A file with no messages has nothing to read or repair: the table leaves it out
+    # unless asked for (``leaves_out_empty``); the downloads of "all" keep every file.
+    empty = forms.ChoiceField(
+        required=False,
+        label="Empty files",
+        choices=[("", "Left out"), ("show", "Shown too"), ("only", "Only them")],
+    )
     page = forms.IntegerField(required=False, min_value=1)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -139,12 +148,19 @@ class SessionFilterForm(forms.Form):
             sessions = sessions.filter(counts__has_key=data["rule"])
         if data["format"]:
             sessions = sessions.filter(format=data["format"])
-        order = SORTS[data["sort"] or "-date"][1]
+        if data["empty"] == "only":
+            sessions = sessions.filter(message_count=0)
+        order = SORTS[data["sort"] or DEFAULT_SORT][1]
         return sessions.order_by(*[_nulls_last(field) for field in order])
 
     @property
+    def leaves_out_empty(self) -> bool:
+        return not self.cleaned_data.get("empty")
+
+    @property
     def filtered(self) -> bool:
-        return any(self.cleaned_data.get(name) for name in ("needs_repair", "rule", "format"))
+        names = ("needs_repair", "rule", "format", "empty")
+        return any(self.cleaned_data.get(name) for name in names)
 
 
 def _nulls_last(field: str) -> Any:

@@ -147,6 +147,7 @@ def transcript_list(request: SignedInRequest) -> HttpResponse:
         transcripts = transcripts.filter(format=form.cleaned_data["format"])
     if form.cleaned_data["needs_repair"]:
         transcripts = transcripts.filter(needs_repair=form.cleaned_data["needs_repair"] == "yes")
+    transcripts = transcripts.order_by(*form.ORDERS[form.cleaned_data["sort"]])
     page = Paginator(transcripts, LIST_PAGE_SIZE).get_page(form.cleaned_data["page"])
     context = {"form": form, "page": page, "filtered": form.has_changed()}
     template = "inspector/list.html#results" if request.htmx else "inspector/list.html"
