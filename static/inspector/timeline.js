@@ -31,6 +31,18 @@
     });
   }
 
+  // --- narrow screens: findings, downloads and filters folded, so the rows come first ---
+  var narrow = window.matchMedia ? window.matchMedia("(max-width: 860px)") : null;
+  if (narrow) {
+    var fold = function () {
+      Array.prototype.forEach.call(document.querySelectorAll("details.fold-narrow"), function (d) {
+        d.open = !narrow.matches;
+      });
+    };
+    fold();
+    if (narrow.addEventListener) narrow.addEventListener("change", fold);
+  }
+
   var opener = document.querySelector("[data-keys-open]");
   if (opener && keys && keys.showModal) {
     opener.hidden = false;
