@@ -43,6 +43,25 @@
     if (narrow.addEventListener) narrow.addEventListener("change", fold);
   }
 
+  // --- expand or fold every block of the loaded rows at once (outputs, thinking, arguments) ---
+  var foldAll = document.querySelector("[data-fold-all]");
+  if (foldAll) {
+    foldAll.addEventListener("click", function () {
+      var open = foldAll.getAttribute("data-fold-all") === "open";
+      Array.prototype.forEach.call(timeline.querySelectorAll("details"), function (d) {
+        d.open = open;
+      });
+      foldAll.setAttribute("data-fold-all", open ? "fold" : "open");
+      foldAll.textContent = open ? "Fold all" : "Expand all";
+    });
+    // Rows loaded later come as they are drawn; the button says what it will do next.
+    document.body.addEventListener("htmx:afterSettle", function () {
+      if (foldAll.getAttribute("data-fold-all") === "fold") {
+        Array.prototype.forEach.call(timeline.querySelectorAll("details"), function (d) { d.open = true; });
+      }
+    });
+  }
+
   var opener = document.querySelector("[data-keys-open]");
   if (opener && keys && keys.showModal) {
     opener.hidden = false;
