@@ -56,7 +56,7 @@ def test_messages_read_as_markdown_and_calls_as_what_they_do(signed_in_page, rea
     assert diff.locator(".d-del").inner_text() == "-y = 2"
     assert diff.locator(".d-add").inner_text() == "+y = 3"
     # Single-spaced: each line starts where the one before it ends.
-    boxes = [line.bounding_box() for line in diff.locator("span[class^=d-]").all()]
+    boxes = [line.bounding_box() for line in diff.locator(":scope > span").all()]
     assert len(boxes) == 4 and all(box is not None for box in boxes)
     for above, below in itertools.pairwise(boxes):
         assert abs(below["y"] - (above["y"] + above["height"])) < 1, (above, below)

@@ -119,8 +119,10 @@ def test_a_diff_is_single_spaced_one_block_line_per_line(owner_client, store_for
     html = owner_client.get(f"/t/{transcript.public_id}/").content.decode()
     body = re.search(r'<pre class="diff-body">(.*?)</pre>', html, re.S)
     assert body is not None
-    lines = re.findall(r'<span class="d-(\w+)">(.*?)</span>', body.group(1))
+    assert '-b = <span class="d-word">2</span>' in body.group(1)  # the word that changed
+    plain = re.sub(r'<span class="d-word">(.*?)</span>', r"\1", body.group(1))
+    lines = re.findall(r'<span class="d-(\w+)">(.*?)</span>', plain)
     assert [kind for kind, _ in lines] == ["hunk", "ctx", "del", "add", "ctx"]
     # Nothing but the line blocks themselves: no text (a newline) between them.
-    between = re.sub(r'<span class="d-\w+">.*?</span>', "", body.group(1))
+    between = re.sub(r'<span class="d-\w+">.*?</span>', "", plain)
     assert between == ""
