@@ -133,11 +133,24 @@ class SessionFilterForm(forms.Form):
         label="Empty files",
         choices=[("", "Left out"), ("show", "Shown too"), ("only", "Only them")],
     )
+    since = forms.DateField(
+        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    until = forms.DateField(
+        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
+    )
     page = forms.IntegerField(required=False, min_value=1)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         cast(forms.ChoiceField, self.fields["format"]).choices = [("", "Any"), *format_choices()]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        since, until = data.get("since"), data.get("until")
+        if since and until and since > until:
+            raise forms.ValidationError("“From” is after “To”: no day is in between.")
+        return data
 
     def apply(self, sessions: QuerySet[Session]) -> QuerySet[Session]:
         """``sessions`` filtered and ordered as asked (after ``is_valid``)."""
@@ -150,6 +163,11 @@ class SessionFilterForm(forms.Form):
             sessions = sessions.filter(format=data["format"])
         if data["empty"] == "only":
             sessions = sessions.filter(message_count=0)
+        # The day a session is listed under (when it began, else its upload), both days in.
+        if data["since"]:
+            sessions = sessions.filter(date__date__gte=data["since"])
+        if data["until"]:
+            sessions = sessions.filter(date__date__lte=data["until"])
         order = SORTS[data["sort"] or DEFAULT_SORT][1]
         return sessions.order_by(*[_nulls_last(field) for field in order])
 
@@ -159,7 +177,7 @@ class SessionFilterForm(forms.Form):
 
     @property
     def filtered(self) -> bool:
-        names = ("needs_repair", "rule", "format", "empty")
+        names = ("needs_repair", "rule", "format", "empty", "since", "until")
         return any(self.cleaned_data.get(name) for name in names)
 
 

@@ -68,3 +68,24 @@ def test_the_transcripts_list_puts_those_that_need_repair_first(owner_client, ow
     assert html.index("broken.json") < html.index("healthy.json")
     newest = owner_client.get(reverse("transcript_list") + "?sort=new").content.decode()
     assert newest.index("healthy.json") < newest.index("broken.json")
+
+
+def test_date_filters_keep_the_sessions_of_those_days(owner_client, run_scan, mixed_tree):
+    run_scan(mixed_tree, project="mixed")
+    project = Project.objects.get(slug="mixed")
+    page = reverse("scan:project", args=[project.slug])
+    began = Transcript.objects.get(relative_path="alpha/cut-call.jsonl")
+    day = began.scan_files.get().started.date().isoformat()  # 2026-01-13, its first record
+    html = owner_client.get(page, {"since": day, "until": day}).content.decode()
+    shown = set(linked_paths(html))
+    assert "alpha/cut-call.jsonl" in shown
+    days = {
+        t.relative_path: t.scan_files.get().started
+        for t in Transcript.objects.filter(project=project)
+        if t.scan_files.get().started is not None
+    }
+    assert shown == {path for path, at in days.items() if at.date().isoformat() == day}
+    later = owner_client.get(page, {"since": "2026-01-14"}).content.decode()
+    assert "alpha/cut-call.jsonl" not in set(linked_paths(later))
+    backwards = owner_client.get(page, {"since": "2026-02-01", "until": "2026-01-01"})
+    assert backwards.status_code == 400
