@@ -43,7 +43,7 @@ from inspector.diagnosis.select import (
 from inspector.engine import RULES
 from inspector.formats import FORMATS
 from inspector.local import agents
-from inspector.web import spec, store, words
+from inspector.web import export, spec, store, words
 from inspector.web.forms import (
     ApiUploadForm,
     SearchForm,
@@ -58,6 +58,7 @@ from inspector.web.http import SignedInRequest
 from inspector.web.models import ApiToken, Transcript, hash_token
 from inspector.web.render import timing_words
 from inspector.web.signin import signin_tokens
+from inspector.web.templatetags.inspector_tags import provider_label
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LIST_PAGE_SIZE = 50
-DOWNLOADS = ("repaired", "in-place", "canonical", "report", "original")
+DOWNLOADS = ("repaired", "in-place", "canonical", "report", "markdown", "original")
 
 
 def _get_transcript_for_user(request: HttpRequest, public_id: str) -> Transcript:
@@ -392,7 +393,13 @@ def download(request: HttpRequest, public_id: str, kind: str) -> HttpResponse:
             data, name = _download(transcript, kind)
     except store.UnreadableTranscript as error:
         return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
-    content_type = "application/json" if name.endswith(".json") else "application/octet-stream"
+    content_type = (
+        "application/json"
+        if name.endswith(".json")
+        else "text/markdown; charset=utf-8"
+        if name.endswith(".md")
+        else "application/octet-stream"
+    )
     response = HttpResponse(data, content_type=content_type)
     response["Content-Disposition"] = content_disposition_header(True, name)
     return response
@@ -414,6 +421,10 @@ def _download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
     elif kind == "report":
         report = report_from(store.get_diagnosis(transcript))
         data, name = orjson.dumps(report, option=orjson.OPT_INDENT_2), f"{stem}.report.json"
+    elif kind == "markdown":
+        report = report_from(store.get_diagnosis(transcript))
+        text = export.markdown(transcript.file_name, report, provider_label)
+        data, name = text.encode(), f"{stem}.diagnosis.md"
     else:
         shape = "canonical" if kind == "canonical" else "source"
         data = repaired_bytes_all(store.load_every_of(transcript), shape)
