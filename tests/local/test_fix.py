@@ -220,35 +220,3 @@ def test_a_fix_killed_at_any_point_leaves_the_old_file_or_the_new_one(
     assert outcome.status in ("fixed", "clean")
     assert sessions.check(path).verdict == "clean"
     assert not [p for p in path.parent.iterdir() if ".ti-fix-" in p.name]
-
-
-def fix_and_resume(session: str) -> subprocess.CompletedProcess[str]:
-    """``transcript-inspector fix ID && echo resuming ID`` in a shell, HOME the fixture's."""
-    script = Path(sys.executable).with_name("transcript-inspector")
-    assert script.exists(), script
-    line = '"$0" fix "$1" && echo "resuming $1"'
-    return subprocess.run(
-        ["/bin/sh", "-c", line, str(script), session],
-        capture_output=True,
-        text=True,
-        env=os.environ.copy(),
-        timeout=120,
-        check=False,
-    )
-
-
-def test_fix_then_resume_in_a_shell_resumes_after_a_repair(agent_home: Home):
-    """``transcript-inspector fix ID && claude --resume ID``, through the installed
-    command: a successful repair exits 0, so the shell goes on to resume."""
-    claude = next(p for p in agent_home.broken if ".claude" in p.parts)
-    session = agent_home.ids[claude]
-    before = claude.read_bytes()
-    shell = fix_and_resume(session)
-    assert shell.returncode == 0, shell.stderr
-    assert f"Fixed {claude}" in shell.stdout
-    assert shell.stdout.rstrip().endswith(f"resuming {session}")
-    assert claude.read_bytes() != before and fix.backups_of(claude)
-    # Fixed already: clean now, still 0, so the same line resumes again.
-    again = fix_and_resume(session)
-    assert again.returncode == 0 and "clean, nothing to repair" in again.stdout
-    assert again.stdout.rstrip().endswith(f"resuming {session}")
