@@ -91,3 +91,81 @@ def markdown(
     trailer = f"Diagnosed by Transcript Inspector (engine {_text(report['engine_version'])})"
     out += ["", "---", "", trailer + (f": {address}" if address else "") + ".", ""]
     return "\n".join(out)
+
+
+# --- one self-contained HTML file --------------------------------------------
+
+# The export holds at most this many rows (the downloads have every one).
+HTML_MAX_ROWS = 20_000
+# What the file carries inline: the page's styles, and the scripts for dark mode and keys.
+_STYLES = ("inspector/app.css", "share/share.css")
+_SCRIPTS = ("inspector/theme.js", "inspector/timeline.js")
+_ROOT_LINK = re.compile(r'(href|action)="/(?!/)')
+
+
+def _static(name: str) -> str:
+    from django.contrib.staticfiles import finders
+
+    found = finders.find(name)
+    path = found[0] if isinstance(found, list) else found
+    if not path:
+        return ""
+    with open(path, encoding="utf-8") as handle:
+        # Inline: nothing in it may close the element it sits in.
+        return handle.read().replace("</", "<\\/")
+
+
+def standalone_html(request: Any, transcript: Any, redacted: bool) -> str:
+    """The timeline of ``transcript`` as one HTML file that needs nothing else to be read:
+    styles and scripts inline, every row (up to ``HTML_MAX_ROWS``), the verdicts and the
+    findings; masked as a full share masks it, or redacted as a redacted share is. Links
+    to the rule pages point at this server."""
+    from django.template.loader import render_to_string
+
+    from inspector.diagnosis.select import (
+        Filters,
+        finding_groups,
+        page_count,
+        page_rows,
+        select_positions,
+    )
+    from inspector.share.content import mask_text, shared_groups, shared_rows
+    from inspector.web import store
+
+    diagnosis = store.get_page_diagnosis(transcript)
+    filters = Filters()
+    positions = select_positions(diagnosis, filters)
+    rows: list[Any] = []
+    for page in range(1, page_count(positions) + 1):
+        if len(rows) >= HTML_MAX_ROWS:
+            break
+        rows += shared_rows(page_rows(diagnosis, positions, page), redacted)
+    left_out = max(0, len(positions) - len(rows[:HTML_MAX_ROWS]))
+    rows = rows[:HTML_MAX_ROWS]
+    titles = {rule_id: words.title(rule, rule_id) for rule_id, rule in RULES.items()}
+    groups = shared_groups(finding_groups(diagnosis, positions, filters, 1, titles), redacted)
+    for group in groups:  # every row is on the one page: a finding links to its anchor
+        for entry in group["entries"]:
+            entry["href"] = "#" + entry["href"].rsplit("#", 1)[-1]
+    context = {
+        "transcript": transcript,
+        "title": transcript.file_name if not redacted else "a shared transcript",
+        "first_prompt": "" if redacted else mask_text(transcript.meta.get("first_prompt") or ""),
+        "diagnosis": diagnosis,
+        "providers": diagnosis.providers,
+        "groups": groups,
+        "rows": rows,
+        "row_total": len(positions),
+        "left_out": left_out,
+        "filters": filters,
+        "page": 1,
+        "pages": 1,
+        "next_query": None,
+        "views": [],
+        "redacted": redacted,
+        "styles": "\n".join(_static(name) for name in _STYLES),
+        "scripts": [_static(name) for name in _SCRIPTS],
+    }
+    html = render_to_string("inspector/export.html", context, request=request)
+    origin = request.build_absolute_uri("/").rstrip("/")
+    return _ROOT_LINK.sub(lambda m: f'{m.group(1)}="{origin}/', html)

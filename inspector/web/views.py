@@ -66,7 +66,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LIST_PAGE_SIZE = 50
-DOWNLOADS = ("repaired", "in-place", "canonical", "report", "markdown", "original")
+DOWNLOADS = (
+    "repaired", "in-place", "canonical", "report", "markdown", "html", "html-redacted", "original",
+)  # fmt: skip
 
 
 def _get_transcript_for_user(request: HttpRequest, public_id: str) -> Transcript:
@@ -390,7 +392,13 @@ def download(request: HttpRequest, public_id: str, kind: str) -> HttpResponse:
         raise Http404("No such download.")
     try:
         with store.depth_guarded():
-            data, name = _download(transcript, kind)
+            if kind in ("html", "html-redacted"):  # the timeline as one file, for this address
+                page = export.standalone_html(request, transcript, kind == "html-redacted")
+                stem = transcript.file_name.rpartition(".")[0] or transcript.file_name
+                suffix = ".redacted" if kind == "html-redacted" else ""
+                data, name = page.encode(), f"{stem}{suffix}.diagnosis.html"
+            else:
+                data, name = _download(transcript, kind)
     except store.UnreadableTranscript as error:
         return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
     content_type = (
@@ -398,6 +406,8 @@ def download(request: HttpRequest, public_id: str, kind: str) -> HttpResponse:
         if name.endswith(".json")
         else "text/markdown; charset=utf-8"
         if name.endswith(".md")
+        else "text/html; charset=utf-8"
+        if name.endswith(".html")
         else "application/octet-stream"
     )
     response = HttpResponse(data, content_type=content_type)
