@@ -50,7 +50,7 @@ from inspector.share.content import (
 )
 from inspector.share.forms import RevokeForm, ShareForm
 from inspector.share.models import ShareLink, hash_token
-from inspector.web import store, words
+from inspector.web import export, store, words
 from inspector.web.forms import TimelineForm
 from inspector.web.http import HtmxRequest, SignedInRequest
 from inspector.web.models import Transcript
@@ -62,13 +62,14 @@ SHARE_HEADERS = {
     "Cache-Control": "private, no-store",
 }
 DOWNLOADS = {
-    ShareLink.FULL: ("repaired", "canonical", "report", "original"),
-    ShareLink.REDACTED: ("report",),
+    ShareLink.FULL: ("repaired", "canonical", "report", "html", "original"),
+    ShareLink.REDACTED: ("report", "html"),
 }
 DOWNLOAD_LABELS = {
     "repaired": "Repaired file, possible secrets masked",
     "canonical": "Repaired, canonical JSON, possible secrets masked",
     "report": "Report (JSON)",
+    "html": "The timeline as one HTML file, readable without this server",
     "original": "Original, possible secrets masked",
 }
 # Compared against when no link has the hash, so both branches do the same work.
@@ -257,7 +258,11 @@ def shared_download(request: HttpRequest, token: str, kind: str) -> HttpResponse
     transcript = link.transcript
     try:
         with store.depth_guarded():
-            if link.mode == ShareLink.REDACTED:
+            if kind == "html":  # masked or redacted as this link's own page is
+                redacted = link.mode == ShareLink.REDACTED
+                data = export.standalone_html(request, transcript, redacted).encode()
+                name = "shared-transcript.html" if redacted else "shared-transcript.masked.html"
+            elif link.mode == ShareLink.REDACTED:
                 report = redacted_report(store.get_diagnosis(transcript))
                 data = orjson.dumps(report, option=orjson.OPT_INDENT_2)
                 name = "shared-transcript.redacted-report.json"
@@ -265,7 +270,13 @@ def shared_download(request: HttpRequest, token: str, kind: str) -> HttpResponse
                 data, name = _full_download(transcript, kind)
     except store.UnreadableTranscript as error:
         return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
-    content_type = "application/json" if name.endswith(".json") else "application/octet-stream"
+    content_type = (
+        "application/json"
+        if name.endswith(".json")
+        else "text/html; charset=utf-8"
+        if name.endswith(".html")
+        else "application/octet-stream"
+    )
     response = HttpResponse(data, content_type=content_type)
     response["Content-Disposition"] = content_disposition_header(True, name)
     return response

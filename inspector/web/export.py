@@ -129,7 +129,8 @@ def standalone_html(request: Any, transcript: Any, redacted: bool) -> str:
         page_rows,
         select_positions,
     )
-    from inspector.share.content import mask_text, shared_groups, shared_rows
+    from inspector.redact import mask
+    from inspector.share.content import mask_text, shared_groups, shared_rows, shared_summary
     from inspector.web import store
 
     diagnosis = store.get_page_diagnosis(transcript)
@@ -149,10 +150,11 @@ def standalone_html(request: Any, transcript: Any, redacted: bool) -> str:
             entry["href"] = "#" + entry["href"].rsplit("#", 1)[-1]
     context = {
         "transcript": transcript,
-        "title": transcript.file_name if not redacted else "a shared transcript",
+        "title": "A shared transcript" if redacted else mask(transcript.file_name),
         "first_prompt": "" if redacted else mask_text(transcript.meta.get("first_prompt") or ""),
         "diagnosis": diagnosis,
-        "providers": diagnosis.providers,
+        # The verdicts quote ids and names: masked, or redacted, as the share's are.
+        "providers": shared_summary(diagnosis, redacted)["providers"],
         "groups": groups,
         "rows": rows,
         "row_total": len(positions),
