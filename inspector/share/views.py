@@ -270,14 +270,7 @@ def shared_download(request: HttpRequest, token: str, kind: str) -> HttpResponse
                 data, name = _full_download(transcript, kind)
     except store.UnreadableTranscript as error:
         return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
-    content_type = (
-        "application/json"
-        if name.endswith(".json")
-        else "text/html; charset=utf-8"
-        if name.endswith(".html")
-        else "application/octet-stream"
-    )
-    response = HttpResponse(data, content_type=content_type)
+    response = HttpResponse(data, content_type=export.content_type(name))
     response["Content-Disposition"] = content_disposition_header(True, name)
     return response
 
