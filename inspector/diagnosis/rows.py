@@ -23,7 +23,7 @@ from inspector.engine import Action, Repair
 from inspector.engine.canonical import call_id_text
 from inspector.engine.causes import finding_words
 from inspector.formats.base import Parsed
-from inspector.formats.canonical import same_start
+from inspector.formats.private import same_start
 
 # The start of any JSON text: JSON's whitespace, then what a value can begin with.
 _JSON_START = re.compile(r'[ \t\n\r]*[{\["\-0-9tfn]')

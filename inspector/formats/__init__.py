@@ -48,6 +48,7 @@ from inspector.formats import (
     openai_chat,
     opencode,
     pi,
+    private,
     pydantic_ai,
     responses,
 )
@@ -59,7 +60,8 @@ from inspector.formats.base import (
     Shape,
     WireShape,
 )
-from inspector.formats.canonical import strip_private, unread_text_fields
+from inspector.formats.jsondoc import unread_text_fields
+from inspector.formats.private import strip_private
 
 __all__ = [
     "FORMATS",
@@ -354,7 +356,7 @@ def wire_module(provider: str) -> WireShape:
 
 def history_ids(messages: list[dict[str, Any]]) -> list[str]:
     """Every call and result id in history order, each once."""
-    # ``canonical.metadata``, ``calls_of`` and ``call_id`` inlined: this reads every message.
+    # ``private.metadata``, ``calls_of`` and ``call_id`` inlined: this reads every message.
     # tests/diagnosis/test_call_ids.py holds it to the plain definition.
     seen: dict[str, None] = {}
     for message in messages:
@@ -363,14 +365,14 @@ def history_ids(messages: list[dict[str, Any]]) -> list[str]:
             md = _EMPTY
         if message.get("role") == "tool":
             value = md.get("tool_call_id") or md.get("id") or ""
-            seen[value if value.__class__ is str else canonical.call_id(md)] = None
+            seen[value if value.__class__ is str else private.call_id(md)] = None
         calls = md.get("tool_calls")
         if not calls or (calls.__class__ is not list and not isinstance(calls, list)):
             continue
         for call in calls:
             if call.__class__ is dict or isinstance(call, dict):
                 value = call.get("tool_call_id") or call.get("id") or ""
-                seen[value if value.__class__ is str else canonical.call_id(call)] = None
+                seen[value if value.__class__ is str else private.call_id(call)] = None
     return list(seen)
 
 
@@ -414,17 +416,17 @@ def rename_map(
 
 
 def renamed_message(message: dict[str, Any], renamed: dict[str, str]) -> dict[str, Any]:
-    md = canonical.metadata(message)
+    md = private.metadata(message)
     if message.get("role") == "tool":
-        old = canonical.call_id(md)
+        old = private.call_id(md)
         if old in renamed:
             return {**message, "metadata": {**md, "tool_call_id": renamed[old]}}
         return message
-    calls = canonical.calls_of(message)
-    if not any(canonical.call_id(c) in renamed for c in calls):
+    calls = private.calls_of(message)
+    if not any(private.call_id(c) in renamed for c in calls):
         return message
     fresh = []
     for call in calls:
-        old = canonical.call_id(call)
+        old = private.call_id(call)
         fresh.append({**call, "tool_call_id": renamed.get(old, old)} if old in renamed else call)
     return {**message, "metadata": {**md, "tool_calls": fresh}}

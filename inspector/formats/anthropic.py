@@ -63,29 +63,28 @@ from inspector.engine.canonical import arguments_object
 from inspector.engine.providers import ANTHROPIC_THINKING
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import (
+from inspector.formats.detect import Alternatives, list_shape
+from inspector.formats.exchanges import append_exchange, exchanges, use_exchange
+from inspector.formats.jsondoc import (
+    arguments_dict,
+    dump_like,
+    dump_line,
+    read_json,
+    system_as_user,
+)
+from inspector.formats.private import (
     PART,
     REC,
     RESPONSE_REC,
     SYSTEM_REC,
-    Alternatives,
     Message,
-    append_exchange,
-    arguments_dict,
     by_origin,
     call_id,
     calls_of,
-    dump_like,
-    dump_line,
-    exchanges,
-    list_shape,
     metadata,
     origin,
     public,
-    read_json,
-    system_as_user,
     turns,
-    use_exchange,
 )
 
 NAME = "anthropic"

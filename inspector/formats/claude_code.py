@@ -112,7 +112,7 @@ import orjson
 from inspector.engine.canonical import arguments_object
 from inspector.formats.anthropic import image_block
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import call_id, part_text, unchanged
+from inspector.formats.jsondoc import part_text
 from inspector.formats.jsonl import (
     JsonlFile,
     Record,
@@ -123,6 +123,7 @@ from inspector.formats.jsonl import (
     release,
     unglue,
 )
+from inspector.formats.private import call_id, unchanged
 
 NAME = "claude-code"
 PROVIDER = "anthropic"

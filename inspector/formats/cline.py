@@ -84,17 +84,9 @@ import orjson
 
 from inspector.formats.anthropic import image_block
 from inspector.formats.base import FormatError, Parsed
-from inspector.formats.canonical import (
-    REC,
-    Message,
-    call_id,
-    dump_like,
-    kept_calls,
-    public,
-    read_json,
-    unchanged,
-)
-from inspector.formats.canonical import metadata as _md
+from inspector.formats.jsondoc import dump_like, read_json
+from inspector.formats.private import REC, Message, call_id, kept_calls, public, unchanged
+from inspector.formats.private import metadata as _md
 
 NAME = "cline"
 PROVIDER = "anthropic"

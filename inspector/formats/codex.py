@@ -26,7 +26,7 @@ Reading (``parse``)
   while a call ran (approvals), which the API does not mind either.
 - An assistant message's fields beyond its content (its ``phase``,
   ``commentary`` or ``final_answer``) stay on its text parts, under ``item``
-  (``canonical.marked_parts``): the Responses export writes each message back
+  (``responses.marked_parts``): the Responses export writes each message back
   with its own, as the model wants them sent.
 - A call's ``arguments`` stay the string Codex stored. A custom tool's free
   text ``input`` is given as ``{"input": text}``: it is not JSON and never
@@ -68,13 +68,7 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import (
-    call_id,
-    marked_parts,
-    message_envelope,
-    part_text,
-    unchanged,
-)
+from inspector.formats.jsondoc import part_text
 from inspector.formats.jsonl import (
     Record,
     has_glued,
@@ -83,6 +77,8 @@ from inspector.formats.jsonl import (
     read_jsonl,
     unglue,
 )
+from inspector.formats.private import call_id, unchanged
+from inspector.formats.responses import marked_parts, message_envelope
 
 NAME = "codex"
 PROVIDER = "responses"

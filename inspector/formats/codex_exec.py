@@ -66,10 +66,11 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import call_id, unchanged, unread_text_fields
-from inspector.formats.canonical import metadata as _md
-from inspector.formats.canonical import text_of as _text
+from inspector.formats.jsondoc import text_of as _text
+from inspector.formats.jsondoc import unread_text_fields
 from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
+from inspector.formats.private import call_id, unchanged
+from inspector.formats.private import metadata as _md
 
 NAME = "codex-exec"
 PROVIDER = "responses"

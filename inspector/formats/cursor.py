@@ -59,8 +59,7 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed
-from inspector.formats.canonical import REC, Message, dump_line, public, unchanged
-from inspector.formats.canonical import metadata as _md
+from inspector.formats.jsondoc import dump_line
 from inspector.formats.jsonl import (
     Record,
     has_glued,
@@ -69,6 +68,8 @@ from inspector.formats.jsonl import (
     read_jsonl,
     unglue,
 )
+from inspector.formats.private import REC, Message, public, unchanged
+from inspector.formats.private import metadata as _md
 
 NAME = "cursor"
 PROVIDER = "anthropic"

@@ -62,29 +62,28 @@ import orjson
 from inspector.engine.canonical import arguments_object, json_object
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import (
+from inspector.formats.detect import Alternatives, list_shape
+from inspector.formats.exchanges import append_exchange, exchanges, use_exchange
+from inspector.formats.jsondoc import (
+    SYSTEM_NOTE,
+    arguments_dict,
+    dump_like,
+    dump_line,
+    read_json,
+    text_of,
+)
+from inspector.formats.private import (
     PART,
     REC,
-    SYSTEM_NOTE,
     SYSTEM_REC,
-    Alternatives,
     Message,
-    append_exchange,
-    arguments_dict,
     by_origin,
     call_id,
     calls_of,
-    dump_like,
-    dump_line,
-    exchanges,
-    list_shape,
     metadata,
     origin,
     public,
-    read_json,
-    text_of,
     turns,
-    use_exchange,
 )
 
 NAME = "gemini"

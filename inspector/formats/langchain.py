@@ -46,16 +46,10 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import (
-    REC,
-    Alternatives,
-    Message,
-    call_id,
-    dump_like,
-    public,
-    read_json,
-)
-from inspector.formats.canonical import metadata as _md
+from inspector.formats.detect import Alternatives
+from inspector.formats.jsondoc import dump_like, read_json
+from inspector.formats.private import REC, Message, call_id, public
+from inspector.formats.private import metadata as _md
 
 NAME = "langchain"
 PROVIDER = "openai-chat"

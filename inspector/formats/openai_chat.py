@@ -41,25 +41,19 @@ from typing import Any
 
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import (
+from inspector.formats.detect import Alternatives, list_shape
+from inspector.formats.exchanges import append_exchange, exchanges, pick_exchange
+from inspector.formats.jsondoc import arguments_string, dump_like, dump_line, read_json
+from inspector.formats.private import (
     REC,
     RESPONSE_REC,
-    Alternatives,
     Message,
-    append_exchange,
-    arguments_string,
     by_origin,
     call_id,
     calls_of,
-    dump_like,
-    dump_line,
-    exchanges,
-    list_shape,
     metadata,
     origin,
-    pick_exchange,
     public,
-    read_json,
 )
 
 NAME = "openai-chat"

@@ -85,9 +85,10 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import call_id, part_text, read_json, unchanged
-from inspector.formats.canonical import metadata as _md
-from inspector.formats.canonical import text_of as _text
+from inspector.formats.jsondoc import part_text, read_json
+from inspector.formats.jsondoc import text_of as _text
+from inspector.formats.private import call_id, unchanged
+from inspector.formats.private import metadata as _md
 
 NAME = "opencode"
 PROVIDER = "anthropic"
@@ -96,7 +97,7 @@ LABEL = "OpenCode export or storage records (JSON)"
 EXTENSION = "json"
 
 SRC = "_src"
-# A part's own fields that hold text but not its words (``canonical.part_text``).
+# A part's own fields that hold text but not its words (``jsondoc.part_text``).
 _PART_IDS = ("id", "sessionID", "messageID")
 
 # OpenCode's own words for the parts it turns into text (message-v2.ts).

@@ -68,9 +68,9 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import call_id, kept_calls, unchanged
-from inspector.formats.canonical import metadata as _md
 from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
+from inspector.formats.private import call_id, kept_calls, unchanged
+from inspector.formats.private import metadata as _md
 
 NAME = "pi"
 PROVIDER = "anthropic"

@@ -47,20 +47,11 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import (
-    PART,
-    REC,
-    Alternatives,
-    Message,
-    call_id,
-    dump_like,
-    kept_calls,
-    message_list,
-    public,
-    read_json,
-)
-from inspector.formats.canonical import metadata as _md
-from inspector.formats.canonical import text_of as _joined
+from inspector.formats.detect import Alternatives
+from inspector.formats.jsondoc import dump_like, message_list, read_json
+from inspector.formats.jsondoc import text_of as _joined
+from inspector.formats.private import PART, REC, Message, call_id, kept_calls, public
+from inspector.formats.private import metadata as _md
 
 NAME = "pydantic-ai"
 PROVIDER = "openai-chat"

@@ -32,7 +32,7 @@ tool message keeps ``item`` in its metadata: its output item's fields beyond
 its content (kind, id, status, an output that is not text), left out for the
 output kind its call's kind takes and nothing else. An assistant ``message``
 item's text and refusal parts keep its other fields (item id ``msg_...``,
-``status``, ``phase``) under ``item`` (``canonical.message_envelope``).
+``status``, ``phase``) under ``item`` (``message_envelope``).
 
 ``sources`` are the 1-based numbers of the items a message came from; the
 response's items continue the numbering after the request's.
@@ -92,29 +92,20 @@ from inspector.engine.providers import (
     responses_kind_known,
 )
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import (
+from inspector.formats.detect import Alternatives, list_shape
+from inspector.formats.exchanges import append_exchange, exchanges, use_exchange
+from inspector.formats.jsondoc import arguments_string, dump_like, read_json, text_of
+from inspector.formats.private import (
     END,
-    MESSAGE_PARTS,
     REC,
     SYSTEM_REC,
-    Alternatives,
     Message,
-    append_exchange,
-    arguments_string,
     by_origin,
     call_id,
     calls_of,
-    dump_like,
-    exchanges,
-    list_shape,
-    marked_parts,
-    message_envelope,
     metadata,
     origin,
     public,
-    read_json,
-    text_of,
-    use_exchange,
 )
 
 NAME = "responses"
@@ -122,6 +113,38 @@ PROVIDER = "responses"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "OpenAI Responses"
 EXTENSION = "json"
+
+
+# The keys of a Responses message item that its canonical parts hold, or that every
+# message item has: what ``message_envelope`` leaves out.
+_MESSAGE_KEYS = frozenset({"type", "role", "content"})
+# The content parts of a Responses message item that stay in it when it is written.
+# (A tuple: a part's type may be any JSON value, and ``in`` on a tuple hashes nothing.)
+MESSAGE_PARTS = ("text", "refusal")
+
+
+def message_envelope(item: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a Responses assistant ``message`` item beyond its content: its item
+    id (``msg_...``), ``status``, ``phase`` (``commentary`` / ``final_answer``)...
+
+    Its text and refusal parts carry them (``marked_parts``) so an export writes the
+    item back as it was: a model told the ``phase`` of its earlier messages is told it
+    again, and one item goes out under its id once. Codex's reader marks them too.
+    """
+    return {k: v for k, v in item.items() if k not in _MESSAGE_KEYS}
+
+
+def marked_parts(parts: list[Any], envelope: dict[str, Any]) -> list[Any]:
+    """``parts``, each text or refusal part carrying ``envelope`` under ``item``."""
+    if not envelope:
+        return parts
+    return [
+        {**part, "item": envelope}
+        if isinstance(part, dict) and part.get("type") in MESSAGE_PARTS
+        else part
+        for part in parts
+    ]
+
 
 # The public metadata key of the system message a request's ``instructions`` became.
 INSTRUCTIONS = "instructions"
