@@ -2,7 +2,7 @@
 
 ``timeline(parsed, repair)`` walks both histories once (repair hands back
 untouched messages as the very objects it was given, so a kept stretch is
-found in one C pass, ``canonical.same_start``) and makes one ``Row`` per
+found in one C pass, ``private.same_start``) and makes one ``Row`` per
 message with the findings of the rules that fired on it; ``line_findings``
 adds the readers' LINE-1; ``message_facts`` reads when, which model and how
 many tokens, where the shape records it.

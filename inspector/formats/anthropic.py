@@ -4,7 +4,7 @@ Containers read, and written back in the same container:
 
 - a bare JSON list of messages, or a request body ``{"model", "system",
   "messages", ...}`` (the ``system`` prompt becomes a leading system message);
-- a recording of exchanges (``{"interactions": [...]}``, see ``canonical``);
+- a recording of exchanges (``{"interactions": [...]}``, see ``exchanges``);
 - a claude-trace capture: JSON Lines of ``{"request", "response"}`` pairs
   (``response.body``, or ``response.body_raw`` holding the event stream).
   The capture mixes Claude Code's main loop with small side requests (quota
@@ -63,8 +63,8 @@ from inspector.engine.canonical import arguments_object
 from inspector.engine.providers import ANTHROPIC_THINKING
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.detect import Alternatives, list_shape
-from inspector.formats.exchanges import append_exchange, exchanges, use_exchange
+from inspector.formats.detect import Alternatives, refuse_others
+from inspector.formats.exchanges import append_exchange, read_request
 from inspector.formats.jsondoc import (
     arguments_dict,
     dump_like,
@@ -141,28 +141,20 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
         return _parse_trace(data, conversation)
     if isinstance(doc, dict) and "request" in doc and "response" in doc:
         return _parse_trace(data, conversation)
-    state: dict[str, Any] = {"data": data, "doc": doc}
-    meta: dict[str, Any] = {}
-    body: dict[str, Any] = {}
+    request = read_request(
+        doc,
+        data,
+        NAME,
+        "messages",
+        conversation,
+        refused="no 'messages' list, message list or recorded exchanges found",
+    )
+    state, meta, body = request.state, request.meta, request.body
     response = None
-    if isinstance(doc, list):
-        records: Any = doc  # decoded JSON, until checked to be a list
-        state["mode"] = "list"
-    elif isinstance(doc, dict) and (found := exchanges(doc)) is not None:
-        chosen = use_exchange(found, NAME, conversation, meta, state)
-        body = chosen.request
-        response = _response_message(chosen.response, meta)
-    elif isinstance(doc, dict) and isinstance(doc.get("messages"), list):
-        body = doc
-        state["mode"] = "body"
-    else:
-        raise FormatError("no 'messages' list, message list or recorded exchanges found")
+    if state["mode"] == "exchange":
+        response = _response_message(request.response, meta)
     state["body"] = body
-    if state["mode"] != "list":
-        records = body.get("messages")
-        if not isinstance(records, list):
-            raise FormatError("the request body has no 'messages' list")
-    return _read(records, body.get("system"), response, state, meta)
+    return _read(request.items, body.get("system"), response, state, meta)
 
 
 def parse_all(data: bytes) -> list[Parsed]:
@@ -300,11 +292,7 @@ def _read(
     state: dict[str, Any],
     meta: dict[str, Any],
 ) -> Parsed:
-    if not records:
-        raise FormatError("the list of messages is empty")
-    shape = list_shape(records)
-    if shape not in (None, NAME):
-        raise FormatError(f"the messages are written in the {shape} shape, not {NAME}")
+    refuse_others(records, NAME)
     messages: list[Message] = []
     sources: list[list[int]] = []
     problems: list[Problem] = []

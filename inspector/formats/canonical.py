@@ -16,7 +16,7 @@ from typing import Any
 
 from inspector.engine.canonical import ROLES
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.detect import list_shape
+from inspector.formats.detect import refuse_others
 from inspector.formats.jsondoc import dump_like, json_type, message_list, read_json
 from inspector.formats.private import Message, strip_private
 
@@ -43,9 +43,7 @@ def sniff(head: bytes) -> float:
 def parse(data: bytes) -> Parsed:
     doc = read_json(data)
     items, wrapper = message_list(doc, "not a list of messages or an object with a 'messages' list")
-    shape = list_shape(items)
-    if shape not in (None, NAME):
-        raise FormatError(f"the messages are written in the {shape} shape, not canonical")
+    refuse_others(items, NAME)
     messages: list[Message] = []
     sources: list[list[int]] = []
     problems: list[Problem] = []

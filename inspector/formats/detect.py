@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from inspector.engine.canonical import ROLES
+from inspector.formats.base import FormatError
 
 _ANTHROPIC_BLOCKS = frozenset(
     {
@@ -108,3 +109,16 @@ def _leading_text(pattern: bytes) -> bytes:
     if pattern[len(text) : len(text) + 1] in (b"*", b"?", b"{"):
         text = text[:-1]  # the last character may be repeated zero times
     return text
+
+
+def refuse_others(items: list[Any], shape: str, what: str = "messages") -> None:
+    """``FormatError`` when ``items`` is empty or its items are clearly in another shape.
+
+    ``what`` names the items in the reason (``messages``, ``contents``,
+    ``input items``).
+    """
+    if not items:
+        raise FormatError(f"the list of {what} is empty")
+    found = list_shape(items)
+    if found not in (None, shape):
+        raise FormatError(f"the {what} are written in the {found} shape, not {shape}")

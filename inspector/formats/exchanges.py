@@ -12,6 +12,7 @@ the repaired history. The four provider shapes read them. No Django.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,3 +119,66 @@ def append_exchange(doc: dict[str, Any], chosen: Exchange, body: dict[str, Any])
     """The recording with one more interaction whose request is ``body`` (no response)."""
     interaction: dict[str, Any] = {"uri": chosen.uri, "request_body": body}
     return {**doc, "interactions": [*doc["interactions"], interaction]}
+
+
+@dataclass(slots=True)
+class Request:
+    """What a provider document holds: ``read_request``'s answer.
+
+    ``items`` is the list of messages (contents, input items) the history is
+    read from; ``body`` the request body around it (``{}`` for a bare list);
+    ``response`` the recorded response body of the exchange read (``None``
+    unless the file is a recording); ``state`` and ``meta`` the ``Parsed``'s
+    beginnings (``state["mode"]``: ``list``, ``body`` or ``exchange``).
+    """
+
+    items: list[Any]
+    body: dict[str, Any]
+    response: Any
+    state: dict[str, Any]
+    meta: dict[str, Any]
+
+
+def read_request(
+    doc: Any,
+    data: bytes,
+    shape: str,
+    key: str,
+    conversation: int | None,
+    *,
+    refused: str,
+    is_body: Callable[[dict[str, Any]], bool] | None = None,
+    text_input: bool = False,
+) -> Request:
+    """The items of a provider document: a bare list, a request body or a recording.
+
+    A request body is an object whose ``key`` is a list (or, with ``is_body``,
+    one that it accepts); a recording is read at its last exchange, or
+    ``conversation``. ``FormatError`` with ``refused`` for anything else, and
+    when the body's ``key`` is no list (with ``text_input``, a string is one
+    user message, noted ``state["input_text"]``: the Responses ``input``).
+    """
+    state: dict[str, Any] = {"data": data, "doc": doc}
+    meta: dict[str, Any] = {}
+    body: dict[str, Any] = {}
+    response = None
+    if isinstance(doc, list):
+        state["mode"] = "list"
+        return Request(doc, body, response, state, meta)
+    if isinstance(doc, dict) and (found := exchanges(doc)) is not None:
+        chosen = use_exchange(found, shape, conversation, meta, state)
+        body, response = chosen.request, chosen.response
+    elif isinstance(doc, dict) and (
+        is_body(doc) if is_body is not None else isinstance(doc.get(key), list)
+    ):
+        body = doc
+        state["mode"] = "body"
+    else:
+        raise FormatError(refused)
+    items = body.get(key)
+    if text_input and isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+        state["input_text"] = True
+    if not isinstance(items, list):
+        raise FormatError(f"the request body has no {key!r} list")
+    return Request(items, body, response, state, meta)

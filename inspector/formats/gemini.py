@@ -5,7 +5,7 @@ Containers read, and written back in the same container:
 - a bare JSON list of contents, or a request body ``{"contents",
   "systemInstruction", ...}`` (the system instruction becomes a leading
   system message);
-- a recording of exchanges (``{"interactions": [...]}``, see ``canonical``):
+- a recording of exchanges (``{"interactions": [...]}``, see ``exchanges``):
   the last request's contents plus the response's candidate content (a JSON
   body or a ``data:`` event stream), except when the response stops to ask
   for function calls (then they are named in ``meta["pending_calls"]``);
@@ -62,8 +62,8 @@ import orjson
 from inspector.engine.canonical import arguments_object, json_object
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.detect import Alternatives, list_shape
-from inspector.formats.exchanges import append_exchange, exchanges, use_exchange
+from inspector.formats.detect import Alternatives, refuse_others
+from inspector.formats.exchanges import append_exchange, read_request
 from inspector.formats.jsondoc import (
     SYSTEM_NOTE,
     arguments_dict,
@@ -128,31 +128,19 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
         return _parse_cli_lines(data)
     if isinstance(doc, dict) and isinstance(doc.get("messages"), list) and _is_cli(doc):
         return _parse_cli(doc["messages"], {"data": data, "doc": doc, "mode": "cli"}, None)
-    state: dict[str, Any] = {"data": data, "doc": doc}
-    meta: dict[str, Any] = {}
-    body: dict[str, Any] = {}
+    request = read_request(
+        doc,
+        data,
+        NAME,
+        "contents",
+        conversation,
+        refused="no 'contents' list, Gemini CLI session or recorded exchanges found",
+    )
+    state, meta, body, contents = request.state, request.meta, request.body, request.items
     response: dict[str, Any] | None = None
-    if isinstance(doc, list):
-        contents: Any = doc  # decoded JSON, until checked to be a list
-        state["mode"] = "list"
-    elif isinstance(doc, dict) and (found := exchanges(doc)) is not None:
-        chosen = use_exchange(found, NAME, conversation, meta, state)
-        body = chosen.request
-        response = _response_content(chosen.response, meta)
-    elif isinstance(doc, dict) and isinstance(doc.get("contents"), list):
-        body = doc
-        state["mode"] = "body"
-    else:
-        raise FormatError("no 'contents' list, Gemini CLI session or recorded exchanges found")
-    if state["mode"] != "list":
-        contents = body.get("contents")
-        if not isinstance(contents, list):
-            raise FormatError("the request body has no 'contents' list")
-    if not contents:
-        raise FormatError("the list of contents is empty")
-    shape = list_shape(contents)
-    if shape not in (None, NAME):
-        raise FormatError(f"the contents are written in the {shape} shape, not {NAME}")
+    if state["mode"] == "exchange":
+        response = _response_content(request.response, meta)
+    refuse_others(contents, NAME, "contents")
     if response is not None:
         calls = [
             p

@@ -3,7 +3,7 @@
 Containers read, and written back in the same container:
 
 - a bare JSON list of messages, or a request body ``{"model", "messages", ...}``;
-- a recording of exchanges (``{"interactions": [...]}``, see ``canonical``):
+- a recording of exchanges (``{"interactions": [...]}``, see ``exchanges``):
   the last request's messages plus that exchange's response message
   (``choices[0].message``), except when the response asks for tool calls
   (the recording ends where the client stopped, not where a result was lost:
@@ -41,7 +41,7 @@ from typing import Any
 
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.detect import Alternatives, list_shape
+from inspector.formats.detect import Alternatives, list_shape, refuse_others
 from inspector.formats.exchanges import append_exchange, exchanges, pick_exchange
 from inspector.formats.jsondoc import arguments_string, dump_like, dump_line, read_json
 from inspector.formats.private import (
@@ -301,11 +301,7 @@ def _parse_document(doc: Any, data: bytes, conversation: int | None) -> Parsed:
 def _read_records(
     records: list[Any], numbers: list[int], state: dict[str, Any], meta: dict[str, Any]
 ) -> Parsed:
-    if not records:
-        raise FormatError("the list of messages is empty")
-    shape = list_shape(records)
-    if shape not in (None, NAME):
-        raise FormatError(f"the messages are written in the {shape} shape, not {NAME}")
+    refuse_others(records, NAME)
     messages: list[Message] = []
     sources: list[list[int]] = []
     problems: list[Problem] = []

@@ -4,7 +4,7 @@ Containers read, and written back in the same container:
 
 - a bare JSON list of input items, or a request body ``{"model", "input",
   "instructions", ...}`` (``instructions`` becomes a leading system message);
-- a recording of exchanges (``{"interactions": [...]}``, see ``canonical``):
+- a recording of exchanges (``{"interactions": [...]}``, see ``exchanges``):
   the last request's input with that response's ``output`` items appended,
   except when the output asks for tool calls (then they are named in
   ``meta["pending_calls"]``: the recording ends where the client stopped).
@@ -92,8 +92,8 @@ from inspector.engine.providers import (
     responses_kind_known,
 )
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.detect import Alternatives, list_shape
-from inspector.formats.exchanges import append_exchange, exchanges, use_exchange
+from inspector.formats.detect import Alternatives, refuse_others
+from inspector.formats.exchanges import append_exchange, read_request
 from inspector.formats.jsondoc import arguments_string, dump_like, read_json, text_of
 from inspector.formats.private import (
     END,
@@ -202,37 +202,25 @@ def sniff(head: bytes) -> float:
 def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
     """Read any container above; ``conversation`` picks another exchange (0-based)."""
     doc = read_json(data)
-    state: dict[str, Any] = {"data": data, "doc": doc}
-    meta: dict[str, Any] = {}
-    body: dict[str, Any] = {}
+    request = read_request(
+        doc,
+        data,
+        NAME,
+        "input",
+        conversation,
+        refused="no 'input' items, item list or recorded exchanges found",
+        is_body=lambda doc: "input" in doc,
+        text_input=True,
+    )
+    state, meta, body, items = request.state, request.meta, request.body, request.items
     output: list[Any] = []
-    if isinstance(doc, list):
-        items: Any = doc  # decoded JSON, until checked to be a list
-        state["mode"] = "list"
-    elif isinstance(doc, dict) and (found := exchanges(doc)) is not None:
-        chosen = use_exchange(found, NAME, conversation, meta, state)
-        body = chosen.request
-        output = _response_output(chosen.response, meta)
-    elif isinstance(doc, dict) and "input" in doc:
-        body = doc
-        state["mode"] = "body"
-    else:
-        raise FormatError("no 'input' items, item list or recorded exchanges found")
+    if state["mode"] == "exchange":
+        output = _response_output(request.response, meta)
     if state["mode"] != "list":
-        items = body.get("input")
-        if isinstance(items, str):
-            items = [{"role": "user", "content": items}]
-            state["input_text"] = True
-        if not isinstance(items, list):
-            raise FormatError("the request body has no 'input' list")
         if body.get("previous_response_id"):
             # The server holds the earlier turns; this input is only the tail of the history.
             meta["previous_response_id"] = body["previous_response_id"]
-    if not items:
-        raise FormatError("the list of input items is empty")
-    shape = list_shape(items)
-    if shape not in (None, NAME):
-        raise FormatError(f"the items are written in the {shape} shape, not {NAME}")
+    refuse_others(items, NAME, "input items")
     pending = [call_id_of(i) for i in output if isinstance(i, dict) and _is_call(i)]
     if pending and meta.get("response_complete", True):
         meta["pending_calls"] = pending
