@@ -64,10 +64,9 @@ from inspector.engine.providers import ANTHROPIC_THINKING
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.detect import Alternatives, refuse_others
-from inspector.formats.exchanges import append_exchange, read_request
+from inspector.formats.exchanges import read_request, request_body, write_request
 from inspector.formats.jsondoc import (
     arguments_dict,
-    dump_like,
     dump_line,
     read_json,
     system_as_user,
@@ -187,41 +186,20 @@ def serialise_all(repaired: list[tuple[list[Message], Parsed]]) -> bytes:
 def _repaired_request(messages: list[Message], original: Parsed) -> dict[str, Any]:
     state = original.state
     system, wire = _wire(messages, state, native_only=False)
-    body = {**state["body"], "messages": wire}
-    if system is None:
-        body.pop("system", None)
-    else:
-        body["system"] = system
+    body = request_body(state, "messages", wire, system=system)
     return {**state["line"].value["request"], "body": body}
 
 
 def serialise(messages: list[Message], original: Parsed) -> bytes:
     state = original.state
     if messages == original.messages:
-        data: bytes = state["data"]
-        if "lines" in state and jsonl.has_glued(original.problems):
-            # A lost newline: each record on its own line, as a repaired file has it.
-            return jsonl.unglue(data, state["lines"], state["crlf"])
-        return data
-    system, wire = _wire(messages, state, native_only=False)
-    mode = state["mode"]
-    if mode == "list":
-        return dump_like(wire, state["data"])
-    body = dict(state["body"])
-    body["messages"] = wire
-    if system is None:
-        body.pop("system", None)
-    else:
-        body["system"] = system
-    if mode == "body":
-        return dump_like(body, state["data"])
-    if mode == "exchange":
-        return dump_like(append_exchange(state["doc"], state["exchange"], body), state["data"])
+        return jsonl.as_read(original)
+    if state["mode"] != "trace":
+        system, wire = _wire(messages, state, native_only=False)
+        return write_request(state, "messages", wire, system=system)
     # claude-trace: one more line with the repaired request; the capture stays as it was.
-    chosen = state["line"]
-    request = {**chosen.value["request"], "body": body}
     lines = [record.raw for record in state["lines"]]
-    lines.append(dump_line({"request": request}, state["crlf"]))
+    lines.append(dump_line({"request": _repaired_request(messages, original)}, state["crlf"]))
     return jsonl.join_lines(lines, True)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from inspector.formats.base import FormatError
 from inspector.formats.detect import list_shape
+from inspector.formats.jsondoc import dump_like
 
 
 @dataclass(slots=True)
@@ -182,3 +183,36 @@ def read_request(
     if not isinstance(items, list):
         raise FormatError(f"the request body has no {key!r} list")
     return Request(items, body, response, state, meta)
+
+
+def request_body(
+    state: dict[str, Any], key: str, items: list[Any], **fields: Any
+) -> dict[str, Any]:
+    """The request body ``read_request`` read, with ``items`` under ``key``.
+
+    Each of ``fields`` is set to its value, or removed where it is ``None``
+    (a system prompt the repaired history no longer has).
+    """
+    body = dict(state["body"])
+    body[key] = items
+    for name, value in fields.items():
+        if value is None:
+            body.pop(name, None)
+        else:
+            body[name] = value
+    return body
+
+
+def write_request(state: dict[str, Any], key: str, items: list[Any], **fields: Any) -> bytes:
+    """The document ``read_request`` read, written with ``items`` (``request_body``).
+
+    A bare list is written as ``items``, a body as the body, a recording
+    with one more exchange (``append_exchange``), each laid out as the file was.
+    """
+    data: bytes = state["data"]
+    if state["mode"] == "list":
+        return dump_like(items, data)
+    body = request_body(state, key, items, **fields)
+    if state["mode"] == "body":
+        return dump_like(body, data)
+    return dump_like(append_exchange(state["doc"], state["exchange"], body), data)

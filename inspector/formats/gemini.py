@@ -63,7 +63,7 @@ from inspector.engine.canonical import arguments_object, json_object
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.detect import Alternatives, refuse_others
-from inspector.formats.exchanges import append_exchange, read_request
+from inspector.formats.exchanges import read_request, write_request
 from inspector.formats.jsondoc import (
     SYSTEM_NOTE,
     arguments_dict,
@@ -179,26 +179,12 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
 def serialise(messages: list[Message], original: Parsed) -> bytes:
     state = original.state
     if messages == original.messages:
-        data: bytes = state["data"]
-        if "lines" in state and jsonl.has_glued(original.problems):
-            # A lost newline: each record on its own line, as a repaired file has it.
-            return jsonl.unglue(data, state["lines"], state["crlf"])
-        return data
+        return jsonl.as_read(original)
     mode = state["mode"]
     if mode in ("cli", "cli-lines"):
         return _serialise_cli(messages, state)
     system, contents = _wire(messages, state, native_only=False)
-    if mode == "list":
-        return dump_like(contents, state["data"])
-    body = dict(state["body"])
-    body["contents"] = contents
-    if system is None:
-        body.pop("systemInstruction", None)
-    else:
-        body["systemInstruction"] = system
-    if mode == "body":
-        return dump_like(body, state["data"])
-    return dump_like(append_exchange(state["doc"], state["exchange"], body), state["data"])
+    return write_request(state, "contents", contents, systemInstruction=system)
 
 
 def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> dict[str, Any]:

@@ -93,8 +93,8 @@ from inspector.engine.providers import (
 )
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.detect import Alternatives, refuse_others
-from inspector.formats.exchanges import append_exchange, read_request
-from inspector.formats.jsondoc import arguments_string, dump_like, read_json, text_of
+from inspector.formats.exchanges import read_request, write_request
+from inspector.formats.jsondoc import arguments_string, read_json, text_of
 from inspector.formats.private import (
     END,
     REC,
@@ -256,15 +256,9 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
         data: bytes = state["data"]
         return data
     instructions, items = _wire(messages, state)
-    if state["mode"] == "list":
-        return dump_like(items, state["data"])
-    body = dict(state["body"])
-    body["input"] = items
-    if instructions is not None:
-        body["instructions"] = instructions
-    if state["mode"] == "body":
-        return dump_like(body, state["data"])
-    return dump_like(append_exchange(state["doc"], state["exchange"], body), state["data"])
+    # A body's ``instructions`` stay when the repaired history has none to give.
+    given = {} if instructions is None else {"instructions": instructions}
+    return write_request(state, "input", items, **given)
 
 
 def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> dict[str, Any]:
