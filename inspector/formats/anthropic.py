@@ -63,7 +63,7 @@ from inspector.engine.canonical import arguments_object
 from inspector.engine.providers import ANTHROPIC_THINKING
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.detect import Alternatives, refuse_others
+from inspector.formats.detect import Alternatives, opens_json, refuse_others
 from inspector.formats.exchanges import read_request, request_body, write_request
 from inspector.formats.jsondoc import (
     arguments_dict,
@@ -121,7 +121,7 @@ _OTHER = Alternatives(
 
 
 def sniff(head: bytes) -> float:
-    if head.lstrip()[:1] not in (b"[", b"{"):
+    if not opens_json(head):
         return 0.0
     if b'"request"' in head[:200] and _STRONG.search(head):
         return 0.85  # claude-trace

@@ -17,7 +17,7 @@ from typing import Any
 from inspector.engine.canonical import ROLES
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.detect import refuse_others
-from inspector.formats.jsondoc import dump_like, json_type, message_list, read_json
+from inspector.formats.jsondoc import dump_list, json_type, message_list, read_json
 from inspector.formats.private import Message, strip_private
 
 NAME = "canonical"
@@ -85,10 +85,7 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
     if messages == original.messages:
         data: bytes = original.state["data"]
         return data
-    clean = strip_private(messages)
-    wrapper = original.state["wrapper"]
-    doc: Any = clean if wrapper is None else {**wrapper, "messages": clean}
-    return dump_like(doc, original.state["data"])
+    return dump_list(strip_private(messages), original.state)
 
 
 def _foreign_message(item: Any) -> str:

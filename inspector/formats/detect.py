@@ -111,6 +111,18 @@ def _leading_text(pattern: bytes) -> bytes:
     return text
 
 
+_JSON_OPEN = re.compile(rb"[ \t\n\r\f\v]*[\[{]")
+
+
+def opens_json(head: bytes) -> bool:
+    """Whether a file's first bytes open a JSON list or object (after whitespace).
+
+    What every document shape's ``sniff`` asks first; a match, not a stripped
+    copy of the 64 KiB.
+    """
+    return _JSON_OPEN.match(head) is not None
+
+
 def refuse_others(items: list[Any], shape: str, what: str = "messages") -> None:
     """``FormatError`` when ``items`` is empty or its items are clearly in another shape.
 

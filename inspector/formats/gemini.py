@@ -62,7 +62,7 @@ import orjson
 from inspector.engine.canonical import arguments_object, json_object
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.detect import Alternatives, refuse_others
+from inspector.formats.detect import Alternatives, opens_json, refuse_others
 from inspector.formats.exchanges import read_request, write_request
 from inspector.formats.jsondoc import (
     SYSTEM_NOTE,
@@ -109,7 +109,7 @@ _CLI = Alternatives(rb'"type"\s*:\s*"gemini"', rb'"projectHash"\s*:')
 
 
 def sniff(head: bytes) -> float:
-    if head.lstrip()[:1] not in (b"[", b"{"):
+    if not opens_json(head):
         return 0.0
     if _CLI.search(head) and b'"sessionId"' in head:
         return 0.9

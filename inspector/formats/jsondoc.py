@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from inspector.engine.canonical import arguments_object
-from inspector.formats.base import FormatError
+from inspector.formats.base import FormatError, Parsed
 from inspector.formats.private import Message
 
 
@@ -37,6 +37,25 @@ def message_list(doc: Any, refused: str) -> tuple[list[Any], dict[str, Any] | No
     if not items:
         raise FormatError("the list of messages is empty")
     return items, wrapper
+
+
+def written_state(original: Parsed, key: str) -> dict[str, Any]:
+    """The state a document reader left in ``original`` (one holding ``key``), for its writer.
+
+    ``FormatError`` when ``original`` is not what this shape's ``parse`` returned.
+    """
+    state = original.state
+    if not isinstance(state, dict) or key not in state:
+        raise FormatError("serialise needs the Parsed that parse() returned for this file")
+    return state
+
+
+def dump_list(items: list[Any], state: dict[str, Any]) -> bytes:
+    """A message list written back as ``message_list`` found it: bare, or in its object
+    (``state["wrapper"]``), laid out like the file (``state["data"]``)."""
+    wrapper = state["wrapper"]
+    doc: Any = items if wrapper is None else {**wrapper, "messages": items}
+    return dump_like(doc, state["data"])
 
 
 def read_json(data: bytes) -> Any:

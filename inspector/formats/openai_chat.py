@@ -41,7 +41,7 @@ from typing import Any
 
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.detect import Alternatives, list_shape, refuse_others
+from inspector.formats.detect import Alternatives, list_shape, opens_json, refuse_others
 from inspector.formats.exchanges import append_exchange, exchanges, pick_exchange
 from inspector.formats.jsondoc import arguments_string, dump_like, dump_line, read_json
 from inspector.formats.private import (
@@ -84,7 +84,7 @@ _OTHER = Alternatives(
 
 
 def sniff(head: bytes) -> float:
-    if head.lstrip()[:1] not in (b"[", b"{"):
+    if not opens_json(head):
         return 0.0
     if _STRONG.search(head):
         return 0.5 if _OTHER.search(head) else 0.8

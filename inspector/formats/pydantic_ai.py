@@ -47,8 +47,8 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.detect import Alternatives
-from inspector.formats.jsondoc import dump_like, message_list, read_json
+from inspector.formats.detect import Alternatives, opens_json
+from inspector.formats.jsondoc import dump_list, message_list, read_json, written_state
 from inspector.formats.jsondoc import text_of as _joined
 from inspector.formats.private import PART, REC, Message, call_id, kept_calls, public
 from inspector.formats.private import metadata as _md
@@ -76,7 +76,7 @@ _STATES = {"interrupted": "turn_aborted", "incomplete": "stream_ended"}
 
 
 def sniff(head: bytes) -> float:
-    if head.lstrip()[:1] not in (b"[", b"{"):
+    if not opens_json(head):
         return 0.0
     if _STRONG.search(head) and _KIND.search(head):
         return 0.95
@@ -253,15 +253,10 @@ def _user_content(value: Any) -> Any:
 
 
 def serialise(messages: list[Message], original: Parsed) -> bytes:
-    state = original.state
-    if not isinstance(state, dict) or "records" not in state:
-        raise FormatError("serialise needs the Parsed that parse() returned for this file")
+    state = written_state(original, "records")
     if messages == original.messages:
         return bytes(state["data"])
-    out = _Writer(state["records"], original.messages).write(messages)
-    wrapper = state["wrapper"]
-    doc: Any = out if wrapper is None else {**wrapper, "messages": out}
-    return dump_like(doc, state["data"])
+    return dump_list(_Writer(state["records"], original.messages).write(messages), state)
 
 
 class _Writer:

@@ -92,7 +92,7 @@ from inspector.engine.providers import (
     responses_kind_known,
 )
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.detect import Alternatives, refuse_others
+from inspector.formats.detect import Alternatives, opens_json, refuse_others
 from inspector.formats.exchanges import read_request, write_request
 from inspector.formats.jsondoc import arguments_string, read_json, text_of
 from inspector.formats.private import (
@@ -192,7 +192,7 @@ _STRONG = Alternatives(
 
 
 def sniff(head: bytes) -> float:
-    if head.lstrip()[:1] not in (b"[", b"{"):
+    if not opens_json(head):
         return 0.0
     if _STRONG.search(head):
         return 0.8
