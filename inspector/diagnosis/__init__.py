@@ -150,9 +150,12 @@ def _unchecked_kinds(parsed: Parsed) -> list[str]:
 
 
 def _stored_history(parsed: Parsed) -> str:
-    """The stored response a Responses request body continues, if it names one."""
+    """The stored response a Responses request body continues, if it names one.
+
+    The shape's reader says so in ``meta`` (only a Responses body can).
+    """
     value = parsed.meta.get("previous_response_id") if isinstance(parsed.meta, dict) else None
-    return value if isinstance(value, str) and parsed.format == "responses" else ""
+    return value if isinstance(value, str) else ""
 
 
 def report(

@@ -53,6 +53,8 @@ from inspector.formats import (
     responses,
 )
 from inspector.formats.base import (
+    AllShape,
+    BranchShape,
     ConversationShape,
     FormatError,
     Parsed,
@@ -74,6 +76,7 @@ __all__ = [
     "conversation_keys",
     "export",
     "export_wire",
+    "extension_of",
     "load",
     "load_all",
     "load_part",
@@ -119,6 +122,13 @@ _ID_CHARS: dict[str, re.Pattern[str]] = {"anthropic": re.compile(r"[a-zA-Z0-9_-]
 _ID_LIMITS: dict[str, int] = {"responses": RESPONSES_CALL_ID_MAX}
 
 _EMPTY: dict[str, Any] = {}
+
+
+def extension_of(format: str) -> str:
+    """The extension (no dot) a download of a ``format`` file takes when its name has none:
+    the shape's ``EXTENSION``; ``json`` for a format this version no longer reads."""
+    module = FORMATS.get(format)
+    return module.EXTENSION if module is not None else "json"
 
 
 def id_rules(provider: str) -> tuple[re.Pattern[str] | None, int | None]:
@@ -191,6 +201,14 @@ def chosen_key(parsed: Parsed) -> int | None:
     return None
 
 
+def has_hook(module: Shape, hook: str) -> bool:
+    """Whether a shape module has one of the optional hooks ``base.HOOKS`` names:
+    a function of that name, or a keyword of that name that its ``parse`` takes."""
+    if hook in ("conversation", "leaf"):
+        return hook in inspect.signature(module.parse).parameters
+    return callable(getattr(module, hook, None))
+
+
 def load_all(data: bytes, format: str = "auto") -> list[Parsed]:
     """Every conversation of the file, in its order: one ``Parsed`` each (usually one)."""
     first = load(data, format)
@@ -199,9 +217,8 @@ def load_all(data: bytes, format: str = "auto") -> list[Parsed]:
         return [first]
     # A shape whose parse reported several conversations reads each one when asked.
     module = cast(ConversationShape, FORMATS[first.format])
-    if hasattr(module, "parse_all"):  # decodes the file once for all of them
-        every: list[Parsed] = module.parse_all(data)
-        return every
+    if has_hook(module, "parse_all"):  # decodes the file once for all of them
+        return cast(AllShape, module).parse_all(data)
     chosen = chosen_key(first)
     return [first if key == chosen else module.parse(data, conversation=key) for key in keys]
 
@@ -218,11 +235,11 @@ def load_part(
     """
     module = FORMATS[format]
     if leaf is not None:
-        if module is not claude_code:
+        if not has_hook(module, "leaf"):
             raise FormatError(f"a {format} file has no branches")
-        return claude_code.parse(data, leaf=leaf)
+        return cast(BranchShape, module).parse(data, leaf=leaf)
     if conversation is not None:
-        if "conversation" not in inspect.signature(module.parse).parameters:
+        if not has_hook(module, "conversation"):
             raise FormatError(f"a {format} file holds one conversation")
         return cast(ConversationShape, module).parse(data, conversation=conversation)
     return load(data, format)
@@ -232,9 +249,8 @@ def serialise_all(repaired: list[tuple[list[dict[str, Any]], Parsed]]) -> bytes:
     """The file with each of its conversations (``load_all``'s) written as repaired."""
     original = repaired[0][1]
     module = FORMATS[original.format]
-    if len(repaired) > 1 and hasattr(module, "serialise_all"):
-        data: bytes = module.serialise_all(repaired)
-        return data
+    if len(repaired) > 1 and has_hook(module, "serialise_all"):
+        return cast(AllShape, module).serialise_all(repaired)
     if len(repaired) > 1:
         raise ValueError(f"{original.format} cannot write several conversations back")
     return bytes(module.serialise(*repaired[0]))

@@ -67,7 +67,7 @@ from typing import Any
 
 import orjson
 
-from inspector.formats.base import FormatError, Parsed, Problem
+from inspector.formats.base import NO_FACTS, Facts, FormatError, Parsed, Problem
 from inspector.formats.jsondoc import part_text
 from inspector.formats.jsonl import (
     Record,
@@ -131,6 +131,24 @@ def _has_response_parts(value: dict[str, Any]) -> bool:
     return isinstance(content, list) and any(
         isinstance(p, dict) and p.get("type") in ("input_text", "output_text") for p in content
     )
+
+
+# --------------------------------------------------------------------------- timeline facts
+
+
+def timeline_facts(parsed: Parsed) -> list[Facts | None]:
+    """Per message, the ``timestamp`` of the first record it was read from (the ``base``
+    hook); a rollout records no model or tokens per message."""
+    state = parsed.state
+    if not isinstance(state, _State):
+        return []
+    values = state.values
+    return [_facts([values[piece.rec] for piece in own]) for own in state.pieces]
+
+
+def _facts(values: list[Any]) -> Facts | None:
+    stamp = values[0].get("timestamp") if values and isinstance(values[0], dict) else None
+    return {**NO_FACTS, "at": stamp} if isinstance(stamp, str) else None
 
 
 # --------------------------------------------------------------------------- parse
