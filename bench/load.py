@@ -41,7 +41,7 @@ from urllib.parse import urlsplit
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 HOST = "127.0.0.1"
-SHAPES = ("anthropic", "claude-code", "codex", "gemini", "openai-chat", "openai-responses")
+SHAPES = ("anthropic", "claude-code", "codex", "gemini", "openai-chat", "responses")
 SMALL_FILE = 20 * 1024
 REQUEST_TIMEOUT = 30.0
 # gunicorn closes a keep-alive connection idle for 2 s (its default); a client

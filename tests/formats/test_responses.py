@@ -15,7 +15,7 @@ from tests import testdata
 from tests.engine.helpers import repair_history
 from tests.testdata import read
 
-CORPUS = testdata.CORPUS / "openai-responses"
+CORPUS = testdata.CORPUS / "responses"
 INTERLEAVED = (
     CORPUS / "pydantic-ai__test_deepseek_responses__test_deepseek_responses_rejects_"
     "interleaved_function_calls.extracted.json"
