@@ -11,8 +11,12 @@
   cannot read refuses the file for all of them (``FormatError.unread``).
   Empty, binary or non-UTF-8 input and JSON that is no transcript are
   ``FormatError`` too, never another exception.
-- ``FORMATS``: format name -> module, each with ``NAME``, ``PROVIDER``,
-  ``sniff``, ``parse`` and ``serialise`` (see ``base``).
+- ``FORMATS``: format name -> module: every shape module of this package
+  (one with ``NAME``, ``sniff``, ``parse`` and ``serialise``; ``base`` states
+  the whole contract), found when the package is imported, not listed
+  anywhere, in detection order (each module's ``ORDER``). ``WIRE_FORMATS``:
+  those that also write a provider's request body (``to_wire``).
+- ``extension_of(format)``: the extension a download of that format takes.
 - ``to_wire(messages, provider)``: canonical messages in a provider's request
   shape, ids as they are (what the provider would be sent today).
 - ``export_wire(messages, provider) -> (wire, renamed)``: the same with every
@@ -25,7 +29,9 @@
 from __future__ import annotations
 
 import hashlib
+import importlib
 import inspect
+import pkgutil
 import re
 from collections.abc import Callable
 from typing import Any, cast
@@ -34,24 +40,7 @@ import orjson
 
 from inspector.engine.canonical import is_blank
 from inspector.engine.providers import RESPONSES_CALL_ID_MAX
-from inspector.formats import (
-    ai_sdk,
-    anthropic,
-    canonical,
-    claude_code,
-    cline,
-    codex,
-    codex_exec,
-    cursor,
-    gemini,
-    langchain,
-    openai_chat,
-    opencode,
-    pi,
-    private,
-    pydantic_ai,
-    responses,
-)
+from inspector.formats import private
 from inspector.formats.base import (
     AllShape,
     BranchShape,
@@ -86,33 +75,36 @@ __all__ = [
 ]
 
 HEAD_BYTES = 64 * 1024
+# The ``ORDER`` of a shape module that states none: after every one that does.
+_LAST = 10**6
 
 
-# Detection order breaks ties between equally confident sniffs.
-FORMATS: dict[str, Shape] = {
-    "canonical": canonical,
-    "openai-chat": openai_chat,
-    "anthropic": anthropic,
-    "responses": responses,
-    "gemini": gemini,
-    "claude-code": claude_code,
-    "codex": codex,
-    "pi": pi,
-    "codex-exec": codex_exec,
-    "opencode": opencode,
-    "pydantic-ai": pydantic_ai,
-    "langchain": langchain,
-    "ai-sdk": ai_sdk,
-    "cursor": cursor,
-    "cline": cline,
-}
+def _shape_modules() -> dict[str, Shape]:
+    """Every shape module of this package (one with ``NAME``, ``sniff``, ``parse`` and
+    ``serialise``; see ``base``), keyed by its ``NAME``, in detection order: by its
+    ``ORDER`` (a shape without one after those with one), then by name."""
+    found: list[tuple[int, str, Shape]] = []
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if all(hasattr(module, name) for name in ("NAME", "sniff", "parse", "serialise")):
+            shape = cast(Shape, module)
+            found.append((getattr(module, "ORDER", _LAST), shape.NAME, shape))
+    found.sort(key=lambda entry: entry[:2])
+    shapes = {name: shape for _, name, shape in found}
+    if len(shapes) != len(found):
+        raise ImportError(f"two shape modules have one NAME: {sorted(n for _, n, _ in found)}")
+    return shapes
 
-# The provider request shapes a canonical history can be exported to.
+
+# Format name -> shape module: every shape module in this package, found, not listed.
+# Detection order (``ORDER``) breaks ties between equally confident sniffs.
+FORMATS: dict[str, Shape] = _shape_modules()
+
+# The provider request shapes a canonical history can be exported to: those with ``to_wire``.
 WIRE_FORMATS: dict[str, WireShape] = {
-    "openai-chat": openai_chat,
-    "anthropic": anthropic,
-    "responses": responses,
-    "gemini": gemini,
+    name: cast(WireShape, module)
+    for name, module in FORMATS.items()
+    if callable(getattr(module, "to_wire", None))
 }
 
 # The characters ids may hold, for each provider that restricts them; an id that holds

@@ -63,6 +63,8 @@ PROVIDER = "openai-chat"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "Vercel AI SDK messages"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 130
 
 STEP = "_step"
 

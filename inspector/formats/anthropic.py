@@ -91,6 +91,8 @@ PROVIDER = "anthropic"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "Anthropic Messages"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 30
 
 # Block types the Messages API itself defines; anything else came from another provider.
 _NATIVE = frozenset(

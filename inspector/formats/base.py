@@ -1,10 +1,12 @@
 """What every shape module shares: the parse result, the one error type, and the contract.
 
-A shape module is one file in this package, registered in ``FORMATS``
-(``formats/__init__.py``, in detection order). Nothing else names a shape:
-the loader, the diagnosis, the downloads and the upload form read what they
-need from the module. ``tests/formats/test_shape_contract.py`` holds every
-registered module to this contract. Its required names (``Shape``):
+A shape module is one file in this package; ``formats/__init__.py`` finds
+every module that has ``NAME``, ``sniff``, ``parse`` and ``serialise`` and
+registers it in ``FORMATS`` under its ``NAME``. Nothing else names a shape:
+the loader, the diagnosis, the downloads, the console's ``--format`` and the
+upload form read what they need from the module.
+``tests/formats/test_shape_contract.py`` holds every registered module to
+this contract. Its required names (``Shape``):
 
 - ``NAME: str`` the format id (``"claude-code"``, ...), as ``--format`` takes it;
 - ``PROVIDER: str`` the provider shape it corresponds to (``"openai-chat"``,
@@ -43,6 +45,9 @@ without one gets the default said:
   with how many tokens (``Facts``; ``None`` for a message it says nothing
   of); the timeline's header and rows show them. Default: ``[]``, nothing
   recorded.
+- ``ORDER: int``: where the shape stands in detection order, which breaks
+  ties between equally confident sniffs (and orders the lists): lower first.
+  Default: after every shape that states one.
 - ``BLANK_IS_WRITTEN = True``: the shape reads content only where it is
   written and refuses a record that keeps it elsewhere, so a blank message
   is blank in the file. Without it, ``load`` refuses a read in which every

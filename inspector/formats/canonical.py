@@ -25,6 +25,8 @@ PROVIDER = "openai-chat"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "Canonical JSON (the spec's own message list)"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 10
 # Content is read only where it is written (``_foreign_message``): a blank message is
 # blank in the file (see ``base``).
 BLANK_IS_WRITTEN = True

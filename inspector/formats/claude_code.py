@@ -130,6 +130,8 @@ PROVIDER = "anthropic"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "Claude Code session (JSONL)"
 EXTENSION = "jsonl"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 60
 
 SRC = "_src"
 

@@ -93,6 +93,8 @@ PROVIDER = "anthropic"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "Cline / Roo Code task history (api_conversation_history.json)"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 150
 
 # The blocks of the source record a canonical message came from (indices into its content).
 BLOCKS = "_blocks"

@@ -85,6 +85,8 @@ PROVIDER = "responses"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "Codex CLI rollout (JSONL)"
 EXTENSION = "jsonl"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 70
 
 SRC = "_src"
 

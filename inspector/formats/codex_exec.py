@@ -77,6 +77,8 @@ PROVIDER = "responses"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "Codex exec --json log (JSONL)"
 EXTENSION = "jsonl"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 90
 
 SRC = "_src"
 

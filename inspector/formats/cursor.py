@@ -76,6 +76,8 @@ PROVIDER = "anthropic"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "Cursor agent transcript (JSONL)"
 EXTENSION = "jsonl"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 140
 
 # The part a tool_use block becomes: a call the file records without an id or a result.
 TOOL_PART = "cursor_tool_use"

@@ -91,6 +91,8 @@ PROVIDER = "gemini"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "Gemini contents"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 50
 
 # The key a canonical call or text part keeps the ``thoughtSignature`` of its part under.
 SIGNATURE = "thought_signature"

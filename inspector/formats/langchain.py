@@ -56,6 +56,8 @@ PROVIDER = "openai-chat"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "LangChain / LangGraph messages"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 120
 
 _TYPES = {
     "human": "user",

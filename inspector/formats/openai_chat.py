@@ -61,6 +61,8 @@ PROVIDER = "openai-chat"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "OpenAI Chat Completions"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 20
 
 _ROLES = {"system": "system", "developer": "system", "user": "user"}
 _ROLES |= {"assistant": "assistant", "tool": "tool", "function": "tool"}

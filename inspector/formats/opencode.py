@@ -95,6 +95,8 @@ PROVIDER = "anthropic"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "OpenCode export or storage records (JSON)"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 100
 
 SRC = "_src"
 # A part's own fields that hold text but not its words (``jsondoc.part_text``).

@@ -58,6 +58,8 @@ PROVIDER = "openai-chat"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "pydantic-ai message history"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 110
 
 SYNTHESIZED = "pydantic_ai_synthesized_tool_return"
 

@@ -113,6 +113,8 @@ PROVIDER = "responses"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "OpenAI Responses"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 40
 
 
 # The keys of a Responses message item that its canonical parts hold, or that every

@@ -81,6 +81,8 @@ def test_the_optional_hooks_it_has_are_the_ones_declared(name: str) -> None:
                 assert parse[hook] == {p[0]: p for p in declared(protocol, "parse")}[hook]
         elif hasattr(module, hook):
             assert signature(getattr(module, hook), skip_self=False) == declared(protocol, hook)
+    if hasattr(module, "ORDER"):
+        assert isinstance(module.ORDER, int)
     if hasattr(module, "BLANK_IS_WRITTEN"):
         assert module.BLANK_IS_WRITTEN is True
     assert formats.has_hook(module, "parse_all") == formats.has_hook(module, "serialise_all")
