@@ -51,7 +51,7 @@ import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.detect import Alternatives, opens_json
-from inspector.formats.jsondoc import dump_list, message_list, part_text, read_json, written_state
+from inspector.formats.jsondoc import dump_list, message_list, part_text, written_state
 from inspector.formats.jsondoc import text_of as _joined
 from inspector.formats.private import PART, REC, Message, call_id, kept_calls, public
 from inspector.formats.private import metadata as _md
@@ -99,9 +99,8 @@ def sniff(head: bytes) -> float:
 
 
 def parse(data: bytes) -> Parsed:
-    doc = read_json(data)
     records, wrapper = message_list(
-        doc, "not a list of AI SDK messages (nor an object with 'messages')"
+        data, "not a list of AI SDK messages (nor an object with 'messages')"
     )
     kind = _list_kind(records)
     if kind is None:

@@ -17,7 +17,7 @@ from typing import Any
 from inspector.engine.canonical import ROLES
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.detect import refuse_others
-from inspector.formats.jsondoc import dump_list, json_type, message_list, read_json
+from inspector.formats.jsondoc import dump_list, json_type, message_list
 from inspector.formats.private import Message, strip_private
 
 NAME = "canonical"
@@ -43,8 +43,9 @@ def sniff(head: bytes) -> float:
 
 
 def parse(data: bytes) -> Parsed:
-    doc = read_json(data)
-    items, wrapper = message_list(doc, "not a list of messages or an object with a 'messages' list")
+    items, wrapper = message_list(
+        data, "not a list of messages or an object with a 'messages' list"
+    )
     refuse_others(items, NAME)
     messages: list[Message] = []
     sources: list[list[int]] = []

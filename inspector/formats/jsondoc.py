@@ -21,13 +21,15 @@ from inspector.formats.base import FormatError, Parsed
 from inspector.formats.private import Message
 
 
-def message_list(doc: Any, refused: str) -> tuple[list[Any], dict[str, Any] | None]:
+def message_list(data: bytes, refused: str) -> tuple[list[Any], dict[str, Any] | None]:
     """The messages of a file that is a JSON list of them, or an object with a ``messages`` list.
 
     Returns the list and the object around it (``None`` for a bare list), for
-    a writer to put the repaired list back into. ``FormatError`` with
-    ``refused`` for anything else, and for an empty list.
+    a writer to put the repaired list back into (``dump_list``). ``FormatError``
+    when ``data`` is not one JSON document (``read_json``), with ``refused``
+    for any other document, and for an empty list.
     """
+    doc = read_json(data)
     if isinstance(doc, list):
         items, wrapper = doc, None
     elif isinstance(doc, dict) and isinstance(doc.get("messages"), list):

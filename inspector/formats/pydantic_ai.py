@@ -48,7 +48,7 @@ import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.detect import Alternatives, opens_json
-from inspector.formats.jsondoc import dump_list, message_list, read_json, written_state
+from inspector.formats.jsondoc import dump_list, message_list, written_state
 from inspector.formats.jsondoc import text_of as _joined
 from inspector.formats.private import PART, REC, Message, call_id, kept_calls, public
 from inspector.formats.private import metadata as _md
@@ -89,9 +89,8 @@ def sniff(head: bytes) -> float:
 
 
 def parse(data: bytes) -> Parsed:
-    doc = read_json(data)
     records, wrapper = message_list(
-        doc, "not a list of pydantic-ai messages (nor an object with 'messages')"
+        data, "not a list of pydantic-ai messages (nor an object with 'messages')"
     )
     if not any(isinstance(r, dict) and r.get("kind") in ("request", "response") for r in records):
         raise FormatError("no message has 'kind' 'request' or 'response'")
@@ -135,7 +134,7 @@ def parse(data: bytes) -> Parsed:
             sources.append([number])
     if not messages:
         raise FormatError("no message holds a part this reader knows")
-    state = {"data": data, "doc": doc, "records": records, "wrapper": wrapper}
+    state = {"data": data, "records": records, "wrapper": wrapper}
     return Parsed(NAME, messages, sources, problems, causes=causes, meta=meta, state=state)
 
 

@@ -22,7 +22,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
-from django.utils.http import content_disposition_header
 from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
@@ -55,7 +54,7 @@ from inspector.web import store, words
 from inspector.web.forms import TimelineForm
 from inspector.web.http import HtmxRequest, SignedInRequest
 from inspector.web.models import Transcript
-from inspector.web.views import _bad_request, _get_transcript_for_user, _in_order
+from inspector.web.views import _bad_request, _get_transcript_for_user, _in_order, attachment
 
 SHARE_HEADERS = {
     "Referrer-Policy": "no-referrer",
@@ -266,10 +265,7 @@ def shared_download(request: HttpRequest, token: str, kind: str) -> HttpResponse
                 data, name = _full_download(transcript, kind)
     except store.UnreadableTranscript as error:
         return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
-    content_type = "application/json" if name.endswith(".json") else "application/octet-stream"
-    response = HttpResponse(data, content_type=content_type)
-    response["Content-Disposition"] = content_disposition_header(True, name)
-    return response
+    return attachment(data, name)
 
 
 def _full_download(transcript: Transcript, kind: str) -> tuple[bytes, str]:

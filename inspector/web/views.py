@@ -391,6 +391,11 @@ def download(request: HttpRequest, public_id: str, kind: str) -> HttpResponse:
             data, name = _download(transcript, kind)
     except store.UnreadableTranscript as error:
         return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
+    return attachment(data, name)
+
+
+def attachment(data: bytes, name: str) -> HttpResponse:
+    """``data`` as a file to save under ``name`` (JSON when the name says so)."""
     content_type = "application/json" if name.endswith(".json") else "application/octet-stream"
     response = HttpResponse(data, content_type=content_type)
     response["Content-Disposition"] = content_disposition_header(True, name)
