@@ -798,7 +798,7 @@ def _wire_system(systems: list[Message], state: dict[str, Any] | None) -> Any:
         return systems[0]["content"]
     blocks: list[Any] = []
     for message in systems:
-        blocks.extend(_wire_blocks(message["content"], True))
+        blocks.extend(wire_blocks(message["content"], True))
     return blocks
 
 
@@ -833,7 +833,7 @@ def _wire_group(
             if old_blocks and _canonical_content(old_blocks) == message["content"]:
                 blocks.extend(old_blocks)
             else:
-                blocks.extend(_wire_blocks(message["content"], native_only))
+                blocks.extend(wire_blocks(message["content"], native_only))
     out["content"] = blocks
     return out
 
@@ -845,7 +845,7 @@ def _wire_result(message: Message, old: Any) -> dict[str, Any]:
     block["tool_use_id"] = call_id(md)
     content = message["content"]
     if not (old and _result_content(block) == content):
-        block["content"] = content if isinstance(content, str) else _wire_blocks(content, True)
+        block["content"] = content if isinstance(content, str) else wire_blocks(content, True)
     if md.get("healed") or md.get("is_error"):
         block["is_error"] = True
     return block
@@ -868,7 +868,7 @@ def _wire_assistant(message: Message, source: list[Any], native_only: bool) -> l
                 blocks.append(block)
         return blocks + [_tool_use(call, None) for call in pending]
     old_uses = [b for b in source if isinstance(b, dict) and b.get("type") == "tool_use"]
-    blocks = _wire_blocks(content, native_only) if content else []
+    blocks = wire_blocks(content, native_only) if content else []
     for index, call in enumerate(calls):
         old = old_uses[index] if index < len(old_uses) else None
         blocks.append(_tool_use(call, old, native_only))
@@ -893,7 +893,11 @@ def _native(kind: str) -> bool:
     return kind in _NATIVE or kind.endswith("_tool_result")
 
 
-def _wire_blocks(content: Any, native_only: bool) -> list[Any]:
+def wire_blocks(content: Any, native_only: bool) -> list[Any]:
+    """Canonical content as Anthropic blocks: text, images (``image_block``) and the
+    blocks another shape kept as they are; with ``native_only`` (a request body),
+    only what the API takes (no blank text, no other provider's parts). Cline's
+    writer uses it too."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content.strip() or not native_only else []
     blocks: list[Any] = []
