@@ -12,6 +12,7 @@ byte when nothing in it is wrong.
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import types
 import typing
@@ -31,6 +32,8 @@ from tests.testdata import CORPUS, read
 
 NAMES = list(formats.FORMATS)
 REQUIRED = ("sniff", "parse", "serialise")
+# Examples of bytes each sniffer is given (``make fuzz``: many more).
+SNIFFS = {"ci": 100, "dev": 30, "fuzz": 5000}[os.environ.get("HYPOTHESIS_PROFILE", "ci")]
 # How many of a shape's smallest files are written back (the corpus test reads them all).
 WRITTEN_BACK = 3
 # The optional hooks that are keywords of ``parse`` (the others are functions).
@@ -105,7 +108,7 @@ ANY_BYTES = st.one_of(
 def test_sniff_answers_a_float_in_0_to_1_for_any_bytes(name: str) -> None:
     sniff = formats.FORMATS[name].sniff
 
-    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=SNIFFS, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(ANY_BYTES)
     def sniffs(head: bytes) -> None:
         score = sniff(head)
