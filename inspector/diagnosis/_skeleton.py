@@ -50,7 +50,7 @@ from typing import Any, Literal, NamedTuple
 from inspector.engine.providers import (
     ANTHROPIC_ID_PATTERN,
     ANTHROPIC_THINKING,
-    RESPONSES_CALL_ID_MAX,
+    CALL_ID_MAX,
 )
 from inspector.formats.anthropic import sendable_block
 
@@ -447,8 +447,9 @@ def _cut(
 def quiet_prefix(provider: str, history: list[Digest], found: Walk) -> tuple[int, int]:
     """The digests in the quiet prefix ``provider``'s checks may skip, and its items there.
 
-    Anthropic also refuses ids outside its pattern, and Responses ids over its
-    length limit, so their prefixes end before the first such id. A quiet
+    Anthropic also refuses ids outside its pattern, and OpenAI Chat and
+    Responses ids over their length limits, so their prefixes end before the
+    first such id. A quiet
     turn's id used again after the prefix (a reused id, or a late result for
     it) would tie the two: the prefix then ends before that turn.
     """
@@ -458,10 +459,12 @@ def quiet_prefix(provider: str, history: list[Digest], found: Walk) -> tuple[int
     cut = cuts[-1]
     calls = found.calls
     earliest = cut.at
-    if provider == "responses":
-        # Responses refuses a call_id over its length limit: the prefix ends before it.
+    limit = CALL_ID_MAX.get(provider)
+    if limit is not None:
+        # OpenAI Chat and Responses refuse an id over their length limit: the prefix
+        # ends before it.
         for cid, at in calls.items():
-            if len(cid) > RESPONSES_CALL_ID_MAX and at < earliest:
+            if len(cid) > limit and at < earliest:
                 earliest = at
     for _, _, _, _, ids, rid in history[cut.at :]:
         for cid in ids:
