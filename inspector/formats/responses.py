@@ -830,7 +830,7 @@ def _wire_assistant(message: Message, template: list[Any], native_only: bool) ->
     sources = _source_items(calls, old_calls)
     parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
     places = _call_places(calls, len(parts))
-    out: list[Any] = []
+    out: list[Any] = _carried_reasoning(message, parts)
     texts: list[Any] = []  # the text parts of the message item being made
     envelope: Any = None  # the fields of the item they were read from, if any
     waiting = 0  # the calls already placed
@@ -878,6 +878,20 @@ def _wire_assistant(message: Message, template: list[Any], native_only: bool) ->
     flush()
     place(len(parts))
     return out
+
+
+def _carried_reasoning(message: Message, parts: list[Any]) -> list[Any]:
+    """The reasoning items another shape kept beside the turn (Codex's, in
+    ``metadata["reasoning"]``), which go out first, before the turn's text and calls:
+    the model that wrote them reads them back, and a call it made after reasoning is
+    sent with that reasoning before it, as Codex itself sends it. None when the
+    content holds reasoning parts of its own (a Responses file's)."""
+    carried = metadata(message).get("reasoning")
+    if not isinstance(carried, list) or any(
+        isinstance(part, dict) and part.get("type") == "reasoning" for part in parts
+    ):
+        return []
+    return [item for item in carried if isinstance(item, dict) and item.get("type") == "reasoning"]
 
 
 def _call_places(calls: list[dict[str, Any]], count: int) -> list[int]:
