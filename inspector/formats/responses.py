@@ -490,7 +490,7 @@ def _read(
             messages.append({"role": "tool", "content": _output_content(item), "metadata": md})
             sources.append([index + 1])
         elif _is_call(item):
-            call = _canonical_call(item)
+            call = canonical_call(item)
             names[call["tool_call_id"]] = call["name"]
             kinds.setdefault(call["tool_call_id"], item["type"])
             current = open_group(index)
@@ -511,7 +511,10 @@ def _read(
     return messages, sources, problems
 
 
-def _canonical_call(item: dict[str, Any]) -> dict[str, Any]:
+def canonical_call(item: dict[str, Any]) -> dict[str, Any]:
+    """The canonical call for a call item; what the item holds beyond its call id, name
+    and arguments (its kind, item id, status) under ``item``, which the export writes
+    back (Codex's rollouts read their tool searches so too)."""
     kind = item.get("type")
     if kind == "function_call":
         arguments: Any = item.get("arguments", "")
@@ -957,7 +960,7 @@ def _source_items(calls: list[dict[str, Any]], old_calls: list[dict[str, Any]]) 
     for call in calls:
         found = None
         for index in range(start, len(old_calls)):
-            read = _canonical_call(old_calls[index])
+            read = canonical_call(old_calls[index])
             if read["name"] == call.get("name") and read["arguments"] == call.get("arguments"):
                 found = index
                 break
