@@ -20,7 +20,8 @@ A message is regular when (after its private keys are stripped):
   writes: Anthropic keeps them, the others leave them out), and with calls
   it may have no text at all (``""``, ``[]`` or thinking only);
 - only an assistant message has calls; each is an object with a string id
-  (``tool_call_id``, else ``id``) and arguments that are an object;
+  (``tool_call_id``, else ``id``; not a server tool's ``srvtoolu_`` id, which
+  Anthropic's check treats apart) and arguments that are an object;
 - it is a ``tool`` message with a non-empty string ``tool_call_id`` and
   string content or a list of typed parts (each provider writes it as one
   result, whatever it holds);
@@ -49,6 +50,7 @@ from typing import Any, Literal, NamedTuple
 
 from inspector.engine.providers import (
     ANTHROPIC_ID_PATTERN,
+    ANTHROPIC_SERVER_ID_PREFIX,
     ANTHROPIC_THINKING,
     CALL_ID_MAX,
 )
@@ -107,7 +109,9 @@ def digest(message: dict[str, Any]) -> Digest | None:
             if "after_parts" in call:
                 return None  # Responses places it among its message's parts
             value = call.get("tool_call_id") or call.get("id") or ""
-            if value.__class__ is not str:
+            if value.__class__ is not str or value.startswith(ANTHROPIC_SERVER_ID_PREFIX):
+                # A tool the server runs: Anthropic wants its result in the same turn,
+                # never a client result (the checks' rule for it reads the real body).
                 return None
             # The engine's ``call_id_text(call)``, inlined: this reads every call of a session.
             found.append(value)
