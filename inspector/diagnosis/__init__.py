@@ -45,7 +45,12 @@ from inspector.diagnosis.rows import (
     totals,
 )
 from inspector.diagnosis.stored import DiagnosisView
-from inspector.diagnosis.verdicts import PROVIDER_NAMES, export_findings, provider_verdicts
+from inspector.diagnosis.verdicts import (
+    PROVIDER_NAMES,
+    accepted_reuse,
+    export_findings,
+    provider_verdicts,
+)
 from inspector.engine import Repair, conservation, repair_history
 from inspector.formats.base import Parsed
 
@@ -114,13 +119,18 @@ def diagnose(parsed: Parsed, is_read_only: ReadOnly = None) -> Diagnosis:
     rows, findings = builder.build()
     glued = line_findings(parsed, rows, findings)
     renames: dict[str, dict[str, str]] = {}
+    duplicates: dict[str, set[str]] = {}
     providers = provider_verdicts(
         parsed.messages,
         repair.messages,
         stored=_stored_history(parsed),
         renames=renames,
         unchecked=_unchecked_kinds(parsed),
+        duplicates=duplicates,
     )
+    shape = formats.FORMATS[parsed.format]
+    if shape in formats.WIRE_FORMATS.values():  # a request body: its provider answers it
+        accepted_reuse(findings, shape.PROVIDER, duplicates)
     # What the repair did, per rule (a glued line too); the export's rewritten ids
     # (ID-3) are findings as well, but not repairs.
     counts: dict[str, int] = {}

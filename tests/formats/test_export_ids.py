@@ -197,3 +197,43 @@ def test_the_verdict_that_changes_for_a_long_id_is_explained_by_id3():
     verdict = diagnosis.providers["openai-chat"]
     assert verdict["before"] and not verdict["after"], verdict
     assert any("maximum length 40" in issue["text"] for issue in verdict["before"])
+
+
+def _chat_turn(cid: str, text: str) -> list[dict[str, Any]]:
+    call = {"id": cid, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    return [
+        {"role": "user", "content": f"ask {text}"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": cid, "content": "r"},
+        {"role": "assistant", "content": "ok"},
+    ]
+
+
+def test_a_reused_id_the_bodys_own_provider_takes_is_reported_as_taken():
+    # OpenAI Chat takes an id used again in a later turn; Responses refuses it.
+    body = {"messages": _chat_turn("call_1", "a") + _chat_turn("call_1", "b")}
+    diagnosis = diagnose(formats.load(orjson.dumps(body)))
+    assert not diagnosis.providers["openai-chat"]["before"]
+    id1 = [f["text"] for f in diagnosis.findings if f["rule"] == "ID-1"]
+    assert id1 and all(
+        "OpenAI Chat, which this file is written for, takes the id as it is: the new id is"
+        " for OpenAI Responses, which refuses it." in text
+        for text in id1
+    )
+
+
+def test_a_reused_id_the_bodys_own_provider_refuses_says_nothing_of_taking_it():
+    # Two calls of one message under one id: OpenAI Chat refuses it too.
+    call = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    body = {
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": None, "tool_calls": [call, dict(call)]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "r"},
+            {"role": "tool", "tool_call_id": "call_1", "content": "s"},
+        ]
+    }
+    diagnosis = diagnose(formats.load(orjson.dumps(body)))
+    assert diagnosis.providers["openai-chat"]["before"]
+    id1 = [f["text"] for f in diagnosis.findings if f["rule"] == "ID-1"]
+    assert id1 and not any("takes the id as it is" in text for text in id1)
