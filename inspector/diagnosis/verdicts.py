@@ -180,9 +180,7 @@ def _reused(problems: Sequence[ProviderProblem]) -> set[str]:
     return {cid for p in problems if p.code.startswith("duplicate") for cid in p.ids}
 
 
-def accepted_reuse(
-    findings: list[Finding], provider: str, duplicates: dict[str, set[str]]
-) -> None:
+def accepted_reuse(findings: list[Finding], provider: str, duplicates: dict[str, set[str]]) -> None:
     """Say on each ID-1 finding when ``provider``, the one the file is written for, takes
     the reused id as it is: the repair renames it for the providers that refuse it."""
     if provider not in duplicates:

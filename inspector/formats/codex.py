@@ -354,11 +354,11 @@ class _Reader:
             if kind == "tool_search_output":
                 # The tools it found, under fields of its own: read as their JSON text,
                 # as the Responses reader reads them.
-                held = {k: v for k, v in payload.items() if k not in _SEARCH_OUTPUT_KEYS}
-                content: Any = orjson.dumps(held).decode()
+                fields = {k: v for k, v in payload.items() if k not in _SEARCH_OUTPUT_KEYS}
+                output: Any = orjson.dumps(fields).decode()
             else:
-                content = _output(payload.get("output"))
-            message = {"role": "tool", "content": content, "metadata": metadata}
+                output = _output(payload.get("output"))
+            message = {"role": "tool", "content": output, "metadata": metadata}
             self.add(message, piece)
         else:
             other = self.meta["other_items"]
