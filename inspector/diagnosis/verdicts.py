@@ -46,7 +46,7 @@ def provider_verdicts(
     before: list[dict[str, Any]],
     after: list[dict[str, Any]],
     *,
-    stored: str = "",
+    stored: dict[str, Any] | None = None,
     renames: dict[str, dict[str, str]] | None = None,
     unchecked: Sequence[str] = (),
     duplicates: dict[str, set[str]] | None = None,
@@ -98,8 +98,8 @@ def provider_verdicts(
         if renames is not None and wires.renamed(provider):
             renames[provider] = wires.renamed(provider)
     if stored:
-        first = check("responses", {**wires.before("responses"), "previous_response_id": stored})
-        then = check("responses", {**wires.after("responses"), "previous_response_id": stored})
+        first = check("responses", {**wires.before("responses"), **stored})
+        then = check("responses", {**wires.after("responses"), **stored})
         stateful: Verdict = {
             "before": [_issue(p) for p in first.problems],
             "after": [_issue(p) for p in then.problems],

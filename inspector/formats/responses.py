@@ -136,6 +136,9 @@ _CLIENT_CALLS = frozenset(
         "apply_patch_call",
     }
 )
+# What names a history the server stores, which a body continues, and the ``meta`` key
+# that keeps it (``conversation`` there names a conversation of a file of several).
+STORED_HISTORY = {"previous_response_id": "previous_response_id", "conversation": "conversation_id"}
 _CALL_FIELDS = frozenset({"type", "id", "call_id", "status", "name"})
 # The fields of a call item that its canonical call holds, by kind (any other kind: its
 # call id and name, and every field outside ``_CALL_FIELDS``, which are its arguments).
@@ -202,9 +205,13 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
             state["input_text"] = True
         if not isinstance(items, list):
             raise FormatError("the request body has no 'input' list")
-        if body.get("previous_response_id"):
-            # The server holds the earlier turns; this input is only the tail of the history.
-            meta["previous_response_id"] = body["previous_response_id"]
+        for key, kept in STORED_HISTORY.items():
+            value = body.get(key)
+            if value is not None and value != "":
+                # The server holds the earlier turns; this input is only the tail of the
+                # history (a conversation is named by its id, or an object holding it).
+                meta[kept] = value
+                break
     if not items:
         raise FormatError("the list of input items is empty")
     shape = list_shape(items)
