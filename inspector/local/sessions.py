@@ -24,6 +24,13 @@ from inspector.local import stores
 from inspector.local.agents import AGENTS, Agent
 from inspector.local.outcome import Checked, StoreError, diagnosed, first_line
 
+# The names every reader of many files (a scan, the watcher) takes for a session's.
+SUFFIXES = (".jsonl", ".json")
+
+
+def is_session_name(name: str) -> bool:
+    return name.lower().endswith(SUFFIXES)
+
 
 @dataclass(frozen=True, slots=True)
 class Session:
@@ -218,6 +225,7 @@ __all__ = [
     "default_cache_path",
     "find",
     "first_line",
+    "is_session_name",
     "roots",
     "session_bytes",
 ]
