@@ -53,10 +53,6 @@ class ZipPlan:
     members: list[tuple[zipfile.ZipInfo, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    @property
-    def total_bytes(self) -> int:
-        return sum(info.file_size for info, _ in self.members)
-
 
 class ZipRefused(ValueError):
     """The zip breaks a limit; ``str()`` says which, in plain words."""
