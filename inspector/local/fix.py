@@ -22,7 +22,7 @@ from inspector.local import stores
 from inspector.local.agents import Agent
 from inspector.local.confine import Confined, absolute
 from inspector.local.outcome import Outcome, first_line
-from inspector.local.store import _TEMP_MARK, BACKUP_MARK, NOTE_SUFFIX, QUIET_SECONDS
+from inspector.local.store import _TEMP_MARK, BACKUP_MARK, NOTE_SUFFIX, QUIET_SECONDS, Run
 
 
 def fix(
@@ -36,14 +36,8 @@ def fix(
 ) -> Outcome:
     """Repair ``path`` in place (see ``store``'s docstring); never raises for a bad file."""
     path = absolute(path)  # not resolved: a link in the session's own place is refused
-    return stores.for_path(path).fix(
-        path,
-        agent,
-        dry_run=dry_run,
-        backup_dir=backup_dir,
-        quiet_seconds=quiet_seconds,
-        clock=clock,
-    )
+    run = Run(agent, dry_run, quiet_seconds, clock)
+    return stores.for_path(path).fix(path, run, backup_dir)
 
 
 def confinement(path: Path, backup_dir: Path | None = None) -> Confined:

@@ -61,9 +61,8 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from glob import escape as glob_escape
 from pathlib import Path
@@ -71,12 +70,11 @@ from typing import Any
 
 import orjson
 
-from inspector.diagnosis import repaired_bytes
-from inspector.local.agents import BY_NAME, Agent
+from inspector.local.agents import BY_NAME
 from inspector.local.confine import Confined, Refused, absolute, safe_name, sync_folder
-from inspector.local.outcome import Outcome, alive, diagnosed, sha256, verify
+from inspector.local.outcome import Outcome, alive, diagnosed, sha256
 from inspector.local.outcome import StoreError as StoreError  # its old home: callers read it here
-from inspector.local.store import LocalStore
+from inspector.local.store import LocalStore, Run, repair_of
 
 BACKUPS = "transcript-inspector-backups"
 NOTE = "note.json"
@@ -434,19 +432,9 @@ def backup_base(root: Path, backup_dir: Path | None) -> Path:
     return (absolute(backup_dir) if backup_dir else root.parent / BACKUPS).resolve()
 
 
-def fix(
-    path: Path,
-    agent: Agent | None,
-    *,
-    dry_run: bool,
-    backup_dir: Path | None,
-    quiet_seconds: float,
-    clock: Callable[[], float] = time.time,
-) -> Outcome:
-    """Repair the session ``path`` names in its storage folder (see the module docstring)."""
+def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
     outcome = Outcome
-    agent = agent or BY_NAME["opencode"]
-    root = storage_root(path)
+    root, base = confined.roots
     db = database(root)
     if db is not None:
         return outcome(
@@ -457,29 +445,8 @@ def fix(
             f"in the database instead (transcript-inspector fix {db / path.stem}); nothing was "
             "changed.",
         )
-    try:
-        safe_name(path.stem, "the session id")
-        confined = confinement(path, backup_dir)
-        root = confined.roots[0]
-        path = confined.check(root / path.relative_to(storage_root(path)))
-        return _fix(path, confined, agent, dry_run, quiet_seconds, clock)
-    except Refused as refused:
-        return outcome(path, "refused", f"{refused}; nothing was changed")
-    except OSError as error:  # the backup set could not be made: nothing was written yet
-        reason = f"could not write {error.filename or path}: {error.strerror or error}"
-        return outcome(path, "failed", f"{reason}; the session is as it was")
-
-
-def _fix(
-    path: Path,
-    confined: Confined,
-    agent: Agent,
-    dry_run: bool,
-    quiet_seconds: float,
-    clock: Callable[[], float],
-) -> Outcome:
-    outcome = Outcome
-    root, base = confined.roots
+    run = replace(run, agent=run.agent or BY_NAME["opencode"])
+    dry_run, clock = run.dry_run, run.clock
     _sweep(base / _TEMP, confined)
     try:
         before = _stamps(path)
@@ -487,27 +454,16 @@ def _fix(
     except (OSError, StoreError) as error:
         reason = f"cannot read the session {path.stem}: {error}; nothing was changed"
         return outcome(path, "refused", reason)
-    data = store.export_bytes()
-    checked = diagnosed(path, agent, data)
-    if checked.error or checked.parsed is None or checked.diagnosis is None:
-        reason = f"cannot read {path.stem}: {checked.error}; nothing was changed"
-        return outcome(path, "refused", reason)
-    if not checked.diagnosis.needs_repair:
-        return outcome(path, "clean", "nothing to repair", checked)
     newest = max(stamp[1] for stamp in before.values()) / 1e9
-    age = clock() - newest
-    if age < quiet_seconds and not dry_run:
-        return outcome(
-            path,
-            "refused",
-            f"session {path.stem} was written {max(age, 0):.1f} s ago: OpenCode may still be "
-            "running. Close it (or wait) and run fix again; nothing was changed.",
-        )
-    repaired = repaired_bytes(checked.parsed)
-    problem = verify(checked, repaired)
-    if problem:
-        reason = f"the repair did not verify ({problem}); nothing was changed"
-        return outcome(path, "failed", reason)
+    checked, repaired = repair_of(
+        path,
+        store.export_bytes(),
+        run,
+        newest,
+        name=path.stem,
+        what=f"session {path.stem}",
+        who="OpenCode",
+    )
     try:
         planned = changes(store, repaired)
         for change in planned:
@@ -614,19 +570,6 @@ def backups(path: Path, backup_dir: Path | None = None) -> list[Path]:
     return sorted(p for p in folder.iterdir() if (p / NOTE).is_file())
 
 
-def undo(path: Path, *, backup_dir: Path | None = None, force: bool = False) -> Outcome:
-    """Put back the newest backup set of the session, if its files are still fix's."""
-    try:
-        safe_name(path.stem, "the session id")
-        confined = confinement(path, backup_dir)
-        path = confined.check(confined.roots[0] / path.relative_to(storage_root(path)))
-        return _undo(path, confined, backup_dir, force)
-    except StoreError as error:
-        return Outcome(path, "refused", f"cannot read the session: {error}")
-    except Refused as refused:
-        return Outcome(path, "refused", f"{refused}; nothing was changed")
-
-
 def _session_file_of(root: Path, session_id: str, messages: set[str], target: Path) -> bool:
     """``target`` is a file of the session ``session_id`` under ``root``: its info, one of
     its messages, or a part of one of ``messages`` (its own): the only files ``undo`` writes."""
@@ -648,13 +591,12 @@ def _session_file_of(root: Path, session_id: str, messages: set[str], target: Pa
     return kind == "part" and folder in messages
 
 
-def _undo(path: Path, confined: Confined, backup_dir: Path | None, force: bool) -> Outcome:
+def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> Outcome:
     outcome = Outcome
     root, base = confined.roots
-    found = backups(path, backup_dir)
-    if not found:
+    if not backups:
         return outcome(path, "refused", f"no backup of the session {path.stem} to restore")
-    folder = found[-1]
+    folder = backups[-1]
     try:
         note = orjson.loads(confined.read(folder / NOTE))
         entries = note["files"]
@@ -744,9 +686,16 @@ class Files(LocalStore):
     stat = staticmethod(stat)
     read = staticmethod(export_bytes)
     confinement = staticmethod(confinement)
-    fix = staticmethod(fix)
-    undo = staticmethod(undo)
     backups = staticmethod(backups)
+
+    def locate(self, path: Path, backup_dir: Path | None) -> tuple[Confined, Path]:
+        safe_name(path.stem, "the session id")
+        confined = confinement(path, backup_dir)
+        return confined, confined.check(confined.roots[0] / path.relative_to(storage_root(path)))
+
+    repair = staticmethod(_fix)
+    restore = staticmethod(_undo)
+    whole = "the session"
 
 
 STORE = Files()

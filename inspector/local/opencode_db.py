@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import sqlite3
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -32,12 +31,10 @@ from typing import Any
 
 import orjson
 
-from inspector.diagnosis import repaired_bytes
 from inspector.local import opencode
-from inspector.local.agents import Agent
 from inspector.local.confine import Confined, Refused, absolute, safe_name
-from inspector.local.outcome import Outcome, StoreError, diagnosed, verify
-from inspector.local.store import LocalStore
+from inspector.local.outcome import Outcome, StoreError, diagnosed
+from inspector.local.store import LocalStore, Run, repair_of
 
 ROWS = "rows.json"
 TABLES = ("message", "part")
@@ -241,24 +238,6 @@ def backup_base(path: Path, backup_dir: Path | None) -> Path:
     return opencode.backup_base(data_dir(absolute(path)).resolve() / "storage", backup_dir)
 
 
-def fix(
-    path: Path,
-    agent: Agent | None,
-    *,
-    dry_run: bool,
-    backup_dir: Path | None,
-    quiet_seconds: float,
-    clock: Callable[[], float] = time.time,
-) -> Outcome:
-    """Repair the session ``path`` (``<data>/opencode.db/<sessionID>``) in its database."""
-    outcome = Outcome
-    try:
-        confined, path = _confined(path, backup_dir)
-        return _fix(path, confined, agent, dry_run, quiet_seconds, clock)
-    except Refused as refused:
-        return outcome(path, "refused", f"{refused}; nothing was changed")
-
-
 def _confined(path: Path, backup_dir: Path | None) -> tuple[Confined, Path]:
     """Where fix may write for the session ``path``, and ``path`` with its database checked."""
     path = absolute(path)
@@ -267,39 +246,23 @@ def _confined(path: Path, backup_dir: Path | None) -> tuple[Confined, Path]:
     return confined, db / safe_name(path.name, "the session id")
 
 
-def _fix(
-    path: Path,
-    confined: Confined,
-    agent: Agent | None,
-    dry_run: bool,
-    quiet_seconds: float,
-    clock: Callable[[], float],
-) -> Outcome:
+def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
     outcome = Outcome
+    dry_run, clock = run.dry_run, run.clock
     db, session_id = path.parent, path.name
     try:
         rows, session_row, data = _read(db, session_id)
     except (OSError, sqlite3.Error, StoreError) as error:
         return outcome(path, "refused", f"cannot read the session {session_id}: {error}")
-    checked = diagnosed(path, agent, data)
-    if checked.error or checked.parsed is None or checked.diagnosis is None:
-        reason = f"cannot read {session_id}: {checked.error}; nothing was changed"
-        return outcome(path, "refused", reason)
-    if not checked.diagnosis.needs_repair:
-        return outcome(path, "clean", "nothing to repair", checked)
-    age = clock() - _newest_write(db, rows, session_row)
-    if age < quiet_seconds and not dry_run:
-        return outcome(
-            path,
-            "refused",
-            f"session {session_id} (or {db.name}) was written {max(age, 0):.1f} s ago: OpenCode "
-            "may still be running. Close it (or wait) and run fix again; nothing was changed.",
-        )
-    repaired = repaired_bytes(checked.parsed)
-    problem = verify(checked, repaired)
-    if problem:
-        reason = f"the repair did not verify ({problem}); nothing was changed"
-        return outcome(path, "failed", reason)
+    checked, repaired = repair_of(
+        path,
+        data,
+        run,
+        _newest_write(db, rows, session_row),
+        name=session_id,
+        what=f"session {session_id} (or {db.name})",
+        who="OpenCode",
+    )
     if orjson.loads(repaired)["info"] != orjson.loads(data)["info"]:
         reason = "the repair changes the session's own row, which fix does not write"
         reason += "; nothing was changed"
@@ -390,22 +353,12 @@ def backups(path: Path, backup_dir: Path | None = None) -> list[Path]:
     )
 
 
-def undo(path: Path, *, backup_dir: Path | None = None, force: bool = False) -> Outcome:
-    """Put back the rows of the newest backup set, if they are still the ones ``fix`` wrote."""
-    try:
-        confined, path = _confined(path, backup_dir)
-    except Refused as refused:
-        return Outcome(path, "refused", f"{refused}; nothing was changed")
-    return _undo(path, confined, backup_dir, force)
-
-
-def _undo(path: Path, confined: Confined, backup_dir: Path | None, force: bool) -> Outcome:
+def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> Outcome:
     outcome = Outcome
     db, session_id = path.parent, path.name
-    found = backups(path, backup_dir)
-    if not found:
+    if not backups:
         return outcome(path, "refused", f"no backup of the session {session_id} to restore")
-    folder = found[-1]
+    folder = backups[-1]
     try:
         note = orjson.loads(confined.read(folder / opencode.NOTE))
         raw = confined.read(folder / ROWS)
@@ -448,9 +401,12 @@ class Database(LocalStore):
     owns = staticmethod(opencode.is_db_session)
     read = staticmethod(opencode.db_export_bytes)
     confinement = staticmethod(confinement)
-    fix = staticmethod(fix)
-    undo = staticmethod(undo)
+    locate = staticmethod(_confined)
     backups = staticmethod(backups)
+
+    repair = staticmethod(_fix)
+    restore = staticmethod(_undo)
+    whole = "the session"
 
     def sessions(self, root: Path) -> list[tuple[Path, int, float]] | None:
         # Newer OpenCode reads only its database (beside ``storage/``, which a new

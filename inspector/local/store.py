@@ -16,9 +16,17 @@ they never name a store kind themselves. The hooks, and who overrides them:
 - ``stat(path)``: size and last write of one found session;
 - ``read(path)``: the session's bytes as the readers take them;
 - ``confinement(path, backup_dir)``: the folders ``fix`` and ``undo`` may
-  write in (``confine.Confined``), and nothing else;
-- ``fix``, ``undo``, ``backups``: repairing in place, putting back, the
-  backups made.
+  write in (``confine.Confined``), and nothing else; ``locate``: that, and
+  the session's path checked inside it;
+- ``repair(path, confined, run)``: the repair written in place; it starts
+  with ``repair_of`` (diagnosed, not clean, quiet for ``run.quiet_seconds``,
+  its repair proven by ``outcome.verify``) and raises ``Stop`` to end early;
+- ``restore(path, confined, backups, force)``: the newest backup put back;
+  ``backups(path, backup_dir)``: the backups made, oldest first.
+
+``fix`` and ``undo`` are the same for every kind: they ``locate``, call the
+hook, and turn ``Stop``, ``Refused``, ``StoreError`` and ``OSError`` into the
+``Outcome`` they report, so a store kind never raises for a bad session.
 
 The one-file ``fix`` never leaves a half-written session: the repair is
 written to a temporary file beside the original, flushed to disk, given the
@@ -65,7 +73,7 @@ import orjson
 from inspector.diagnosis import repaired_bytes
 from inspector.local.agents import Agent
 from inspector.local.confine import Confined, Refused, absolute
-from inspector.local.outcome import Outcome, alive, diagnosed, sha256, verify
+from inspector.local.outcome import Checked, Outcome, StoreError, alive, diagnosed, sha256, verify
 
 QUIET_SECONDS = 5.0
 BACKUP_MARK = ".ti-backup-"
@@ -73,11 +81,14 @@ NOTE_SUFFIX = ".note"
 _TEMP_MARK = ".ti-fix-"
 
 
-class _Stop(Exception):
-    def __init__(self, status: str, reason: str) -> None:
+class Stop(Exception):
+    """Ends a fix early with this outcome: ``LocalStore.fix`` turns it into the ``Outcome``."""
+
+    def __init__(self, status: str, reason: str, checked: Checked | None = None) -> None:
         super().__init__(reason)
         self.status = status
         self.reason = reason
+        self.checked = checked
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +103,21 @@ class _Stamp:
         return cls(stat.st_size, stat.st_mtime_ns, stat.st_ino)
 
 
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One ``fix`` as asked: whose session, a dry run or not, how quiet it must be, the clock."""
+
+    agent: Agent | None
+    dry_run: bool = False
+    quiet_seconds: float = QUIET_SECONDS
+    clock: Callable[[], float] = time.time
+
+
 class LocalStore:
     """One session, one file; the base of every store kind (see the module docstring)."""
+
+    # How a reason names a session that is more than one file (``None``: by its file's name).
+    whole: str | None = None
 
     def owns(self, path: Path) -> bool:
         """Whether ``path`` names a session of this store."""
@@ -118,35 +142,50 @@ class LocalStore:
         store = absolute(path).parent.resolve()
         return Confined.to(store, backup_dir or store)
 
-    def fix(
-        self,
-        path: Path,
-        agent: Agent | None,
-        *,
-        dry_run: bool,
-        backup_dir: Path | None,
-        quiet_seconds: float,
-        clock: Callable[[], float] = time.time,
-    ) -> Outcome:
-        """Repair ``path`` in place (see the module docstring); never raises for a bad file."""
+    def locate(self, path: Path, backup_dir: Path | None) -> tuple[Confined, Path]:
+        """Where ``fix`` and ``undo`` may write, and ``path`` checked inside it (not a link).
+
+        Raises ``Refused``. The base: the session file in the folder holding it.
+        """
+        confined = self.confinement(path, backup_dir)
+        return confined, confined.check(confined.roots[0] / path.name)
+
+    def fix(self, path: Path, run: Run, backup_dir: Path | None = None) -> Outcome:
+        """Repair ``path`` in place (see the module docstring); never raises for a bad file.
+
+        Kinds override ``locate`` and ``repair``, not this.
+        """
         try:
-            confined, path = self._single_file(path, backup_dir)
-            return _fix(path, confined, agent, dry_run, quiet_seconds, clock)
-        except _Stop as stop:
-            return Outcome(path, stop.status, stop.reason)
+            confined, path = self.locate(path, backup_dir)
+            return self.repair(path, confined, run)
+        except Stop as stop:
+            return Outcome(path, stop.status, stop.reason, stop.checked)
         except Refused as refused:
             return Outcome(path, "refused", f"{refused}; nothing was changed")
         except OSError as error:  # a backup or temporary file that could not be made
             reason = f"could not write {error.filename or path}: {error.strerror or error}"
-            return Outcome(path, "failed", f"{reason}; {path.name} is as it was")
+            return Outcome(path, "failed", f"{reason}; {self.whole or path.name} is as it was")
+
+    def repair(self, path: Path, confined: Confined, run: Run) -> Outcome:
+        """The repair itself, inside ``confined``: the one-file way (the module docstring)."""
+        return _fix(path, confined, run)
 
     def undo(self, path: Path, *, backup_dir: Path | None = None, force: bool = False) -> Outcome:
-        """Put back the newest backup ``fix`` made of ``path``, if it is still fix's output."""
+        """Put back the newest backup ``fix`` made of ``path``, if it is still fix's output.
+
+        Kinds override ``locate`` and ``restore``, not this.
+        """
         try:
-            confined, path = self._single_file(path, backup_dir)
-            return _undo(path, confined, self.backups(path, backup_dir), force)
+            confined, path = self.locate(path, backup_dir)
+            return self.restore(path, confined, self.backups(path, backup_dir), force)
+        except StoreError as error:
+            return Outcome(path, "refused", f"cannot read the session: {error}")
         except Refused as refused:
             return Outcome(path, "refused", f"{refused}; nothing was changed")
+
+    def restore(self, path: Path, confined: Confined, backups: list[Path], force: bool) -> Outcome:
+        """Put back the newest of ``backups`` inside ``confined``: the one-file way."""
+        return _undo(path, confined, backups, force)
 
     def backups(self, path: Path, backup_dir: Path | None = None) -> list[Path]:
         """The backups ``fix`` made of ``path``, oldest first."""
@@ -161,47 +200,49 @@ class LocalStore:
         ]
         return sorted(found, key=lambda p: p.name)
 
-    def _single_file(self, path: Path, backup_dir: Path | None) -> tuple[Confined, Path]:
-        """The confinement of one session file, and its path inside it (it must not be a link)."""
-        confined = self.confinement(path, backup_dir)
-        path = confined.roots[0] / path.name
-        return confined, confined.check(path)
-
 
 FILE = LocalStore()
 
 
-def _fix(
-    path: Path,
-    confined: Confined,
-    agent: Agent | None,
-    dry_run: bool,
-    quiet_seconds: float,
-    clock: Callable[[], float],
-) -> Outcome:
+def repair_of(
+    path: Path, data: bytes, run: Run, written: float, *, name: str, what: str, who: str
+) -> tuple[Checked, bytes]:
+    """``data`` diagnosed, and its repair proven by ``verify``; ``Stop`` if none is to be written.
+
+    Stops when it does not read (``name`` names it), is clean, was written at ``written``
+    (seconds) less than ``run.quiet_seconds`` ago (``what`` was, ``who`` may be running),
+    or its repair does not verify. Every store kind's ``repair`` starts here.
+    """
+    checked = diagnosed(path, run.agent, data)
+    if checked.error or checked.parsed is None or checked.diagnosis is None:
+        raise Stop("refused", f"cannot read {name}: {checked.error}; nothing was changed")
+    if not checked.diagnosis.needs_repair:
+        raise Stop("clean", "nothing to repair", checked)
+    age = run.clock() - written
+    if age < run.quiet_seconds and not run.dry_run:
+        raise Stop(
+            "refused",
+            f"{what} was written {max(age, 0):.1f} s ago: {who} may still be running. "
+            "Close it (or wait) and run fix again; nothing was changed.",
+        )
+    repaired = repaired_bytes(checked.parsed)
+    problem = verify(checked, repaired)
+    if problem:
+        raise Stop("failed", f"the repair did not verify ({problem}); nothing was changed")
+    return checked, repaired
+
+
+def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
+    dry_run, clock = run.dry_run, run.clock
     _sweep_temporaries(path, confined)
     try:
         before = _Stamp.of(path)
         data = confined.read(path)
     except OSError as error:
-        raise _Stop("refused", f"cannot read {path}: {error.strerror or error}") from None
-    checked = diagnosed(path, agent, data)
-    if checked.error or checked.parsed is None or checked.diagnosis is None:
-        raise _Stop("refused", f"cannot read {path.name}: {checked.error}; nothing was changed")
-    if not checked.diagnosis.needs_repair:
-        return Outcome(path, "clean", "nothing to repair", checked)
-    age = clock() - before.mtime_ns / 1e9
-    if age < quiet_seconds and not dry_run:
-        raise _Stop(
-            "refused",
-            f"{path.name} was written {max(age, 0):.1f} s ago: the agent may still be running. "
-            "Close it (or wait) and run fix again; nothing was changed.",
-        )
-
-    repaired = repaired_bytes(checked.parsed)
-    problem = verify(checked, repaired)
-    if problem:
-        raise _Stop("failed", f"the repair did not verify ({problem}); nothing was changed")
+        raise Stop("refused", f"cannot read {path}: {error.strerror or error}") from None
+    checked, repaired = repair_of(
+        path, data, run, before.mtime_ns / 1e9, name=path.name, what=path.name, who="the agent"
+    )
     touched, added = _line_changes(data, repaired)
     outcome = Outcome(path, "would-fix", "", checked, touched=touched, added=added)
     if dry_run:
@@ -221,7 +262,7 @@ def _fix(
         confined.create(_note_path(backup), orjson.dumps(note, option=orjson.OPT_INDENT_2), None)
         if _Stamp.of(path) != before or confined.read(path) != data:
             _discard(confined, backup, _note_path(backup))
-            raise _Stop(
+            raise Stop(
                 "refused",
                 f"{path.name} changed while it was being fixed (the agent may be running); "
                 "nothing was changed",
@@ -247,7 +288,7 @@ def _fix(
     again = diagnosed(path, checked.agent, on_disk)
     if again.error or again.needs_repair:
         _restore(path, data, confined)
-        raise _Stop("failed", "the repaired file did not read back clean; the original is back")
+        raise Stop("failed", "the repaired file did not read back clean; the original is back")
     outcome.status = "fixed"
     outcome.backup = backup
     return outcome
