@@ -1,13 +1,13 @@
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.forms import Form
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
@@ -16,9 +16,13 @@ from inspector.scan import downloads, jobs, reports, tasks
 from inspector.scan.forms import ScanForm, SessionFilterForm
 from inspector.scan.models import ScanFile, ScanJob
 from inspector.watch.views import watched_rows
-from inspector.web.http import SignedInRequest
+from inspector.web.http import SignedInRequest, owned_or_404
+from inspector.web.http import bad_request as _bad_request
 from inspector.web.models import Project
 from inspector.web.store import project_for
+
+if TYPE_CHECKING:
+    pass
 
 PAGE_SIZE = 50
 # The job page lists at most this many unreadable files; the dashboard has them all.
@@ -27,18 +31,23 @@ JOB_ERRORS_SHOWN = 200
 
 def _get_project_for_user(request: HttpRequest, slug: str) -> Project:
     """The signed-in user's project, or 404 (also for anyone else's)."""
-    return get_object_or_404(Project, slug=slug, owner=request.user)
+    return owned_or_404(request, Project, slug=slug)
 
 
 def _get_job_for_user(request: HttpRequest, public_id: str) -> ScanJob:
     """The signed-in user's scan job, or 404 (also for anyone else's)."""
-    return get_object_or_404(
-        ScanJob.objects.select_related("project"), public_id=public_id, owner=request.user
-    )
+    return owned_or_404(request, ScanJob.objects.select_related("project"), public_id=public_id)
 
 
-def _bad_request(request: HttpRequest, form: Form) -> HttpResponse:
-    return render(request, "inspector/bad_request.html", {"form": form}, status=400)
+def _chosen_sessions(
+    request: HttpRequest, slug: str
+) -> tuple[Project, QuerySet[Any]] | HttpResponse:
+    """The project's sessions the query's filters choose, or the 400 page for a bad filter."""
+    project = _get_project_for_user(request, slug)
+    form = SessionFilterForm(request.GET)
+    if not form.is_valid():
+        return _bad_request(request, form)
+    return project, form.apply(reports.sessions_of(project))
 
 
 @login_required
@@ -77,11 +86,10 @@ def project_detail(request: SignedInRequest, slug: str) -> HttpResponse:
 @login_required
 @require_safe
 def project_csv(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttpResponse:
-    project = _get_project_for_user(request, slug)
-    form = SessionFilterForm(request.GET)
-    if not form.is_valid():
-        return _bad_request(request, form)
-    sessions = form.apply(reports.sessions_of(project)).iterator(chunk_size=500)
+    chosen = _chosen_sessions(request, slug)
+    if isinstance(chosen, HttpResponse):
+        return chosen
+    project, sessions = chosen[0], chosen[1].iterator(chunk_size=500)
     rows = downloads.sessions_csv(sessions, request.build_absolute_uri)
     response = StreamingHttpResponse(rows, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = content_disposition_header(True, f"{project.slug}.csv")
@@ -91,11 +99,10 @@ def project_csv(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttp
 @login_required
 @require_safe
 def project_zip(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttpResponse:
-    project = _get_project_for_user(request, slug)
-    form = SessionFilterForm(request.GET)
-    if not form.is_valid():
-        return _bad_request(request, form)
-    sessions = form.apply(reports.sessions_of(project)).iterator(chunk_size=100)
+    chosen = _chosen_sessions(request, slug)
+    if isinstance(chosen, HttpResponse):
+        return chosen
+    project, sessions = chosen[0], chosen[1].iterator(chunk_size=100)
     response = StreamingHttpResponse(
         downloads.repaired_zip(sessions), content_type="application/zip"
     )

@@ -22,7 +22,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.encoding import force_str
-from django.utils.http import content_disposition_header, urlsafe_base64_decode
+from django.utils.http import urlsafe_base64_decode
 from django.views import defaults
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
@@ -54,7 +54,8 @@ from inspector.web.forms import (
     check_size,
     too_many_files,
 )
-from inspector.web.http import SignedInRequest
+from inspector.web.http import SignedInRequest, attachment, owned_or_404
+from inspector.web.http import bad_request as _bad_request
 from inspector.web.models import ApiToken, Transcript, hash_token
 from inspector.web.render import timing_words
 from inspector.web.signin import signin_tokens
@@ -70,13 +71,7 @@ DOWNLOADS = ("repaired", "in-place", "canonical", "report", "original")
 
 def _get_transcript_for_user(request: HttpRequest, public_id: str) -> Transcript:
     """The signed-in user's transcript, or 404 (also for anyone else's)."""
-    return get_object_or_404(
-        Transcript.objects.select_related("project"), public_id=public_id, owner=request.user
-    )
-
-
-def _bad_request(request: HttpRequest, form: Form) -> HttpResponse:
-    return render(request, "inspector/bad_request.html", {"form": form}, status=400)
+    return owned_or_404(request, Transcript.objects.select_related("project"), public_id=public_id)
 
 
 # --- pages -----------------------------------------------------------------
@@ -365,15 +360,7 @@ def download(request: HttpRequest, public_id: str, kind: str) -> HttpResponse:
     transcript = _get_transcript_for_user(request, public_id)
     if kind not in DOWNLOADS:
         raise Http404("No such download.")
-    try:
-        with store.depth_guarded():
-            data, name = _download(transcript, kind)
-    except store.UnreadableTranscript as error:
-        return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
-    content_type = "application/json" if name.endswith(".json") else "application/octet-stream"
-    response = HttpResponse(data, content_type=content_type)
-    response["Content-Disposition"] = content_disposition_header(True, name)
-    return response
+    return attachment(lambda: _download(transcript, kind))
 
 
 def _download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
