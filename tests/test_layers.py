@@ -192,10 +192,13 @@ def test_the_floors_below_the_web_import_no_django() -> None:
 
 
 def _edges_of(tmp_path: Path, files: dict[str, str]) -> dict[str, dict[str, int]]:
+    """The graph of a package written here: ``files`` and an empty ``__init__`` for each folder."""
     for relative, text in files.items():
         path = tmp_path / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+        for folder in path.relative_to(tmp_path).parents[:-1]:
+            (tmp_path / folder / "__init__.py").touch()
     return graph(modules(tmp_path))
 
 
@@ -203,8 +206,6 @@ def test_an_import_inside_a_function_is_an_edge_and_closes_a_circle(tmp_path: Pa
     edges = _edges_of(
         tmp_path,
         {
-            "inspector/__init__.py": "",
-            "inspector/local/__init__.py": "",
             "inspector/local/store.py": "def f():\n    from inspector.local import sessions\n",
             "inspector/local/sessions.py": "from .store import LocalStore\n",
         },
@@ -219,8 +220,6 @@ def test_a_type_checking_import_of_the_web_from_the_core_climbs(tmp_path: Path) 
     edges = _edges_of(
         tmp_path,
         {
-            "inspector/__init__.py": "",
-            "inspector/web/__init__.py": "",
             "inspector/web/models.py": "",
             "inspector/engine/__init__.py": (
                 "from typing import TYPE_CHECKING\n"
