@@ -84,6 +84,7 @@ __all__ = [
     "report",
     "report_all",
     "report_from",
+    "report_head",
 ]
 
 ReadOnly = Callable[[str], bool] | None
@@ -233,13 +234,20 @@ def report(
     return report_from(diagnose(parsed, is_read_only))
 
 
-def report_from(diagnosis: DiagnosisView) -> dict[str, Any]:
+def report_head(diagnosis: DiagnosisView) -> dict[str, Any]:
+    """What every report of a diagnosis opens with (the owner's, a redacted share's)."""
     return {
         "format": diagnosis.format,
         "engine_version": diagnosis.engine_version,
         "messages": diagnosis.message_count,
         "repaired_messages": diagnosis.repaired_count,
         "needs_repair": diagnosis.needs_repair,
+    }
+
+
+def report_from(diagnosis: DiagnosisView) -> dict[str, Any]:
+    return {
+        **report_head(diagnosis),
         "findings": [
             {k: f[k] for k in ("rule", "message", "line", "text", "ids")}
             for f in diagnosis.findings
