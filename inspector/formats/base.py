@@ -48,6 +48,10 @@ without one gets the default said:
 - ``ORDER: int``: where the shape stands in detection order, which breaks
   ties between equally confident sniffs (and orders the lists): lower first.
   Default: after every shape that states one.
+- ``stored_history(parsed) -> dict[str, Any]`` (``StoredShape``): what names
+  the history a request body continues on the provider's side (a Responses
+  ``previous_response_id`` or ``conversation``), as the body names it; the
+  verdicts then say the provider's answer depends on it. Default: ``{}``.
 - ``BLANK_IS_WRITTEN = True``: the shape reads content only where it is
   written and refuses a record that keeps it elsewhere, so a blank message
   is blank in the file. Without it, ``load`` refuses a read in which every
@@ -178,6 +182,12 @@ class TimelineShape(Shape, Protocol):
     def timeline_facts(self, parsed: Parsed) -> list[Facts | None]: ...
 
 
+class StoredShape(Shape, Protocol):
+    """A shape whose request bodies may continue a history the provider keeps."""
+
+    def stored_history(self, parsed: Parsed) -> dict[str, Any]: ...
+
+
 class WireShape(Shape, Protocol):
     """A shape module that also writes a provider's request body (``WIRE_FORMATS``)."""
 
@@ -194,4 +204,5 @@ HOOKS: dict[str, type] = {
     "leaf": BranchShape,
     "to_wire": WireShape,
     "timeline_facts": TimelineShape,
+    "stored_history": StoredShape,
 }

@@ -161,6 +161,9 @@ _CLIENT_CALLS = frozenset(
         "apply_patch_call",
     }
 )
+# What names a history the server stores, which a body continues, and the ``meta`` key
+# that keeps it (``conversation`` there names a conversation of a file of several).
+STORED_HISTORY = {"previous_response_id": "previous_response_id", "conversation": "conversation_id"}
 _CALL_FIELDS = frozenset({"type", "id", "call_id", "status", "name"})
 # The fields of a call item that its canonical call holds, by kind (any other kind: its
 # call id and name, and every field outside ``_CALL_FIELDS``, which are its arguments).
@@ -201,6 +204,19 @@ def sniff(head: bytes) -> float:
     return 0.2 if b'"input"' in head else 0.0
 
 
+def stored_history(parsed: Parsed) -> dict[str, Any]:
+    """What names the history a request body continues on the server (the ``base`` hook):
+    ``{"previous_response_id": ...}`` or ``{"conversation": ...}`` as the body named it,
+    or ``{}``."""
+    if not isinstance(parsed.meta, dict):
+        return {}
+    for key, kept in STORED_HISTORY.items():
+        value = parsed.meta.get(kept)
+        if value is not None and value != "":
+            return {key: value}
+    return {}
+
+
 def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
     """Read any container above; ``conversation`` picks another exchange (0-based)."""
     doc = read_json(data)
@@ -219,9 +235,13 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
     if state["mode"] == "exchange":
         output = _response_output(request.response, meta)
     if state["mode"] != "list":
-        if body.get("previous_response_id"):
-            # The server holds the earlier turns; this input is only the tail of the history.
-            meta["previous_response_id"] = body["previous_response_id"]
+        for key, kept in STORED_HISTORY.items():
+            value = body.get(key)
+            if value is not None and value != "":
+                # The server holds the earlier turns; this input is only the tail of the
+                # history (a conversation is named by its id, or an object holding it).
+                meta[kept] = value
+                break
     refuse_others(items, NAME, "input items")
     pending = [call_id_of(i) for i in output if isinstance(i, dict) and _is_call(i)]
     if pending and meta.get("response_complete", True):
@@ -497,7 +517,7 @@ def _read(
             messages.append({"role": "tool", "content": _output_content(item), "metadata": md})
             sources.append([index + 1])
         elif _is_call(item):
-            call = _canonical_call(item)
+            call = canonical_call(item)
             names[call["tool_call_id"]] = call["name"]
             kinds.setdefault(call["tool_call_id"], item["type"])
             current = open_group(index)
@@ -518,7 +538,10 @@ def _read(
     return messages, sources, problems
 
 
-def _canonical_call(item: dict[str, Any]) -> dict[str, Any]:
+def canonical_call(item: dict[str, Any]) -> dict[str, Any]:
+    """The canonical call for a call item; what the item holds beyond its call id, name
+    and arguments (its kind, item id, status) under ``item``, which the export writes
+    back (Codex's rollouts read their tool searches so too)."""
     kind = item.get("type")
     if kind == "function_call":
         arguments: Any = item.get("arguments", "")
@@ -837,7 +860,7 @@ def _wire_assistant(message: Message, template: list[Any], native_only: bool) ->
     sources = _source_items(calls, old_calls)
     parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
     places = _call_places(calls, len(parts))
-    out: list[Any] = []
+    out: list[Any] = _carried_reasoning(message, parts)
     texts: list[Any] = []  # the text parts of the message item being made
     envelope: Any = None  # the fields of the item they were read from, if any
     waiting = 0  # the calls already placed
@@ -885,6 +908,20 @@ def _wire_assistant(message: Message, template: list[Any], native_only: bool) ->
     flush()
     place(len(parts))
     return out
+
+
+def _carried_reasoning(message: Message, parts: list[Any]) -> list[Any]:
+    """The reasoning items another shape kept beside the turn (Codex's, in
+    ``metadata["reasoning"]``), which go out first, before the turn's text and calls:
+    the model that wrote them reads them back, and a call it made after reasoning is
+    sent with that reasoning before it, as Codex itself sends it. None when the
+    content holds reasoning parts of its own (a Responses file's)."""
+    carried = metadata(message).get("reasoning")
+    if not isinstance(carried, list) or any(
+        isinstance(part, dict) and part.get("type") == "reasoning" for part in parts
+    ):
+        return []
+    return [item for item in carried if isinstance(item, dict) and item.get("type") == "reasoning"]
 
 
 def _call_places(calls: list[dict[str, Any]], count: int) -> list[int]:
@@ -950,7 +987,7 @@ def _source_items(calls: list[dict[str, Any]], old_calls: list[dict[str, Any]]) 
     for call in calls:
         found = None
         for index in range(start, len(old_calls)):
-            read = _canonical_call(old_calls[index])
+            read = canonical_call(old_calls[index])
             if read["name"] == call.get("name") and read["arguments"] == call.get("arguments"):
                 found = index
                 break

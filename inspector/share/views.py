@@ -52,9 +52,9 @@ from inspector.share.forms import RevokeForm, ShareForm
 from inspector.share.models import ShareLink, hash_token
 from inspector.web import store, words
 from inspector.web.forms import TimelineForm
-from inspector.web.http import HtmxRequest, SignedInRequest
+from inspector.web.http import HtmxRequest, SignedInRequest, attachment
 from inspector.web.models import Transcript
-from inspector.web.views import _bad_request, _get_transcript_for_user, _in_order, attachment
+from inspector.web.views import _bad_request, _get_transcript_for_user, _in_order
 
 SHARE_HEADERS = {
     "Referrer-Policy": "no-referrer",
@@ -255,17 +255,15 @@ def shared_download(request: HttpRequest, token: str, kind: str) -> HttpResponse
     if kind not in DOWNLOADS[link.mode]:
         raise Http404
     transcript = link.transcript
-    try:
-        with store.depth_guarded():
-            if link.mode == ShareLink.REDACTED:
-                report = redacted_report(store.get_diagnosis(transcript))
-                data = orjson.dumps(report, option=orjson.OPT_INDENT_2)
-                name = "shared-transcript.redacted-report.json"
-            else:
-                data, name = _full_download(transcript, kind)
-    except store.UnreadableTranscript as error:
-        return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
-    return attachment(data, name)
+
+    def made() -> tuple[bytes, str]:
+        if link.mode == ShareLink.REDACTED:
+            report = redacted_report(store.get_diagnosis(transcript))
+            data = orjson.dumps(report, option=orjson.OPT_INDENT_2)
+            return data, "shared-transcript.redacted-report.json"
+        return _full_download(transcript, kind)
+
+    return attachment(made)
 
 
 def _full_download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
