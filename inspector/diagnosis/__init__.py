@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -54,8 +54,7 @@ from inspector.diagnosis.verdicts import (
 )
 from inspector.engine import Action, Repair, conservation, repair_history
 from inspector.engine.canonical import call_id
-from inspector.formats.base import Parsed
-from inspector.formats.responses import STORED_HISTORY
+from inspector.formats.base import Parsed, StoredShape
 
 __all__ = [
     "ENGINE_VERSION",
@@ -213,15 +212,13 @@ def _unchecked_kinds(parsed: Parsed) -> list[str]:
 
 
 def _stored_history(parsed: Parsed) -> dict[str, Any]:
-    """What names the history a Responses request body continues, as the body names it
-    (``previous_response_id`` or ``conversation``), or ``{}``."""
-    if parsed.format != "responses" or not isinstance(parsed.meta, dict):
+    """What names the history a request body continues on the provider's side, as the
+    body names it (a Responses ``previous_response_id`` or ``conversation``), or ``{}``:
+    the shape's ``stored_history`` hook says (``formats.base``)."""
+    module = formats.FORMATS.get(parsed.format)
+    if module is None or not formats.has_hook(module, "stored_history"):
         return {}
-    for key, kept in STORED_HISTORY.items():
-        value = parsed.meta.get(kept)
-        if value is not None and value != "":
-            return {key: value}
-    return {}
+    return cast(StoredShape, module).stored_history(parsed)
 
 
 def report(

@@ -39,7 +39,7 @@ from inspector.engine.providers import (
     check,
     validate,
 )
-from inspector.formats.canonical import public, same_start
+from inspector.formats.private import public, same_start
 
 
 def provider_verdicts(

@@ -26,7 +26,7 @@ Reading (``parse``)
   while a call ran (approvals), which the API does not mind either.
 - An assistant message's fields beyond its content (its ``phase``,
   ``commentary`` or ``final_answer``) stay on its text parts, under ``item``
-  (``canonical.marked_parts``): the Responses export writes each message back
+  (``responses.marked_parts``): the Responses export writes each message back
   with its own, as the model wants them sent.
 - A call's ``arguments`` stay the string Codex stored. A custom tool's free
   text ``input`` is given as ``{"input": text}``: it is not JSON and never
@@ -68,14 +68,8 @@ from typing import Any
 import orjson
 
 from inspector.formats import responses
-from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import (
-    call_id,
-    marked_parts,
-    message_envelope,
-    part_text,
-    unchanged,
-)
+from inspector.formats.base import NO_FACTS, Facts, FormatError, Parsed, Problem
+from inspector.formats.jsondoc import part_text
 from inspector.formats.jsonl import (
     Record,
     has_glued,
@@ -84,12 +78,16 @@ from inspector.formats.jsonl import (
     read_jsonl,
     unglue,
 )
+from inspector.formats.private import call_id, unchanged
+from inspector.formats.responses import marked_parts, message_envelope
 
 NAME = "codex"
 PROVIDER = "responses"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "Codex CLI rollout (JSONL)"
 EXTENSION = "jsonl"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 70
 
 SRC = "_src"
 
@@ -141,6 +139,24 @@ def _has_response_parts(value: dict[str, Any]) -> bool:
     return isinstance(content, list) and any(
         isinstance(p, dict) and p.get("type") in ("input_text", "output_text") for p in content
     )
+
+
+# --------------------------------------------------------------------------- timeline facts
+
+
+def timeline_facts(parsed: Parsed) -> list[Facts | None]:
+    """Per message, the ``timestamp`` of the first record it was read from (the ``base``
+    hook); a rollout records no model or tokens per message."""
+    state = parsed.state
+    if not isinstance(state, _State):
+        return []
+    values = state.values
+    return [_facts([values[piece.rec] for piece in own]) for own in state.pieces]
+
+
+def _facts(values: list[Any]) -> Facts | None:
+    stamp = values[0].get("timestamp") if values and isinstance(values[0], dict) else None
+    return {**NO_FACTS, "at": stamp} if isinstance(stamp, str) else None
 
 
 # --------------------------------------------------------------------------- parse

@@ -36,6 +36,7 @@ from inspector.diagnosis.select import (
     session_map,
 )
 from inspector.engine import RULES
+from inspector.formats import extension_of
 from inspector.redact import DETECTOR_VERSION, mask
 from inspector.share.content import (
     SecretCount,
@@ -270,9 +271,7 @@ def _full_download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
     file_name = mask(transcript.file_name)
     stem, dot, extension = file_name.rpartition(".")
     if not dot:
-        stem = file_name
-        jsonl = transcript.format in ("claude-code", "codex", "pi", "codex-exec")
-        extension = "jsonl" if jsonl else "json"
+        stem, extension = file_name, extension_of(transcript.format)
     if kind == "original":
         return mask_file(store.read_raw(transcript)), file_name
     if kind == "report":

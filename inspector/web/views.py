@@ -41,7 +41,7 @@ from inspector.diagnosis.select import (
     session_map,
 )
 from inspector.engine import RULES
-from inspector.formats import FORMATS
+from inspector.formats import extension_of
 from inspector.local import agents
 from inspector.web import events, spec, store, words
 from inspector.web.forms import (
@@ -366,7 +366,7 @@ def download(request: HttpRequest, public_id: str, kind: str) -> HttpResponse:
 def _download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
     stem, dot, extension = transcript.file_name.rpartition(".")
     if not dot:
-        stem, extension = transcript.file_name, _extension(transcript.format)
+        stem, extension = transcript.file_name, extension_of(transcript.format)
     in_place = _in_place(transcript) if kind == "in-place" else None
     if kind == "in-place" and in_place is None:
         raise Http404("Only an agent's own session files are put in place.")
@@ -386,11 +386,6 @@ def _download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
         if in_place is not None:
             name = in_place["name"]  # the agent's own name for it, to replace the original
     return data, name
-
-
-def _extension(format: str) -> str:
-    module = FORMATS.get(format)
-    return module.EXTENSION if module is not None else "json"
 
 
 @login_required

@@ -121,7 +121,7 @@ def test_repaired_rollout_reloads_with_nothing_left_to_repair(path: Path) -> Non
 
 
 def test_codex_exec_event_stream_is_not_a_rollout() -> None:
-    path = files(CORPUS / "other", "*codex-exec-json.log")[0]
+    path = files(CORPUS / "codex-exec", "*codex-exec-json.log")[0]
     assert cx.sniff(read(path)[:65536]) == 0
     with pytest.raises(FormatError):
         cx.parse(read(path))

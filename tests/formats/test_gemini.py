@@ -10,7 +10,7 @@ import pytest
 from inspector import formats
 from inspector.engine.providers import check
 from inspector.formats import FormatError, gemini
-from inspector.formats.canonical import strip_private
+from inspector.formats.private import strip_private
 from tests import testdata
 from tests.engine.helpers import repair_history
 from tests.testdata import read
