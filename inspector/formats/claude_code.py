@@ -324,15 +324,7 @@ def parse(data: bytes, *, leaf: str | None = None) -> Parsed:
     problems.sort(key=lambda p: p.line)
     # Messages and meta are made: what serialise needs of a record it decodes again.
     release(records)
-    return Parsed(
-        format=NAME,
-        messages=messages,
-        sources=sources,
-        problems=problems,
-        causes=causes,
-        meta=meta,
-        state=state,
-    )
+    return Parsed(NAME, messages, sources, problems, causes, meta=meta, state=state)
 
 
 def _read(data: bytes) -> tuple[JsonlFile, dict[str, Any] | None, Iterator[Any]]:

@@ -207,15 +207,7 @@ def parse(data: bytes) -> Parsed:
         pieces=[e.pieces for e in reader.entries],
     )
     problems.sort(key=lambda p: p.line)
-    return Parsed(
-        format=NAME,
-        messages=messages,
-        sources=sources,
-        problems=problems,
-        causes=reader.causes,
-        meta=reader.meta,
-        state=state,
-    )
+    return Parsed(NAME, messages, sources, problems, reader.causes, meta=reader.meta, state=state)
 
 
 def _kind(value: dict[str, Any], first: bool) -> str | None:

@@ -206,16 +206,8 @@ def parse(data: bytes) -> Parsed:
         final_newline=read.final_newline,
         crlf=read.crlf,
     )
-    return Parsed(
-        format=NAME,
-        messages=messages,
-        sources=sources,
-        problems=problems,
-        causes=causes,
-        not_started=reader.not_started,
-        meta=reader.meta,
-        state=state,
-    )
+    meta = reader.meta
+    return Parsed(NAME, messages, sources, problems, causes, reader.not_started, meta, state)
 
 
 def _kept(entry: _Entry) -> bool:

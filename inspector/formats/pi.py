@@ -223,15 +223,8 @@ def parse(data: bytes) -> Parsed:
         final_newline=read.final_newline,
         crlf=read.crlf,
     )
-    return Parsed(
-        format=NAME,
-        messages=reader.messages,
-        sources=[[records[idx].line] for idx in reader.origin],
-        problems=problems,
-        causes=reader.causes,
-        meta=meta,
-        state=state,
-    )
+    sources = [[records[idx].line] for idx in reader.origin]
+    return Parsed(NAME, reader.messages, sources, problems, reader.causes, meta=meta, state=state)
 
 
 def _active_branch(
