@@ -30,7 +30,8 @@ How a new record-log shape uses it:
    is written).
 4. Its module's ``serialise`` is ``ItsWriter.serialise``.
 
-A minimal example, a log of ``{"role", "text", "id"?}`` lines::
+A minimal example, a log of ``{"role", "text"}`` lines among other records
+(its ``_State`` is a ``LogState`` with ``origin``, each message's record)::
 
     class _Writer(RecordWriter[_State]):
         STATE = _State
@@ -158,8 +159,9 @@ class RecordWriter[S]:
     # Role changes after which a repaired message still comes from its original one:
     # original role -> the repaired roles it may have (all shapes keep a same-role message).
     # Codex exec and pi write an orphan result the repair turned into a note into
-    # the result's own record (``{"tool": ANY_ROLE}``, ``{"tool": ("user",)}``);
-    # the others make a new record for the note.
+    # the result's own record (``{"tool": ANY_ROLE}``, ``{"tool": ("user",)}``),
+    # Cursor a message of any role into its line; the others make a new record
+    # for the note.
     ROLE_CHANGES: ClassVar[Mapping[Any, Container[Any]]] = {}
     # An unchanged history of a file with glued lines comes back with each record
     # on a line of its own (Claude Code, Codex, Cursor); otherwise as it was read.
@@ -188,7 +190,8 @@ class RecordWriter[S]:
 
     @classmethod
     def as_read(cls, state: S, problems: list[Problem]) -> bytes:
-        """Hook: the bytes of an unchanged history; OpenCode's state is no ``LogFile``."""
+        """Hook: the bytes of an unchanged history: the state's ``data`` (with ``UNGLUES``
+        and a glued line, each record on a line of its own). No shape overrides it yet."""
         log = cast(LogFile, state)
         if cls.UNGLUES and has_glued(problems):  # a lost newline: each record on its own line
             return unglue(log.data, log.records, log.crlf)
@@ -196,8 +199,8 @@ class RecordWriter[S]:
 
     @property
     def log(self) -> LogFile:
-        """The file as read: the state itself (a shape whose state is not one overrides
-        ``as_read`` and ``emit``, as OpenCode does)."""
+        """The file as read: the state itself. A shape whose state holds no records
+        overrides ``emit`` (OpenCode: a JSON document; ``as_read`` needs only ``data``)."""
         return cast(LogFile, self.state)
 
     # -- the walk ----------------------------------------------------------------------
@@ -258,9 +261,10 @@ class RecordWriter[S]:
     def on_dropped(self, src: int) -> None:
         """Hook: no repaired message comes from original message ``src``.
 
-        Nothing by default: Claude Code, Codex and OpenCode lose a dropped
-        message's records where they rebuild the file; Codex exec, pi and
-        Cursor drop its records here.
+        Nothing by default: Claude Code and Codex lose a dropped message's
+        records where they write the file (what the relinked branch leaves
+        out; a record none of whose items is kept); Codex exec, pi, OpenCode
+        and Cursor drop its records (or parts) here.
         """
 
     def insert(self, after: int, item: Any) -> None:
@@ -293,7 +297,8 @@ class RecordWriter[S]:
     def emit(self) -> bytes:
         """Hook: the file's bytes, one JSON line an item of ``order`` (``line``).
 
-        OpenCode (a JSON document) and Claude Code's ``loglines`` exports override it.
+        OpenCode (a JSON document) and Claude Code (its ``loglines`` exports)
+        override it; Codex, to drop the records none of whose items is kept first.
         """
         lines = []
         for item in self.order():
@@ -326,16 +331,17 @@ class RecordWriter[S]:
     def kept_record(self, rec: int) -> Any:
         """Hook: an untouched record, by default its own bytes.
 
-        Claude Code overrides it to end a glued record's line as the file's lines end.
+        Claude Code overrides it to end a glued record's line as the file's
+        lines end, Codex to note the record's timestamp for the new ones after it.
         """
         return self.log.records[rec].raw
 
     def changed_record(self, rec: int, change: Any) -> Any:
         """Hook: how a CHANGED record is written; ``change`` is what ``changed`` holds.
 
-        By default ``change`` is the new record. Codex keeps the changes of
-        a record's items there and rebuilds the record; Codex exec wraps
-        the event it holds in the log's envelope.
+        By default ``change`` is the new record (Codex exec, pi, Cursor).
+        Codex keeps the changes of a record's items there and rebuilds the
+        record from them.
         """
         return change
 
@@ -351,9 +357,10 @@ class RecordWriter[S]:
     def new_record(self, item: Any) -> Any:
         """Hook: how a NEW record is written from an inserted ``item``.
 
-        By default the item is the record. Codex makes the item's envelope
-        (with the timestamp of the record before it) and writes a moved
-        record's own bytes; pi and Claude Code give new records their ids
-        and links.
+        By default the item is the record (Codex exec, Claude Code: records
+        made whole by the walk or by ``order``; Cursor: a record or a moved
+        line's bytes). Codex makes the item's envelope (with the timestamp
+        of the record before it) or writes a moved record; pi writes its new
+        entry's value, linked by its ``order``.
         """
         return item
