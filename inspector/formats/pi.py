@@ -425,12 +425,18 @@ def _content(content: Any) -> Any:
                 {"type": "image", "media_type": block.get("mimeType"), "data": block["data"]}
             )
         elif kind == "thinking":
-            part: dict[str, Any] = {"type": "thinking", "thinking": block.get("thinking", "")}
-            if "thinkingSignature" in block:
-                part["signature"] = block["thinkingSignature"]
-            out.append(part)
+            out.append(_thinking(block, "thinkingSignature", "signature"))
         else:
             out.append(block)
+    return out
+
+
+def _thinking(block: dict[str, Any], signature: str, as_key: str) -> dict[str, Any]:
+    """A thinking block, its signature moved from ``signature`` to ``as_key``: pi's is
+    ``thinkingSignature``, canonical's ``signature``."""
+    out: dict[str, Any] = {"type": "thinking", "thinking": block.get("thinking", "")}
+    if signature in block:
+        out[as_key] = block[signature]
     return out
 
 
@@ -743,25 +749,21 @@ def _pi_content(content: Any) -> list[Any]:
     """Canonical content as pi blocks."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
-    out: list[Any] = []
-    for part in content if isinstance(content, list) else []:
-        if not isinstance(part, dict):
-            continue
-        kind = part.get("type")
-        if kind == "text":
-            out.append({"type": "text", "text": part.get("text", "")})
-        elif kind == "image" and "data" in part:
-            out.append({"type": "image", "data": part["data"], "mimeType": part.get("media_type")})
-        elif kind == "image":
-            out.append({"type": "text", "text": f"[image: {part.get('url')}]"})
-        elif kind == "thinking":
-            block: dict[str, Any] = {"type": "thinking", "thinking": part.get("thinking", "")}
-            if "signature" in part:
-                block["thinkingSignature"] = part["signature"]
-            out.append(block)
-        else:
-            out.append(part)
-    return out
+    parts = content if isinstance(content, list) else []
+    return [_pi_block(part) for part in parts if isinstance(part, dict)]
+
+
+def _pi_block(part: dict[str, Any]) -> Any:
+    kind = part.get("type")
+    if kind == "text":
+        return {"type": "text", "text": part.get("text", "")}
+    if kind == "image" and "data" in part:
+        return {"type": "image", "data": part["data"], "mimeType": part.get("media_type")}
+    if kind == "image":  # pi holds images by their data only
+        return {"type": "text", "text": f"[image: {part.get('url')}]"}
+    if kind == "thinking":
+        return _thinking(part, "signature", "thinkingSignature")
+    return part
 
 
 def _pi_message(m: Message, stamp: int, assistant: dict[str, Any] | None) -> dict[str, Any]:
@@ -815,15 +817,11 @@ def _pi_message(m: Message, stamp: int, assistant: dict[str, Any] | None) -> dic
 
 def _rewrite_assistant(message: dict[str, Any], old: Message, new: Message) -> dict[str, Any]:
     """The assistant message with the repair's changes: calls renamed or removed."""
-    old_calls = old["metadata"].get("tool_calls") or []
-    metadata = _md(new)
-    new_calls = [c for c in metadata.get("tool_calls") or [] if isinstance(c, dict)]
+    kept = kept_calls(old["metadata"].get("tool_calls") or [], _md(new).get("tool_calls") or [])
     content = message.get("content")
-    blocks = content if isinstance(content, list) else []
     text_changed = new.get("content") != old.get("content")
     out: list[Any] = []
-    kept = kept_calls(old_calls, new_calls)
-    for block in blocks:
+    for block in content if isinstance(content, list) else []:
         if isinstance(block, dict) and block.get("type") == "toolCall":
             ids = kept()
             if ids is not None:  # else: the repair removed this call
