@@ -155,17 +155,19 @@ def test_a_moved_message_is_written_where_it_now_stands() -> None:
 
 
 def test_the_role_change_policy_decides_which_message_keeps_a_line() -> None:
-    parsed = _parse(LOG)
+    data = LOG.replace(b'{"role": "tool"', b'{"kind": "between"}\n{"role": "tool"')
+    parsed = _parse(data)
     user, reply, result = parsed.messages
     note = {**result, "role": "user", "content": "[orphan result]"}
-    # tool -> user is allowed: the note takes the result's line, in its place.
+    written = orjson.dumps({"role": "user", "text": "[orphan result]"})
+    # tool -> user is allowed: the note takes the result's line, after the record between.
     kept = _lines(_Toy.serialise([user, reply, note], parsed))
-    assert kept[3] == orjson.dumps({"role": "user", "text": "[orphan result]"})
-    assert kept[4] == b"not json"
-    # Without the policy the note is a new message and the result a dropped one.
+    assert kept[3:5] == [b'{"kind": "between"}', written]
+    # Without the policy the note is a new message, right after the reply's line, and
+    # the result a dropped one.
     strict = _lines(_Strict.serialise([user, reply, note], parsed))
-    assert strict[3] == orjson.dumps({"role": "user", "text": "[orphan result]"})
-    assert b"result" not in b"".join(strict).replace(b"[orphan result]", b"")
+    assert strict[3:5] == [written, b'{"kind": "between"}']
+    assert b'"text": "result"' not in b"\n".join(strict)
 
 
 def test_a_second_copy_of_a_message_is_a_new_one() -> None:
