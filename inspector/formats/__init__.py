@@ -33,7 +33,7 @@ from typing import Any, cast
 import orjson
 
 from inspector.engine.canonical import is_blank
-from inspector.engine.providers import RESPONSES_CALL_ID_MAX
+from inspector.engine.providers import CALL_ID_MAX
 from inspector.formats import (
     ai_sdk,
     anthropic,
@@ -114,7 +114,11 @@ WIRE_FORMATS: dict[str, WireShape] = {
 # another is renamed on export. Every provider refuses an empty id.
 _ID_CHARS: dict[str, re.Pattern[str]] = {"anthropic": re.compile(r"[a-zA-Z0-9_-]*")}
 # The longest id each provider that limits them takes; a longer one is renamed on export.
-_ID_LIMITS: dict[str, int] = {"responses": RESPONSES_CALL_ID_MAX}
+# OpenAI Chat's 40 and Responses' 64 are what their checks refuse (engine.providers);
+# Anthropic's 64 is only a claim (pi and LibreChat cut ids to 64 for it; no recorded
+# answer or quoted error text shows it), so its check does not refuse a longer id, but
+# the export, which must fit, keeps to it: a renamed id costs nothing.
+_ID_LIMITS: dict[str, int] = {**CALL_ID_MAX, "anthropic": 64}
 
 _EMPTY: dict[str, Any] = {}
 
@@ -249,8 +253,9 @@ def export_wire(messages: list[dict[str, Any]], provider: str) -> tuple[Any, dic
     Returns the body and ``{old id: new id}`` for every renamed id. A new id
     is the old one with each character the provider refuses replaced by
     ``_`` (``call`` for an empty id); one longer than the provider takes
-    (Responses: 64) keeps its start and ends in ``_`` and 8 hex digits of a
-    hash of the old id, so it depends on that id alone. Then ``_1``, ``_2``...
+    (OpenAI Chat: 40, Responses and Anthropic: 64) keeps its start and ends
+    in ``_`` and 8 hex digits of a hash of the old id, so it depends on that
+    id alone. Then ``_1``, ``_2``...
     until it is used by no id before it in the history (kept or rewritten);
     an id the provider takes that an earlier one was rewritten to is
     rewritten so too. So a call's new id depends only on the history up to

@@ -267,8 +267,15 @@ def _read_contents(
         for made in _user_turn(parts, turn, waiting, synthetic):
             messages.append(made)
             sources.append([turn + 1])
-        waiting = []
+        if not (parts and all(map(_is_response, parts))):
+            # Responses to one call turn may come in several consecutive contents of
+            # one response each (Gemini takes them so); anything else ends the turn.
+            waiting = []
     return messages, sources, problems
+
+
+def _is_response(part: Any) -> bool:
+    return isinstance(part, dict) and isinstance(part.get("functionResponse"), dict)
 
 
 def _model_turn(

@@ -39,6 +39,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import orjson
+
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.canonical import (
@@ -642,6 +644,11 @@ def _wire_call(call: dict[str, Any], template: Any) -> dict[str, Any]:
 def _wire_content(content: Any, role: str, native_only: bool) -> Any:
     if isinstance(content, str) or content is None:
         return content or ""
+    if not isinstance(content, list):
+        # A value a reader kept as it was written (a tool's number, object or flag, as
+        # pydantic-ai's returns may be): the wire's content is text, so it travels as
+        # its JSON text, neither lost nor sent as a type the provider refuses.
+        return orjson.dumps(content, option=orjson.OPT_NON_STR_KEYS).decode()
     parts = []
     for part in content:
         if not isinstance(part, dict):

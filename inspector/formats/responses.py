@@ -136,6 +136,9 @@ _CLIENT_CALLS = frozenset(
         "apply_patch_call",
     }
 )
+# What names a history the server stores, which a body continues, and the ``meta`` key
+# that keeps it (``conversation`` there names a conversation of a file of several).
+STORED_HISTORY = {"previous_response_id": "previous_response_id", "conversation": "conversation_id"}
 _CALL_FIELDS = frozenset({"type", "id", "call_id", "status", "name"})
 # The fields of a call item that its canonical call holds, by kind (any other kind: its
 # call id and name, and every field outside ``_CALL_FIELDS``, which are its arguments).
@@ -202,9 +205,13 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
             state["input_text"] = True
         if not isinstance(items, list):
             raise FormatError("the request body has no 'input' list")
-        if body.get("previous_response_id"):
-            # The server holds the earlier turns; this input is only the tail of the history.
-            meta["previous_response_id"] = body["previous_response_id"]
+        for key, kept in STORED_HISTORY.items():
+            value = body.get(key)
+            if value is not None and value != "":
+                # The server holds the earlier turns; this input is only the tail of the
+                # history (a conversation is named by its id, or an object holding it).
+                meta[kept] = value
+                break
     if not items:
         raise FormatError("the list of input items is empty")
     shape = list_shape(items)
@@ -490,7 +497,7 @@ def _read(
             messages.append({"role": "tool", "content": _output_content(item), "metadata": md})
             sources.append([index + 1])
         elif _is_call(item):
-            call = _canonical_call(item)
+            call = canonical_call(item)
             names[call["tool_call_id"]] = call["name"]
             kinds.setdefault(call["tool_call_id"], item["type"])
             current = open_group(index)
@@ -511,7 +518,10 @@ def _read(
     return messages, sources, problems
 
 
-def _canonical_call(item: dict[str, Any]) -> dict[str, Any]:
+def canonical_call(item: dict[str, Any]) -> dict[str, Any]:
+    """The canonical call for a call item; what the item holds beyond its call id, name
+    and arguments (its kind, item id, status) under ``item``, which the export writes
+    back (Codex's rollouts read their tool searches so too)."""
     kind = item.get("type")
     if kind == "function_call":
         arguments: Any = item.get("arguments", "")
@@ -830,7 +840,7 @@ def _wire_assistant(message: Message, template: list[Any], native_only: bool) ->
     sources = _source_items(calls, old_calls)
     parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
     places = _call_places(calls, len(parts))
-    out: list[Any] = []
+    out: list[Any] = _carried_reasoning(message, parts)
     texts: list[Any] = []  # the text parts of the message item being made
     envelope: Any = None  # the fields of the item they were read from, if any
     waiting = 0  # the calls already placed
@@ -878,6 +888,20 @@ def _wire_assistant(message: Message, template: list[Any], native_only: bool) ->
     flush()
     place(len(parts))
     return out
+
+
+def _carried_reasoning(message: Message, parts: list[Any]) -> list[Any]:
+    """The reasoning items another shape kept beside the turn (Codex's, in
+    ``metadata["reasoning"]``), which go out first, before the turn's text and calls:
+    the model that wrote them reads them back, and a call it made after reasoning is
+    sent with that reasoning before it, as Codex itself sends it. None when the
+    content holds reasoning parts of its own (a Responses file's)."""
+    carried = metadata(message).get("reasoning")
+    if not isinstance(carried, list) or any(
+        isinstance(part, dict) and part.get("type") == "reasoning" for part in parts
+    ):
+        return []
+    return [item for item in carried if isinstance(item, dict) and item.get("type") == "reasoning"]
 
 
 def _call_places(calls: list[dict[str, Any]], count: int) -> list[int]:
@@ -943,7 +967,7 @@ def _source_items(calls: list[dict[str, Any]], old_calls: list[dict[str, Any]]) 
     for call in calls:
         found = None
         for index in range(start, len(old_calls)):
-            read = _canonical_call(old_calls[index])
+            read = canonical_call(old_calls[index])
             if read["name"] == call.get("name") and read["arguments"] == call.get("arguments"):
                 found = index
                 break
