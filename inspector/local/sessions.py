@@ -128,7 +128,7 @@ def find(folders: Iterable[tuple[Agent, Path]]) -> tuple[list[Session], list[str
 
 
 def _is_session(agent: Agent, root: Path, path: Path) -> bool:
-    if not path.is_file() or path.name.startswith(agent.skip_prefixes):
+    if not path.is_file() or agent.skips(path.name):
         return False
     parts = path.relative_to(root).parts[:-1]
     return not any(part in agent.skip_folders or part.startswith(".") for part in parts)
