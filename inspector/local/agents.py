@@ -4,6 +4,13 @@ One definition for every caller: the console command's ``list`` and ``fix``,
 the web timeline's "to resume" hint and the watcher all read this table.
 Each folder can be overridden (``--root claude-code=/path``, or the agent's
 own environment variable, which the agent itself honours too).
+
+Adding an agent is one ``Agent`` row. Its ``format`` names the shape its
+files are in (``inspector.formats.FORMATS``). Where a session is not one file
+(a folder of record files, or a database like OpenCode's ``opencode.db``),
+``store`` names the store kinds that read, fix and undo it
+(``inspector.local.stores.STORES``, each a ``store.LocalStore`` subclass
+in its own module): ``sessions`` and ``fix`` find it there, unedited.
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ class Agent:
     ``{owner}`` for the name of the folder two above the file, where the
     agent names the sessions' owner so: OpenClaw's agent id). An empty ``env``
     is an agent no environment variable moves.
+    ``store`` names its store kinds in ``inspector.local.stores.STORES``;
+    empty, one session is one file.
     """
 
     name: str
@@ -41,6 +50,7 @@ class Agent:
     # Files in the folder that are not resumable sessions of their own.
     skip_prefixes: tuple[str, ...] = ()
     skip_folders: tuple[str, ...] = ()
+    store: str = ""
     # Names (``fnmatch`` patterns) of files in the folder that are not sessions.
     skip_names: tuple[str, ...] = ()
     # The session's id is its folder's name (one folder a session: Cline's tasks).
@@ -151,6 +161,7 @@ AGENTS: tuple[Agent, ...] = (
         sessions="opencode/storage",
         pattern="session/*/ses_*.json",
         resume="opencode --session {session}",
+        store="opencode",
     ),
     # --- agents-a (issue 27): OpenClaw, Cursor, Cline / Roo Code ---
     Agent(

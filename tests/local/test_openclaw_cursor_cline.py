@@ -95,7 +95,8 @@ def test_fix_repairs_openclaw_and_cline_in_place_touching_only_the_session_and_i
         after = snapshot(agent_home.root)
         (backup,) = fix.backups_of(path)
         assert path in changed(before, after) and backup in after
-        assert changed(before, after) - {path} <= {backup, fix._note_path(backup)}
+        note = backup.with_name(backup.name + fix.NOTE_SUFFIX)
+        assert changed(before, after) - {path} == {backup, note}
         assert sessions.check(path, sessions.agent_for(path, sessions.roots())).verdict == "clean"
         # The repair is in the agent's own shape, and the agent's own reader takes it.
         assert sessions.check(path).parsed.format in ("pi", "cline")
