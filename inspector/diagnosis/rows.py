@@ -22,6 +22,7 @@ from inspector.diagnosis.model import REPAIR_RULES, TEXT_LIMIT, Call, Finding, R
 from inspector.engine import Action, Repair
 from inspector.engine.canonical import call_id_text
 from inspector.engine.causes import finding_words
+from inspector.formats import FORMATS
 from inspector.formats.base import Parsed
 from inspector.formats.canonical import same_start
 
@@ -120,7 +121,8 @@ def message_facts(parsed: Parsed) -> list[Facts | None]:
 
     Read from the records each message came from (``parsed.state.pieces``) for
     the shapes that keep them: Claude Code (timestamps, model, usage) and
-    Codex (timestamps). ``[]`` for shapes that record none of it.
+    Codex (timestamps); any other shape module's ``timeline_facts`` where it
+    has one. ``[]`` for shapes that record none of it.
     """
     state = parsed.state
     pieces = getattr(state, "pieces", None)
@@ -130,7 +132,9 @@ def message_facts(parsed: Parsed) -> list[Facts | None]:
     if parsed.format == "codex" and pieces is not None:
         values = state.values
         return [_codex_facts([values[piece.rec] for piece in own]) for own in pieces]
-    return []
+    # A shape that says it itself (its ``timeline_facts``: pi, Hermes, Goose, ...).
+    hook = getattr(FORMATS.get(parsed.format), "timeline_facts", None)
+    return list(hook(parsed)) if callable(hook) else []
 
 
 def _claude_facts(records: list[Any]) -> Facts | None:

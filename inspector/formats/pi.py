@@ -129,6 +129,37 @@ def sniff(head: bytes) -> float:
     return 0.85
 
 
+# --------------------------------------------------------------------------- timeline facts
+
+
+def timeline_facts(parsed: Parsed) -> list[dict[str, Any] | None]:
+    """Per message, what its entry records: the entry's ``timestamp``, the reply's ``model``
+    and ``usage`` (``input`` + ``cacheRead`` + ``cacheWrite`` read, ``output`` written)."""
+    state = parsed.state
+    if not isinstance(state, _State):
+        return []
+    return [_facts(state.values[rec]) for rec in state.origin]
+
+
+def _facts(entry: Any) -> dict[str, Any] | None:
+    if not isinstance(entry, dict):
+        return None
+    found = entry.get("message")
+    message: dict[str, Any] = found if isinstance(found, dict) else {}
+    spent = message.get("usage")
+    usage: dict[str, Any] = spent if isinstance(spent, dict) else {}
+    read = [usage.get(key) for key in ("input", "cacheRead", "cacheWrite")]
+    tokens_in = sum(n for n in read if isinstance(n, int)) if usage else None
+    out = usage.get("output")
+    stamp, model = entry.get("timestamp"), message.get("model")
+    return {
+        "at": stamp if isinstance(stamp, str) else None,
+        "model": model if isinstance(model, str) else None,
+        "tokens_in": tokens_in,
+        "tokens_out": out if isinstance(out, int) else None,
+    }
+
+
 # --------------------------------------------------------------------------- parse
 
 

@@ -266,7 +266,7 @@ def _agents_a(home: Home, age: float) -> float:
     task = home.root / ".cline" / "data" / "tasks" / "1769053680585"
     path = _place(
         home, task / "api_conversation_history.json", read(CORPUS / "cline" / CLINE_BROKEN), age
-    )  # noqa: E501
+    )
     home.broken[path] = "PAIR-1"
     home.ids[path] = "1769053680585"
     _place(home, task / "ui_messages.json", b"[]", age)  # the UI's log: not the conversation
@@ -277,7 +277,7 @@ def _agents_a(home: Home, age: float) -> float:
         task = storage / extension / "tasks" / stamp
         home.healthy.append(
             _place(home, task / "api_conversation_history.json", cline_answered(), age)
-        )  # noqa: E501
+        )
         age += 60
     return age
 
