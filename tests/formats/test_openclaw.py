@@ -1,4 +1,4 @@
-"""OpenClaw's sessions are pi's format: read by ``pi``, written back as they were, repaired as pi's."""
+"""OpenClaw sessions are pi's format: read by ``pi``, written back as they were, repaired."""
 
 from __future__ import annotations
 
