@@ -44,6 +44,7 @@ from inspector.formats import (
     codex_exec,
     cursor,
     gemini,
+    hermes,
     langchain,
     openai_chat,
     opencode,
@@ -100,6 +101,9 @@ FORMATS: dict[str, Shape] = {
     "ai-sdk": ai_sdk,
     "cursor": cursor,
     "cline": cline,
+    # --- agents-a (issue 27) ---
+    "hermes": hermes,
+    # --- end agents-a ---
 }
 
 # The provider request shapes a canonical history can be exported to.

@@ -129,6 +129,10 @@ def sniff(head: bytes) -> float:
     return 0.85
 
 
+# The roles whose message pi writes with a ``content``.
+_CONTENT_ROLES = ("user", "custom", "hookMessage", "assistant", "toolResult")
+
+
 # --------------------------------------------------------------------------- timeline facts
 
 
@@ -373,6 +377,18 @@ class _Reader:
 
     def message(self, idx: int, line: int, message: dict[str, Any]) -> None:
         role = message.get("role")
+        if role in _CONTENT_ROLES and "content" not in message:
+            if role == "assistant" and message.get("stopReason") in _SKIPPED_STOPS:
+                pass  # a stopped turn pi leaves out: read below, for what it says of the stop
+            else:
+                # Its words are elsewhere (another version's field): read as a blank
+                # message, a repair would drop it, so the file is refused instead.
+                fields = ", ".join(sorted(k for k in message if k != "role")) or "none"
+                raise FormatError(
+                    f"line {line}: a {role} message without 'content' (it holds {fields}),"
+                    " which this reader does not know",
+                    unread=True,
+                )
         if role == "user":
             self.add(_user_content(message.get("content"), None), idx)
         elif role in ("custom", "hookMessage"):

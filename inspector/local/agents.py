@@ -55,6 +55,10 @@ class Agent:
     skip_names: tuple[str, ...] = ()
     # The session's id is its folder's name (one folder a session: Cline's tasks).
     id_from_folder: bool = False
+    # More patterns of session files beside ``pattern`` (another kind of file, same folder).
+    also: tuple[str, ...] = ()
+    # What the file's name has before the id (``session_`` in Hermes's session_<id>.json).
+    id_prefix: str = ""
 
     def root(self, environ: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
         """The folder holding this agent's sessions on this machine."""
@@ -69,7 +73,7 @@ class Agent:
             return meta_id
         if path.name == "context.jsonl" or self.id_from_folder:
             return path.parent.name  # Kimi's newer layout: <session-id>/context.jsonl
-        return path.stem
+        return path.stem.removeprefix(self.id_prefix) if self.id_prefix else path.stem
 
     def skips(self, name: str) -> bool:
         """Whether a file of this name in the folder is not one of the agent's sessions."""
@@ -230,6 +234,22 @@ AGENTS: tuple[Agent, ...] = (
         resume="code .  # then Roo Code > History > task {session}",
         id_from_folder=True,
         skip_names=_CLINE_TASK_FILES,
+    ),
+    Agent(
+        # NousResearch/hermes-agent: $HERMES_HOME (~/.hermes)/sessions/ holds the CLI's session
+        # logs (session_<id>.json, rewritten after each step) and the gateway's transcripts
+        # (<id>.jsonl) beside sessions.json, the gateway's index. `hermes --resume` reads the
+        # session from state.db (not fixed here); Hermes repairs a dangling call there in memory.
+        name="hermes",
+        label="Hermes Agent",
+        format="hermes",
+        env="HERMES_HOME",
+        default_home=".hermes",
+        sessions="sessions",
+        pattern="session_*.json",
+        also=("*.jsonl",),
+        resume="hermes --resume {session}",
+        id_prefix="session_",
     ),
     # --- end agents-a ---
 )

@@ -67,7 +67,9 @@ def find(folders: Iterable[tuple[Agent, Path]]) -> tuple[list[Session], list[str
             warnings.append(f"{agent.label}: cannot read {root} (skipped)")
             continue
         try:
-            paths = sorted(root.glob(agent.pattern))
+            paths = sorted(
+                {p for pattern in (agent.pattern, *agent.also) for p in root.glob(pattern)}
+            )
         except OSError as error:
             warnings.append(f"{agent.label}: cannot list {root}: {error.strerror or error}")
             continue

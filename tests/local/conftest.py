@@ -235,6 +235,7 @@ def agent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
 OPENCLAW_BROKEN = "0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"
 CLINE_BROKEN = "gmfstu-Online-Card-Architecture__exported_conversation_1769053680585__api_conversation_history.json"  # noqa: E501
 CURSOR_HEALTHY = "Tdexixi-code-with-ai-contest__cursor_agent_transcript.jsonl"
+HERMES_CUT_LOG = "derived__session_20260214_093012_a1b2c3.cut-after-calls.json"
 
 
 def cline_answered() -> bytes:
@@ -243,7 +244,8 @@ def cline_answered() -> bytes:
 
 
 def _agents_a(home: Home, age: float) -> float:
-    """OpenClaw's agents (pi's sessions), Cursor's transcripts and Cline's and Roo Code's tasks."""
+    """OpenClaw's agents (pi's sessions), Cursor's transcripts, Cline's and Roo Code's tasks,
+    Hermes's session logs and transcripts."""
     claw = home.root / ".openclaw" / "agents"
     broken = claw / "main" / "sessions" / f"{OPENCLAW_BROKEN}.jsonl"
     home.broken[_place(home, broken, read(CORPUS / "pi" / BROKEN_PI), age)] = "PAIR-1"
@@ -279,6 +281,16 @@ def _agents_a(home: Home, age: float) -> float:
             _place(home, task / "api_conversation_history.json", cline_answered(), age)
         )
         age += 60
+    hermes = home.root / ".hermes" / "sessions"
+    cut = read(CORPUS / "hermes" / HERMES_CUT_LOG)
+    path = _place(home, hermes / "session_20260214_093012_a1b2c3.json", cut, age)
+    home.broken[path] = "PAIR-1"
+    home.ids[path] = "20260214_093012_a1b2c3"
+    age += 60
+    transcript = read(CORPUS / "hermes" / "derived__gateway-transcript.healthy.jsonl")
+    home.healthy.append(_place(home, hermes / "20260215_180211_9c8d7e.jsonl", transcript, age))
+    _place(home, hermes / "sessions.json", b"{}", age)  # the gateway's index: not a session
+    age += 60
     return age
 
 

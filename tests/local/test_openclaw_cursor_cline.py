@@ -1,4 +1,4 @@
-"""OpenClaw, Cursor and Cline / Roo Code on this machine: listed, fixed in place, resumed."""
+"""OpenClaw, Cursor, Cline / Roo Code and Hermes on this machine: listed, fixed, resumed."""
 
 from __future__ import annotations
 
@@ -35,9 +35,8 @@ def test_list_finds_each_agents_sessions_in_its_own_folder_and_nothing_beside_th
 ):
     records = listed(agent_home)
     agents = {BY_NAME[r["agent"]].label: r for r in records.values()}
-    assert {"OpenClaw", "Cursor", "Cline CLI", "Cline (VS Code)", "Roo Code (VS Code)"} <= set(
-        agents
-    )
+    labels = {"OpenClaw", "Cursor", "Cline CLI", "Cline (VS Code)", "Roo Code (VS Code)"}
+    assert labels | {"Hermes Agent"} <= set(agents)
     for path in agent_home.all():
         assert str(path) in records
     # The OpenClaw index, its compaction checkpoint and trace, Cline's UI log: not sessions.
@@ -65,6 +64,10 @@ def test_each_agent_has_its_own_resume_command(agent_home: Home):
     assert records[cursor]["resume"] == f"cursor-agent --resume {cursor.stem}"
     roo = next(p for p in agent_home.healthy if "rooveterinaryinc.roo-cline" in p.parts)
     assert "Roo Code > History > task 1769053680587" in records[roo]["resume"]
+    hermes = next(p for p in agent_home.broken if ".hermes" in p.parts)
+    assert records[hermes]["resume"] == "hermes --resume 20260214_093012_a1b2c3"
+    gateway = next(p for p in agent_home.healthy if ".hermes" in p.parts)
+    assert records[gateway]["resume"] == f"hermes --resume {gateway.stem}"
 
 
 @pytest.mark.parametrize(
@@ -74,6 +77,7 @@ def test_each_agent_has_its_own_resume_command(agent_home: Home):
         ("cursor", "CURSOR_CONFIG_DIR", "projects"),
         ("cline", "CLINE_DIR", "data/tasks"),
         ("cline-vscode", "XDG_CONFIG_HOME", "Code/User/globalStorage/saoudrizwan.claude-dev/tasks"),
+        ("hermes", "HERMES_HOME", "sessions"),
     ],
 )
 def test_the_agents_own_variable_moves_its_folder(agent, env, under, tmp_path: Path):
@@ -84,10 +88,10 @@ def test_the_agents_own_variable_moves_its_folder(agent, env, under, tmp_path: P
     assert str(BY_NAME[agent].root({}, Path("/h"))).startswith("/h/")
 
 
-def test_fix_repairs_openclaw_and_cline_in_place_touching_only_the_session_and_its_backup(
+def test_fix_repairs_openclaw_cline_and_hermes_in_place_touching_only_the_session_and_backup(
     agent_home: Home,
 ):
-    for path in [p for p in agent_home.broken if {".openclaw", ".cline"} & set(p.parts)]:
+    for path in [p for p in agent_home.broken if {".openclaw", ".cline", ".hermes"} & set(p.parts)]:
         before = snapshot(agent_home.root)
         status, out = run("fix", str(path))
         assert status == 0, out
@@ -99,7 +103,7 @@ def test_fix_repairs_openclaw_and_cline_in_place_touching_only_the_session_and_i
         assert changed(before, after) - {path} == {backup, note}
         assert sessions.check(path, sessions.agent_for(path, sessions.roots())).verdict == "clean"
         # The repair is in the agent's own shape, and the agent's own reader takes it.
-        assert sessions.check(path).parsed.format in ("pi", "cline")
+        assert sessions.check(path).parsed.format in ("pi", "cline", "hermes")
         status, out = run("fix", "--undo", str(path))
         assert status == 0, out
         assert {p: n for p, n in snapshot(agent_home.root).items() if p in before} == before
