@@ -44,6 +44,7 @@ from inspector.formats import (
     codex_exec,
     cursor,
     gemini,
+    goose,
     hermes,
     langchain,
     openai_chat,
@@ -103,6 +104,7 @@ FORMATS: dict[str, Shape] = {
     "cline": cline,
     # --- agents-a (issue 27) ---
     "hermes": hermes,
+    "goose": goose,
     # --- end agents-a ---
 }
 

@@ -59,12 +59,20 @@ class Agent:
     also: tuple[str, ...] = ()
     # What the file's name has before the id (``session_`` in Hermes's session_<id>.json).
     id_prefix: str = ""
+    # The path under ``$env`` to the agent's home (Goose: $GOOSE_PATH_ROOT/data).
+    env_sub: str = ""
+    # Variables read after ``env``, each with the path under it to the agent's home.
+    more_env: tuple[tuple[str, str], ...] = ()
 
     def root(self, environ: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
         """The folder holding this agent's sessions on this machine."""
         values = os.environ if environ is None else environ
-        configured = values.get(self.env) if self.env else None
-        base = Path(configured) if configured else (home or Path.home()) / self.default_home
+        base = (home or Path.home()) / self.default_home
+        for name, sub in ((self.env, self.env_sub), *self.more_env):
+            configured = values.get(name) if name else None
+            if configured:
+                base = Path(configured) / sub if sub else Path(configured)
+                break
         return base / self.sessions if self.sessions else base
 
     def session_id(self, path: Path, meta_id: str | None = None) -> str:
@@ -250,6 +258,21 @@ AGENTS: tuple[Agent, ...] = (
         also=("*.jsonl",),
         resume="hermes --resume {session}",
         id_prefix="session_",
+    ),
+    Agent(
+        # block/goose: its data folder is $GOOSE_PATH_ROOT/data, else $XDG_DATA_HOME/goose
+        # (~/.local/share/goose); versions before its database kept sessions/<name>.jsonl,
+        # resumed by name. Newer ones keep sessions/sessions.db (goose_db.py reads it).
+        name="goose",
+        label="Goose",
+        format="goose",
+        env="GOOSE_PATH_ROOT",
+        env_sub="data",
+        more_env=(("XDG_DATA_HOME", "goose"),),
+        default_home=".local/share/goose",
+        sessions="sessions",
+        pattern="*.jsonl",
+        resume="goose session --resume --name {session}",
     ),
     # --- end agents-a ---
 )

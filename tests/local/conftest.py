@@ -163,7 +163,8 @@ def agent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
     home = Home(tmp_path / "home")
     monkeypatch.setenv("HOME", str(home.root))
     for agent in AGENTS:
-        monkeypatch.delenv(agent.env, raising=False)
+        for name in (agent.env, *(env for env, _ in agent.more_env)):
+            monkeypatch.delenv(name, raising=False)
     age = 3600.0  # an hour ago and older: no agent is writing to these
 
     claude = home.root / ".claude" / "projects" / "-work-app"
@@ -245,7 +246,7 @@ def cline_answered() -> bytes:
 
 def _agents_a(home: Home, age: float) -> float:
     """OpenClaw's agents (pi's sessions), Cursor's transcripts, Cline's and Roo Code's tasks,
-    Hermes's session logs and transcripts."""
+    Hermes's session logs and transcripts, Goose's sessions of before its database."""
     claw = home.root / ".openclaw" / "agents"
     broken = claw / "main" / "sessions" / f"{OPENCLAW_BROKEN}.jsonl"
     home.broken[_place(home, broken, read(CORPUS / "pi" / BROKEN_PI), age)] = "PAIR-1"
@@ -290,6 +291,15 @@ def _agents_a(home: Home, age: float) -> float:
     transcript = read(CORPUS / "hermes" / "derived__gateway-transcript.healthy.jsonl")
     home.healthy.append(_place(home, hermes / "20260215_180211_9c8d7e.jsonl", transcript, age))
     _place(home, hermes / "sessions.json", b"{}", age)  # the gateway's index: not a session
+    age += 60
+    goose = home.root / ".local" / "share" / "goose" / "sessions"
+    cut = read(CORPUS / "goose" / "derived__20250929_140310.cut-after-calls.jsonl")
+    path = _place(home, goose / "20250929_140310.jsonl", cut, age)
+    home.broken[path] = "PAIR-1"
+    home.ids[path] = "20250929_140310"
+    age += 60
+    whole = read(CORPUS / "goose" / "derived__20250929_140310.healthy.jsonl")
+    home.healthy.append(_place(home, goose / "fix-leap-years.jsonl", whole, age))
     age += 60
     return age
 

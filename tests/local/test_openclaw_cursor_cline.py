@@ -36,7 +36,7 @@ def test_list_finds_each_agents_sessions_in_its_own_folder_and_nothing_beside_th
     records = listed(agent_home)
     agents = {BY_NAME[r["agent"]].label: r for r in records.values()}
     labels = {"OpenClaw", "Cursor", "Cline CLI", "Cline (VS Code)", "Roo Code (VS Code)"}
-    assert labels | {"Hermes Agent"} <= set(agents)
+    assert labels | {"Hermes Agent", "Goose"} <= set(agents)
     for path in agent_home.all():
         assert str(path) in records
     # The OpenClaw index, its compaction checkpoint and trace, Cline's UI log: not sessions.
@@ -68,6 +68,10 @@ def test_each_agent_has_its_own_resume_command(agent_home: Home):
     assert records[hermes]["resume"] == "hermes --resume 20260214_093012_a1b2c3"
     gateway = next(p for p in agent_home.healthy if ".hermes" in p.parts)
     assert records[gateway]["resume"] == f"hermes --resume {gateway.stem}"
+    goose = next(p for p in agent_home.broken if "goose" in p.parts)
+    # Goose resumes an old session by its file's name, in the folder it was started in.
+    cwd = orjson.loads(goose.read_bytes().split(b"\n", 1)[0])["working_dir"]
+    assert records[goose]["resume"] == f"cd {cwd} && goose session --resume --name 20250929_140310"
 
 
 @pytest.mark.parametrize(
@@ -78,6 +82,7 @@ def test_each_agent_has_its_own_resume_command(agent_home: Home):
         ("cline", "CLINE_DIR", "data/tasks"),
         ("cline-vscode", "XDG_CONFIG_HOME", "Code/User/globalStorage/saoudrizwan.claude-dev/tasks"),
         ("hermes", "HERMES_HOME", "sessions"),
+        ("goose", "GOOSE_PATH_ROOT", "data/sessions"),
     ],
 )
 def test_the_agents_own_variable_moves_its_folder(agent, env, under, tmp_path: Path):
@@ -91,7 +96,8 @@ def test_the_agents_own_variable_moves_its_folder(agent, env, under, tmp_path: P
 def test_fix_repairs_openclaw_cline_and_hermes_in_place_touching_only_the_session_and_backup(
     agent_home: Home,
 ):
-    for path in [p for p in agent_home.broken if {".openclaw", ".cline", ".hermes"} & set(p.parts)]:
+    mine = {".openclaw", ".cline", ".hermes", "goose"}
+    for path in [p for p in agent_home.broken if mine & set(p.parts)]:
         before = snapshot(agent_home.root)
         status, out = run("fix", str(path))
         assert status == 0, out
@@ -103,7 +109,7 @@ def test_fix_repairs_openclaw_cline_and_hermes_in_place_touching_only_the_sessio
         assert changed(before, after) - {path} == {backup, note}
         assert sessions.check(path, sessions.agent_for(path, sessions.roots())).verdict == "clean"
         # The repair is in the agent's own shape, and the agent's own reader takes it.
-        assert sessions.check(path).parsed.format in ("pi", "cline", "hermes")
+        assert sessions.check(path).parsed.format in ("pi", "cline", "hermes", "goose")
         status, out = run("fix", "--undo", str(path))
         assert status == 0, out
         assert {p: n for p, n in snapshot(agent_home.root).items() if p in before} == before
@@ -128,6 +134,14 @@ def test_the_repaired_cline_task_is_the_same_list_with_only_the_answer_added(age
     assert added["role"] == "user"
     assert [b["type"] for b in added["content"]] == ["tool_result"]
     assert added["content"][0]["tool_use_id"] == old[-1]["content"][-1]["id"]
+
+
+def test_goose_honours_xdg_data_home_after_its_own_root(tmp_path: Path):
+    goose = BY_NAME["goose"]
+    assert goose.root({"XDG_DATA_HOME": str(tmp_path)}, Path("/h")) == tmp_path / "goose/sessions"
+    both = {"XDG_DATA_HOME": "/x", "GOOSE_PATH_ROOT": str(tmp_path)}
+    assert goose.root(both, Path("/h")) == tmp_path / "data/sessions"
+    assert goose.root({}, Path("/h")) == Path("/h/.local/share/goose/sessions")
 
 
 def test_the_watcher_leaves_out_what_agents_keep_beside_their_sessions():
