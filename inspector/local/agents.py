@@ -63,6 +63,8 @@ class Agent:
     env_sub: str = ""
     # Variables read after ``env``, each with the path under it to the agent's home.
     more_env: tuple[tuple[str, str], ...] = ()
+    # The command that resumes a session of its database (a path ``<x>.db/<id>``), if other.
+    db_resume: str = ""
 
     def root(self, environ: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
         """The folder holding this agent's sessions on this machine."""
@@ -91,7 +93,9 @@ class Agent:
 
     def resume_command(self, session: str, path: Path | None = None, cwd: str | None = None) -> str:
         owner = path.parent.parent.name if path is not None else ""
-        command = self.resume.format(session=session, path=path or "", owner=owner or "main")
+        in_db = path is not None and path.parent.suffix == ".db" and bool(self.db_resume)
+        template = self.db_resume if in_db else self.resume
+        command = template.format(session=session, path=path or "", owner=owner or "main")
         return f"cd {_quoted(cwd)} && {command}" if cwd else command
 
 
@@ -273,6 +277,8 @@ AGENTS: tuple[Agent, ...] = (
         sessions="sessions",
         pattern="*.jsonl",
         resume="goose session --resume --name {session}",
+        db_resume="goose session --resume --session-id {session}",
+        store="goose",
     ),
     # --- end agents-a ---
 )
