@@ -57,6 +57,7 @@ from inspector.formats.base import FormatError, Parsed
 from inspector.formats.canonical import (
     REC,
     Message,
+    by_origin,
     call_id,
     calls_of,
     dump_line,
@@ -154,7 +155,7 @@ def parse(data: bytes) -> Parsed:
     meta: dict[str, Any] = {"hidden_messages": reader.hidden, "session": reader.session}
     if isinstance(reader.session.get("working_dir"), str):
         meta["cwd"] = reader.session["working_dir"]
-    state = {"data": data, "read": read, "originals": _by_rec(reader.messages)}
+    state = {"data": data, "read": read, "originals": by_origin(reader.messages)}
     return Parsed(NAME, reader.messages, reader.sources, read.problems, meta=meta, state=state)
 
 
@@ -264,15 +265,6 @@ def _result(item: dict[str, Any], line: int) -> Message:
         else:
             texts.append(orjson.dumps(content).decode())
     return {"role": "tool", "content": "\n".join(texts), "metadata": md}
-
-
-def _by_rec(messages: list[Message]) -> dict[int, list[Message]]:
-    groups: dict[int, list[Message]] = {}
-    for message in messages:
-        rec = origin(message)
-        if rec is not None:
-            groups.setdefault(rec, []).append(message)
-    return groups
 
 
 # --------------------------------------------------------------------------- writing

@@ -34,7 +34,7 @@ import contextlib
 import hashlib
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,7 +43,7 @@ from typing import Any
 import orjson
 
 from inspector.diagnosis import repaired_bytes
-from inspector.local import opencode
+from inspector.local import opencode, opencode_db
 from inspector.local.agents import Agent
 from inspector.local.confine import Confined, Refused, absolute, safe_name
 from inspector.local.outcome import Outcome, StoreError, diagnosed, verify
@@ -86,13 +86,14 @@ def is_session(path: Path) -> bool:
 
 
 def _connect(db: Path) -> sqlite3.Connection:
-    # Read-only: Goose may hold the database open (WAL).
-    connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+    # Read-only, as OpenCode's: Goose may hold the database open (WAL).
+    connection = opencode._connect(db)
     connection.row_factory = sqlite3.Row
     return connection
 
 
 def _rows(connection: sqlite3.Connection, session_id: str) -> list[Row]:
+    connection.row_factory = sqlite3.Row
     return [dict(row) for row in connection.execute(_SELECT, (session_id,))]
 
 
@@ -209,35 +210,8 @@ def _write(connection: sqlite3.Connection, changes: list[RowChange], *, back: bo
             connection.execute(_INSERT, tuple(row.get(c) for c in COLUMNS))
 
 
-@contextlib.contextmanager
-def _writing(db: Path) -> Iterator[sqlite3.Connection]:
-    """A connection in a ``BEGIN IMMEDIATE`` transaction: committed on leaving, else rolled back."""
-    connection = sqlite3.connect(db, timeout=5, isolation_level=None)
-    connection.row_factory = sqlite3.Row
-    try:
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            yield connection
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        connection.execute("COMMIT")
-    finally:
-        connection.close()
-
-
 class _Changed(Exception):
     """The session's rows are not the ones read (Goose wrote meanwhile)."""
-
-
-def _newest_write(db: Path) -> float:
-    times: list[float] = []
-    for file in (db, db.with_name(db.name + "-wal")):
-        with contextlib.suppress(OSError):
-            info = file.stat()
-            if info.st_size or file == db:  # a reader's empty -wal is no write
-                times.append(info.st_mtime)
-    return max(times, default=0.0)
 
 
 def backup_base(path: Path, backup_dir: Path | None) -> Path:
@@ -288,7 +262,7 @@ def fix(
         )
     if not checked.diagnosis.needs_repair:
         return Outcome(path, "clean", "nothing to repair", checked)
-    age = clock() - _newest_write(db)
+    age = clock() - opencode_db.file_written(db)
     if age < quiet_seconds and not dry_run:
         return Outcome(
             path,
@@ -316,7 +290,7 @@ def fix(
     folder = opencode._backup_folder(confined.roots[1], session_id, clock, confined)
     _write_backup(folder, path, planned, clock, confined)
     try:
-        with _writing(db) as connection:
+        with opencode_db.writing(db) as connection:
             if _rows(connection, session_id) != rows or _largest(connection) != largest:
                 raise _Changed
             _write(connection, planned, back=False)
@@ -330,7 +304,7 @@ def fix(
     again = diagnosed(path, checked.agent, export_bytes(path))
     if again.error or again.needs_repair:
         try:
-            with _writing(db) as connection:
+            with opencode_db.writing(db) as connection:
                 _write(connection, planned, back=True)
         except sqlite3.Error as error:
             reason = "the repaired session did not read back clean, and putting it back failed"
@@ -395,7 +369,7 @@ def undo(path: Path, *, backup_dir: Path | None = None, force: bool = False) -> 
     if hashlib.sha256(raw).hexdigest() != note.get("rows_sha256"):
         return Outcome(path, "refused", f"{folder} is not the backup fix made", backup=folder)
     try:
-        with _writing(db) as connection:
+        with opencode_db.writing(db) as connection:
             current = {row["id"]: row for row in _rows(connection, session_id)}
             for change in changes:
                 if current.get(change.id) != change.new and not force:
