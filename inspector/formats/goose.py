@@ -38,7 +38,8 @@ Reading (``parse``)
 
 Writing (``serialise``)
 -----------------------
-An unchanged session comes back byte for byte. Otherwise every line whose
+The writer is a ``records.RecordWriter`` (the record-log base). An
+unchanged session comes back byte for byte. Otherwise every line whose
 messages did not change is written as it was, the metadata line and hidden
 messages in their places; a changed line keeps its ``id``, ``created`` and
 ``metadata``. A result the repair adds is a ``toolResponse`` item (success,
@@ -48,6 +49,7 @@ the call, or a new user line (its ``created`` the line before's).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -60,14 +62,13 @@ from inspector.formats.canonical import (
     by_origin,
     call_id,
     calls_of,
-    dump_line,
     metadata,
     origin,
     public,
     text_of,
-    unchanged,
 )
-from inspector.formats.jsonl import Record, has_glued, head_records, join_lines, read_jsonl, unglue
+from inspector.formats.jsonl import Record, head_records, read_jsonl
+from inspector.formats.records import DROP, LogState, RecordWriter
 
 NAME = "goose"
 PROVIDER = "anthropic"
@@ -155,7 +156,7 @@ def parse(data: bytes) -> Parsed:
     meta: dict[str, Any] = {"hidden_messages": reader.hidden, "session": reader.session}
     if isinstance(reader.session.get("working_dir"), str):
         meta["cwd"] = reader.session["working_dir"]
-    state = {"data": data, "read": read, "originals": by_origin(reader.messages)}
+    state = _State(data, read.records, read.final_newline, read.crlf, by_origin(reader.messages))
     return Parsed(NAME, reader.messages, reader.sources, read.problems, meta=meta, state=state)
 
 
@@ -270,86 +271,101 @@ def _result(item: dict[str, Any], line: int) -> Message:
 # --------------------------------------------------------------------------- writing
 
 
-def serialise(messages: list[Message], original: Parsed) -> bytes:
-    state = original.state
-    if not isinstance(state, dict) or "read" not in state:
-        raise FormatError("serialise needs the Parsed that parse() returned for this file")
-    read = state["read"]
-    if unchanged(messages, original.messages):
-        if has_glued(original.problems):
-            return unglue(state["data"], read.records, read.crlf)
-        return bytes(state["data"])
-    records: list[Record] = read.records
-    originals: dict[int, list[Message]] = state["originals"]
-    groups = _groups(messages, records)
-    lines: list[bytes] = []
-    written = 0  # records before this index are written (or were messages)
-    last_created = 0
+@dataclass(slots=True)
+class _State(LogState):
+    """The file as read, and the messages read from each of its records."""
 
-    def flush(upto: int) -> None:
-        nonlocal written, last_created
-        for index in range(written, upto):
-            record = records[index]
-            if index not in originals and record.ok:
-                lines.append(record.raw)
-            if record.ok and isinstance(record.value, dict):
-                created = record.value.get("created")
-                last_created = created if isinstance(created, int) else last_created
-        written = max(written, upto)
-
-    for rec, group in groups:
-        if rec is not None:
-            flush(rec + 1)
-            same = [public(m) for m in originals.get(rec, [])] == [public(m) for m in group]
-            if same:
-                lines.append(records[rec].raw)
-                continue
-            lines.append(dump_line(_record(group, records[rec].value), read.crlf))
-        else:
-            template = {"created": last_created}
-            lines.append(dump_line(_record(group, template), read.crlf))
-    flush(len(records))
-    return join_lines(lines, read.final_newline)
+    originals: dict[int, list[Message]] = field(default_factory=dict)
 
 
-def _groups(
-    messages: list[Message], records: list[Record]
-) -> list[tuple[int | None, list[Message]]]:
-    """The messages of each output line, in order: a new result joins the user line around it."""
+class _Writer(RecordWriter[_State]):
+    """A Goose line holds several messages (a user line: its results, then its words).
 
-    def user_line(rec: int | None) -> bool:
-        value = records[rec].value if rec is not None else None
+    The walk gathers the repaired messages of each original line; a line whose
+    messages changed is written again from them (``_record``), one left with
+    none is dropped. A result the repair made joins the user line it stands in
+    (after the line's own results, or before its first message), else goes in
+    a new user line with the results and the note after it.
+    """
+
+    STATE = _State
+    UNGLUES = True
+
+    def __init__(self, state: _State, before: list[Message]) -> None:
+        super().__init__(state, before)
+        self.groups: dict[int, list[Message]] = {}
+        self.at = -1  # the last original line met
+        self.pending: list[Message] = []  # new results not placed yet
+        self.new: list[Message] | None = None  # the new line being filled
+
+    def source(self, m: Message) -> int | None:
+        rec = origin(m)
+        if rec is None:
+            return None
+        at = [n for n, b in enumerate(self.before) if origin(b) == rec and n not in self.used]
+        return next((n for n in at if self.before[n]["role"] == m.get("role")), None)
+
+    def _user_line(self, rec: int) -> bool:
+        value = self.state.records[rec].value if rec >= 0 else None
         return isinstance(value, dict) and value.get("role") == "user"
 
-    recs: list[int | None] = [origin(m) for m in messages]
-    for i, m in enumerate(messages):
-        if recs[i] is None and m["role"] == "tool":
-            before = recs[i - 1] if i > 0 else None
-            after = next((r for r in recs[i + 1 :] if r is not None), None)
-            following = messages[i + 1]["role"] if i + 1 < len(messages) else None
-            if before is not None and user_line(before) and messages[i - 1]["role"] == "tool":
-                recs[i] = before
-            elif after is not None and user_line(after) and following in ("tool", "user"):
-                recs[i] = after
-    out: list[tuple[int | None, list[Message]]] = []
-    placed: dict[int, list[Message]] = {}
-    for rec, message in zip(recs, messages, strict=True):
-        if rec is None:
-            if out and out[-1][0] is None and _joins(out[-1][1], message):
-                out[-1][1].append(message)
-            else:
-                out.append((None, [message]))
-        elif rec in placed:
-            placed[rec].append(message)
+    def on_original(self, m: Message, src: int, moved: bool) -> None:
+        rec = origin(self.before[src])
+        assert rec is not None
+        group = self.groups.setdefault(rec, [])
+        if self.pending and self._user_line(rec) and m["role"] in ("tool", "user"):
+            group.extend(self.pending)  # results before the user line's own words
+            self.pending = []
+        self._flush()
+        group.append(m)
+        self.at, self.new = rec, None
+
+    def on_new(self, m: Message) -> None:
+        last = self.groups.get(self.at)
+        if (
+            m["role"] == "tool"
+            and self.new is None
+            and self._user_line(self.at)
+            and last
+            and (last[-1]["role"] == "tool")
+        ):
+            last.append(m)  # after the results of the user line it follows
+        elif m["role"] == "tool" and self.new is None:
+            self.pending.append(m)
+        elif self.new is not None and m["role"] in ("tool", "user"):
+            self.new.append(m)
         else:
-            placed[rec] = [message]
-            out.append((rec, placed[rec]))
-    return out
+            self._flush()
+            self.new = [m]
+            self.insert(self.at, (self.new, self._created()))
+
+    def _flush(self) -> None:
+        if self.pending:
+            self.new = list(self.pending)
+            self.insert(self.at, (self.new, self._created()))
+            self.pending = []
+
+    def _created(self) -> int:
+        for record in reversed(self.state.records[: self.at + 1]):
+            created = record.value.get("created") if isinstance(record.value, dict) else None
+            if isinstance(created, int):
+                return created
+        return 0
+
+    def emit(self) -> bytes:
+        self._flush()
+        for rec, old in self.state.originals.items():
+            group = self.groups.get(rec, [])
+            if [public(m) for m in group] != [public(m) for m in old]:
+                self.changed[rec] = _record(group, self.state.records[rec].value) if group else DROP
+        return super().emit()
+
+    def new_record(self, item: Any) -> Any:
+        group, created = item
+        return _record(group, {"created": created})
 
 
-def _joins(group: list[Message], message: Message) -> bool:
-    """A new message goes in the new line before it (results together, a note after them)."""
-    return message["role"] in ("tool", "user") and all(m["role"] == "tool" for m in group)
+serialise = _Writer.serialise
 
 
 def _record(group: list[Message], template: Any) -> dict[str, Any]:
@@ -424,9 +440,9 @@ def _items(content: Any) -> list[Any]:
 def timeline_facts(parsed: Parsed) -> list[dict[str, Any] | None]:
     """Per message, its line's ``created`` (Unix seconds) as the time it was written."""
     state = parsed.state
-    if not isinstance(state, dict) or "read" not in state:
+    if not isinstance(state, _State):
         return []
-    records: list[Record] = state["read"].records
+    records: list[Record] = state.records
     facts: list[dict[str, Any] | None] = []
     for message in parsed.messages:
         rec = origin(message)

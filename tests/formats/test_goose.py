@@ -113,3 +113,23 @@ def test_a_record_this_reader_does_not_know_refuses_the_file(change, field):
         goose.parse(data)
     assert caught.value.unread
     assert "line 2" in str(caught.value)
+
+
+def test_a_result_lost_from_a_user_line_is_written_back_into_that_line():
+    records = lines(read(HEALTHY))
+    answers = records[5]["content"]  # the user line answering both calls of line 5
+    records[5] = {**records[5], "content": answers[1:]}  # the first answer lost
+    data = b"\n".join(orjson.dumps(r) for r in records) + b"\n"
+    parsed = load(data)
+    assert unanswered(data) == [answers[0]["id"]]
+    written, again = repaired_round_trip(goose, parsed)
+    assert again.format == "goose"
+    old, new = data.splitlines(), written.splitlines()
+    assert len(new) == len(old)
+    assert [n for n, (a, b) in enumerate(zip(old, new, strict=True)) if a != b] == [5]
+    line = orjson.loads(new[5])
+    assert {i["id"] for i in line["content"]} == {a["id"] for a in answers}
+    assert {k: v for k, v in line.items() if k != "content"} == {
+        k: v for k, v in records[5].items() if k != "content"
+    }
+    assert unanswered(written) == []
