@@ -46,6 +46,7 @@ from inspector.formats import (
     gemini,
     goose,
     hermes,
+    kiro,
     langchain,
     openai_chat,
     opencode,
@@ -105,6 +106,7 @@ FORMATS: dict[str, Shape] = {
     # --- agents-a (issue 27) ---
     "hermes": hermes,
     "goose": goose,
+    "kiro": kiro,
     # --- end agents-a ---
 }
 

@@ -156,7 +156,7 @@ def parse(data: bytes) -> Parsed:
     meta: dict[str, Any] = {"hidden_messages": reader.hidden, "session": reader.session}
     if isinstance(reader.session.get("working_dir"), str):
         meta["cwd"] = reader.session["working_dir"]
-    state = _State(data, read.records, read.final_newline, read.crlf, by_origin(reader.messages))
+    state = LineState(data, read.records, read.final_newline, read.crlf, by_origin(reader.messages))
     return Parsed(NAME, reader.messages, reader.sources, read.problems, meta=meta, state=state)
 
 
@@ -272,31 +272,48 @@ def _result(item: dict[str, Any], line: int) -> Message:
 
 
 @dataclass(slots=True)
-class _State(LogState):
+class LineState(LogState):
     """The file as read, and the messages read from each of its records."""
 
     originals: dict[int, list[Message]] = field(default_factory=dict)
 
 
-class _Writer(RecordWriter[_State]):
-    """A Goose line holds several messages (a user line: its results, then its words).
+class LineGroupsWriter(RecordWriter[LineState]):
+    """A writer for a log whose line holds several messages (Goose's user line: its results,
+    then its words; Kiro's ``ToolResults`` line: its results).
 
     The walk gathers the repaired messages of each original line; a line whose
-    messages changed is written again from them (``_record``), one left with
-    none is dropped. A result the repair made joins the user line it stands in
-    (after the line's own results, or before its first message), else goes in
-    a new user line with the results and the note after it.
+    messages changed is written again from them (``record``), one left with
+    none is dropped. A result the repair made joins the line of results it
+    stands in (after the line's own results, or before its first message),
+    else goes in a new line with the other new results (and, where
+    ``JOINS_NOTES``, the note after them). A shape says which lines take
+    results (``answers``), how a line is written from its messages
+    (``record``) and what a new line starts from (``template``).
     """
 
-    STATE = _State
+    STATE = LineState
     UNGLUES = True
+    JOINS_NOTES: bool = True
 
-    def __init__(self, state: _State, before: list[Message]) -> None:
+    def __init__(self, state: LineState, before: list[Message]) -> None:
         super().__init__(state, before)
         self.groups: dict[int, list[Message]] = {}
         self.at = -1  # the last original line met
         self.pending: list[Message] = []  # new results not placed yet
         self.new: list[Message] | None = None  # the new line being filled
+
+    def answers(self, rec: int) -> bool:
+        """Hook: whether original line ``rec`` is one a result goes in."""
+        raise NotImplementedError
+
+    def record(self, group: list[Message], template: Any) -> Any:
+        """Hook: the line holding ``group``, from ``template`` (its original, or ``template()``)."""
+        raise NotImplementedError
+
+    def template(self) -> Any:
+        """Hook: what a new line after the last original one met starts from."""
+        return {}
 
     def source(self, m: Message) -> int | None:
         rec = origin(m)
@@ -305,16 +322,13 @@ class _Writer(RecordWriter[_State]):
         at = [n for n, b in enumerate(self.before) if origin(b) == rec and n not in self.used]
         return next((n for n in at if self.before[n]["role"] == m.get("role")), None)
 
-    def _user_line(self, rec: int) -> bool:
-        value = self.state.records[rec].value if rec >= 0 else None
-        return isinstance(value, dict) and value.get("role") == "user"
-
     def on_original(self, m: Message, src: int, moved: bool) -> None:
         rec = origin(self.before[src])
         assert rec is not None
         group = self.groups.setdefault(rec, [])
-        if self.pending and self._user_line(rec) and m["role"] in ("tool", "user"):
-            group.extend(self.pending)  # results before the user line's own words
+        joins = m["role"] == "tool" or (self.JOINS_NOTES and m["role"] == "user")
+        if self.pending and self.answers(rec) and joins:
+            group.extend(self.pending)  # results before the line's own words
             self.pending = []
         self._flush()
         group.append(m)
@@ -322,47 +336,59 @@ class _Writer(RecordWriter[_State]):
 
     def on_new(self, m: Message) -> None:
         last = self.groups.get(self.at)
+        tool = m["role"] == "tool"
         if (
-            m["role"] == "tool"
+            tool
             and self.new is None
-            and self._user_line(self.at)
+            and self.answers(self.at)
             and last
-            and (last[-1]["role"] == "tool")
+            and last[-1]["role"] == "tool"
         ):
-            last.append(m)  # after the results of the user line it follows
-        elif m["role"] == "tool" and self.new is None:
+            last.append(m)  # after the results of the line it follows
+        elif tool and self.new is None:
             self.pending.append(m)
-        elif self.new is not None and m["role"] in ("tool", "user"):
+        elif self.new is not None and (tool or (self.JOINS_NOTES and m["role"] == "user")):
             self.new.append(m)
         else:
             self._flush()
             self.new = [m]
-            self.insert(self.at, (self.new, self._created()))
+            self.insert(self.at, (self.new, self.template()))
 
     def _flush(self) -> None:
         if self.pending:
             self.new = list(self.pending)
-            self.insert(self.at, (self.new, self._created()))
+            self.insert(self.at, (self.new, self.template()))
             self.pending = []
-
-    def _created(self) -> int:
-        for record in reversed(self.state.records[: self.at + 1]):
-            created = record.value.get("created") if isinstance(record.value, dict) else None
-            if isinstance(created, int):
-                return created
-        return 0
 
     def emit(self) -> bytes:
         self._flush()
+        records = self.state.records
         for rec, old in self.state.originals.items():
             group = self.groups.get(rec, [])
             if [public(m) for m in group] != [public(m) for m in old]:
-                self.changed[rec] = _record(group, self.state.records[rec].value) if group else DROP
+                self.changed[rec] = self.record(group, records[rec].value) if group else DROP
         return super().emit()
 
     def new_record(self, item: Any) -> Any:
-        group, created = item
-        return _record(group, {"created": created})
+        group, template = item
+        return self.record(group, template)
+
+
+class _Writer(LineGroupsWriter):
+    def answers(self, rec: int) -> bool:
+        value = self.state.records[rec].value if rec >= 0 else None
+        return isinstance(value, dict) and value.get("role") == "user"
+
+    def record(self, group: list[Message], template: Any) -> Any:
+        return _record(group, template)
+
+    def template(self) -> Any:
+        """A new line's ``created`` is the line's before it."""
+        for record in reversed(self.state.records[: self.at + 1]):
+            created = record.value.get("created") if isinstance(record.value, dict) else None
+            if isinstance(created, int):
+                return {"created": created}
+        return {"created": 0}
 
 
 serialise = _Writer.serialise
@@ -440,7 +466,7 @@ def _items(content: Any) -> list[Any]:
 def timeline_facts(parsed: Parsed) -> list[dict[str, Any] | None]:
     """Per message, its line's ``created`` (Unix seconds) as the time it was written."""
     state = parsed.state
-    if not isinstance(state, _State):
+    if not isinstance(state, LineState):
         return []
     records: list[Record] = state.records
     facts: list[dict[str, Any] | None] = []

@@ -280,6 +280,19 @@ AGENTS: tuple[Agent, ...] = (
         db_resume="goose session --resume --session-id {session}",
         store="goose",
     ),
+    Agent(
+        # Kiro CLI: ~/.kiro/sessions/cli/<session-id>.jsonl, its facts (cwd, ...) in the
+        # <session-id>.json beside it. It resumes the last conversation of the folder it is
+        # started in (no variable is known to move the folder).
+        name="kiro",
+        label="Kiro CLI",
+        format="kiro",
+        env="",
+        default_home=".kiro",
+        sessions="sessions/cli",
+        pattern="*.jsonl",
+        resume="kiro-cli chat --resume",
+    ),
     # --- end agents-a ---
 )
 

@@ -301,6 +301,13 @@ def _agents_a(home: Home, age: float) -> float:
     whole = read(CORPUS / "goose" / "derived__20250929_140310.healthy.jsonl")
     home.healthy.append(_place(home, goose / "fix-leap-years.jsonl", whole, age))
     age += 60
+    kiro = home.root / ".kiro" / "sessions" / "cli"
+    cut = read(CORPUS / "kiro" / "derived__kiro-cli-session.issue-6110.jsonl")
+    path = _place(home, kiro / "3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9.jsonl", cut, age)
+    home.broken[path] = "PAIR-1"
+    facts = b'{"session_id":"3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9","cwd":"/work/app"}'
+    _place(home, kiro / "3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9.json", facts, age)  # not listed
+    age += 60
     return age
 
 

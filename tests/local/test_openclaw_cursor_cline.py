@@ -36,7 +36,7 @@ def test_list_finds_each_agents_sessions_in_its_own_folder_and_nothing_beside_th
     records = listed(agent_home)
     agents = {BY_NAME[r["agent"]].label: r for r in records.values()}
     labels = {"OpenClaw", "Cursor", "Cline CLI", "Cline (VS Code)", "Roo Code (VS Code)"}
-    assert labels | {"Hermes Agent", "Goose"} <= set(agents)
+    assert labels | {"Hermes Agent", "Goose", "Kiro CLI"} <= set(agents)
     for path in agent_home.all():
         assert str(path) in records
     # The OpenClaw index, its compaction checkpoint and trace, Cline's UI log: not sessions.
@@ -96,7 +96,7 @@ def test_the_agents_own_variable_moves_its_folder(agent, env, under, tmp_path: P
 def test_fix_repairs_openclaw_cline_and_hermes_in_place_touching_only_the_session_and_backup(
     agent_home: Home,
 ):
-    mine = {".openclaw", ".cline", ".hermes", "goose"}
+    mine = {".openclaw", ".cline", ".hermes", "goose", ".kiro"}
     for path in [p for p in agent_home.broken if mine & set(p.parts)]:
         before = snapshot(agent_home.root)
         status, out = run("fix", str(path))
@@ -109,7 +109,7 @@ def test_fix_repairs_openclaw_cline_and_hermes_in_place_touching_only_the_sessio
         assert changed(before, after) - {path} == {backup, note}
         assert sessions.check(path, sessions.agent_for(path, sessions.roots())).verdict == "clean"
         # The repair is in the agent's own shape, and the agent's own reader takes it.
-        assert sessions.check(path).parsed.format in ("pi", "cline", "hermes", "goose")
+        assert sessions.check(path).parsed.format in ("pi", "cline", "hermes", "goose", "kiro")
         status, out = run("fix", "--undo", str(path))
         assert status == 0, out
         assert {p: n for p, n in snapshot(agent_home.root).items() if p in before} == before
