@@ -74,7 +74,9 @@ def find(folders: Iterable[tuple[Agent, Path]]) -> tuple[list[Session], list[str
             warnings.append(f"{agent.label}: cannot read {root} (skipped)")
             continue
         try:
-            paths = sorted(root.glob(agent.pattern))
+            paths = sorted(
+                {p for pattern in (agent.pattern, *agent.also) for p in root.glob(pattern)}
+            )
         except OSError as error:
             warnings.append(f"{agent.label}: cannot list {root}: {error.strerror or error}")
             continue
@@ -103,7 +105,7 @@ def _listed(agent: Agent, root: Path) -> list[tuple[Path, int, float]] | None:
 
 
 def _is_session(agent: Agent, root: Path, path: Path) -> bool:
-    if not path.is_file() or path.name.startswith(agent.skip_prefixes):
+    if not path.is_file() or agent.skips(path.name):
         return False
     parts = path.relative_to(root).parts[:-1]
     return not any(part in agent.skip_folders or part.startswith(".") for part in parts)
