@@ -120,8 +120,12 @@ def message_facts(parsed: Parsed) -> list[Facts | None]:
 
     Read from the records each message came from (``parsed.state.pieces``) for
     the shapes that keep them: Claude Code (timestamps, model, usage) and
-    Codex (timestamps). ``[]`` for shapes that record none of it.
+    Codex (timestamps); the shapes that read them per message give them in
+    ``meta["facts"]``. ``[]`` for shapes that record none of it.
     """
+    own = parsed.meta.get("facts")
+    if isinstance(own, list) and len(own) == len(parsed.messages):
+        return own  # a shape that reads them itself (copilot, ...): one per message
     state = parsed.state
     pieces = getattr(state, "pieces", None)
     if parsed.format == "claude-code" and pieces is not None:

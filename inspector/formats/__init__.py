@@ -42,6 +42,7 @@ from inspector.formats import (
     cline,
     codex,
     codex_exec,
+    copilot,
     cursor,
     gemini,
     langchain,
@@ -100,6 +101,9 @@ FORMATS: dict[str, Shape] = {
     "ai-sdk": ai_sdk,
     "cursor": cursor,
     "cline": cline,
+    # --- agents-b (issue 27) ---
+    "copilot": copilot,
+    # --- end agents-b ---
 }
 
 # The provider request shapes a canonical history can be exported to.

@@ -47,13 +47,20 @@ class Agent:
         """The id the agent resumes this file under."""
         if meta_id:
             return meta_id
-        if path.name == "context.jsonl":  # Kimi's newer layout: <session-id>/context.jsonl
+        if path.name in _FOLDER_NAMED:  # <session-id>/<its one file>
             return path.parent.name
         return path.stem
 
     def resume_command(self, session: str, path: Path | None = None, cwd: str | None = None) -> str:
         command = self.resume.format(session=session, path=path or "")
         return f"cd {_quoted(cwd)} && {command}" if cwd else command
+
+
+# The file names of layouts where a session is a folder named by its id.
+_FOLDER_NAMED = (
+    "context.jsonl",  # Kimi's newer layout
+    "events.jsonl",  # GitHub Copilot CLI
+)
 
 
 def _quoted(text: str) -> str:
@@ -127,6 +134,20 @@ AGENTS: tuple[Agent, ...] = (
         pattern="session/*/ses_*.json",
         resume="opencode --session {session}",
     ),
+    # --- agents-b (issue 27): Copilot CLI, Qwen Code, Kimi Code, Factory Droid ---
+    Agent(
+        # github/copilot-cli: COPILOT_HOME (default ~/.copilot) holds session-state/<id>/
+        # events.jsonl beside workspace.yaml and checkpoints/; --resume takes the folder's id.
+        name="copilot",
+        label="GitHub Copilot CLI",
+        format="copilot",
+        env="COPILOT_HOME",
+        default_home=".copilot",
+        sessions="session-state",
+        pattern="*/events.jsonl",
+        resume="copilot --resume={session}",
+    ),
+    # --- end agents-b ---
 )
 
 BY_NAME = {agent.name: agent for agent in AGENTS}

@@ -81,6 +81,12 @@ ONE_FILE: dict[str, tuple[str, Callable[[], bytes]]] = {
         ".pi/agent/sessions/--work-app--/2025-11-20T10-00-00-000Z_x.jsonl",
         lambda: read(CORPUS / "pi" / BROKEN_PI),
     ),
+    # --- agents-b (issue 27) ---
+    "copilot": (
+        ".copilot/session-state/00000000-0000-4000-8000-000000000003/events.jsonl",
+        lambda: read(CORPUS / "copilot" / "derived__cadra-crashed-mid-tool.events.jsonl"),
+    ),
+    # --- end agents-b ---
 }
 _CACHE: dict[str, bytes] = {}
 
