@@ -50,6 +50,7 @@ from inspector.formats import (
     opencode,
     pi,
     pydantic_ai,
+    qwen,
     responses,
 )
 from inspector.formats.base import (
@@ -103,6 +104,7 @@ FORMATS: dict[str, Shape] = {
     "cline": cline,
     # --- agents-b (issue 27) ---
     "copilot": copilot,
+    "qwen": qwen,
     # --- end agents-b ---
 }
 

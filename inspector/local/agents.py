@@ -147,6 +147,18 @@ AGENTS: tuple[Agent, ...] = (
         pattern="*/events.jsonl",
         resume="copilot --resume={session}",
     ),
+    Agent(
+        # QwenLM/qwen-code: its runtime folder ($QWEN_RUNTIME_DIR, else ~/.qwen) holds
+        # projects/<project>/chats/<session-id>.jsonl; qwen --resume takes the id.
+        name="qwen",
+        label="Qwen Code",
+        format="qwen",
+        env="QWEN_RUNTIME_DIR",
+        default_home=".qwen",
+        sessions="projects",
+        pattern="*/chats/*.jsonl",
+        resume="qwen --resume {session}",
+    ),
     # --- end agents-b ---
 )
 

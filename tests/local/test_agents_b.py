@@ -50,8 +50,22 @@ CASES = [
         True,
         "00000000-0000-4000-8000-000000000003",
     ),
+    Placed(
+        "qwen",
+        "-home-dev-app/chats/6f1c2a9e-3b7d-4c1e-9a55-0d2f7e8b4c31.jsonl",
+        CORPUS / "qwen" / "derived__qwen-writer-healthy.jsonl",
+        False,
+        "6f1c2a9e-3b7d-4c1e-9a55-0d2f7e8b4c31",
+    ),
+    Placed(
+        "qwen",
+        "-home-dev-app/chats/6f1c2a9e-3b7d-4c1e-9a55-0d2f7e8b4c31.jsonl",
+        CORPUS / "qwen" / "derived__qwen-writer-crashed.jsonl",
+        True,
+        "6f1c2a9e-3b7d-4c1e-9a55-0d2f7e8b4c31",
+    ),
 ]
-RESUME = {"copilot": "copilot --resume={session}"}
+RESUME = {"copilot": "copilot --resume={session}", "qwen": "qwen --resume {session}"}
 
 
 def run(*argv: str) -> tuple[int, str]:

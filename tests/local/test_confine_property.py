@@ -86,6 +86,10 @@ ONE_FILE: dict[str, tuple[str, Callable[[], bytes]]] = {
         ".copilot/session-state/00000000-0000-4000-8000-000000000003/events.jsonl",
         lambda: read(CORPUS / "copilot" / "derived__cadra-crashed-mid-tool.events.jsonl"),
     ),
+    "qwen": (
+        ".qwen/projects/-home-dev-app/chats/6f1c2a9e-3b7d-4c1e-9a55-0d2f7e8b4c31.jsonl",
+        lambda: read(CORPUS / "qwen" / "derived__qwen-writer-crashed.jsonl"),
+    ),
     # --- end agents-b ---
 }
 _CACHE: dict[str, bytes] = {}
