@@ -45,6 +45,7 @@ from inspector.formats import (
     copilot,
     cursor,
     gemini,
+    kimi_code,
     langchain,
     openai_chat,
     opencode,
@@ -105,6 +106,7 @@ FORMATS: dict[str, Shape] = {
     # --- agents-b (issue 27) ---
     "copilot": copilot,
     "qwen": qwen,
+    "kimi-code": kimi_code,
     # --- end agents-b ---
 }
 

@@ -44,7 +44,11 @@ New = Callable[[Message, dict[str, Any] | None], dict[str, Any]]
 
 @dataclass(frozen=True, slots=True)
 class Chain:
-    """How a shape names a record's own id, its parent's, and its time."""
+    """How a shape names a record's own id, its parent's, and its time.
+
+    A log whose records name no parent (``id`` and ``parent`` empty) is written
+    the same way, its new records given only the time of the record before.
+    """
 
     id: str
     parent: str
@@ -138,6 +142,7 @@ def _relinked(
     out: list[tuple[int | None, dict[str, Any] | None]], read: JsonlFile, chain: Chain
 ) -> bytes:
     records = read.records
+    chained = bool(chain.id)
     # The id of the readable record before each one in the file, as the chain had it.
     previous: dict[int, Any] = {}
     last: Any = None
@@ -146,7 +151,7 @@ def _relinked(
             continue
         previous[at] = last
         value = record.value
-        last = value.get(chain.id) if isinstance(value, dict) else None
+        last = value.get(chain.id) if chained and isinstance(value, dict) else None
     lines: list[bytes] = []
     before_id: Any = None
     before_time: Any = None
@@ -156,17 +161,19 @@ def _relinked(
             fresh = dict(value or {})
             own = new_id(before_id, n, fresh.get("type"))
             # The shape's ``new`` puts the chain's keys where its records have them.
-            fresh[chain.id] = own
+            if chained:
+                fresh[chain.id] = own
             if fresh.get(chain.time) is None:
                 fresh[chain.time] = before_time
-            fresh[chain.parent] = before_id
+            if chained:
+                fresh[chain.parent] = before_id
             lines.append(dump_line(fresh, read.crlf))
             before_id, before_time, before_index = own, fresh.get(chain.time), None
             continue
         current = value if value is not None else records[index].value
         current = current if isinstance(current, dict) else {}
         moved = before_index is None or before_index != _readable_before(records, index)
-        linked = current.get(chain.parent) == previous.get(index)
+        linked = chained and current.get(chain.parent) == previous.get(index)
         if moved and linked and current.get(chain.parent) != before_id:
             value = {**current, chain.parent: before_id}
         if value is None:
@@ -174,7 +181,8 @@ def _relinked(
         else:
             lines.append(dump_line(value, read.crlf))
             current = value
-        before_id, before_time, before_index = current.get(chain.id), current.get(chain.time), index
+        before_id = current.get(chain.id) if chained else before_id
+        before_time, before_index = current.get(chain.time), index
     return join_lines(lines, read.final_newline)
 
 

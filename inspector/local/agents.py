@@ -49,6 +49,8 @@ class Agent:
             return meta_id
         if path.name in _FOLDER_NAMED:  # <session-id>/<its one file>
             return path.parent.name
+        if path.name == "wire.jsonl" and path.parent.parent.name == "agents":
+            return path.parents[2].name  # Kimi Code: <session-id>/agents/main/wire.jsonl
         return path.stem
 
     def resume_command(self, session: str, path: Path | None = None, cwd: str | None = None) -> str:
@@ -110,7 +112,10 @@ AGENTS: tuple[Agent, ...] = (
         sessions="sessions",
         pattern="**/*.jsonl",
         resume="kimi --session {session}",
-        skip_prefixes=("wire",),
+        # wire.jsonl is its UI log; context_<n>.jsonl the copies /clear and a revert rotate
+        # out (utils/path.py next_available_rotation); subagents/ holds sub-agents' own.
+        skip_prefixes=("wire", "context_"),
+        skip_folders=("subagents",),
     ),
     Agent(
         name="pi",
@@ -158,6 +163,20 @@ AGENTS: tuple[Agent, ...] = (
         sessions="projects",
         pattern="*/chats/*.jsonl",
         resume="qwen --resume {session}",
+    ),
+    Agent(
+        # MoonshotAI/kimi-code (the TypeScript Kimi Code, which replaced the Python Kimi
+        # CLI above): $KIMI_CODE_HOME (default ~/.kimi-code) holds
+        # sessions/<work-dir bucket>/<session-id>/agents/<agent>/wire.jsonl; the main
+        # agent's is the conversation `kimi --session <id>` resumes.
+        name="kimi-code",
+        label="Kimi Code",
+        format="kimi-code",
+        env="KIMI_CODE_HOME",
+        default_home=".kimi-code",
+        sessions="sessions",
+        pattern="*/*/agents/main/wire.jsonl",
+        resume="kimi --session {session}",
     ),
     # --- end agents-b ---
 )

@@ -64,8 +64,26 @@ CASES = [
         True,
         "6f1c2a9e-3b7d-4c1e-9a55-0d2f7e8b4c31",
     ),
+    Placed(
+        "kimi-code",
+        "3f0a9c2e/9b1d7e40-2c3a-4f5e-8a6b-0c1d2e3f4a5b/agents/main/wire.jsonl",
+        CORPUS / "kimi-code" / "derived__agent-core-basic-test__tool-turn.wire.jsonl",
+        False,
+        "9b1d7e40-2c3a-4f5e-8a6b-0c1d2e3f4a5b",
+    ),
+    Placed(
+        "kimi-code",
+        "3f0a9c2e/9b1d7e40-2c3a-4f5e-8a6b-0c1d2e3f4a5c/agents/main/wire.jsonl",
+        CORPUS / "kimi-code" / "derived__agent-core-basic-test__crashed-in-tool.wire.jsonl",
+        True,
+        "9b1d7e40-2c3a-4f5e-8a6b-0c1d2e3f4a5c",
+    ),
 ]
-RESUME = {"copilot": "copilot --resume={session}", "qwen": "qwen --resume {session}"}
+RESUME = {
+    "copilot": "copilot --resume={session}",
+    "qwen": "qwen --resume {session}",
+    "kimi-code": "kimi --session {session}",
+}
 
 
 def run(*argv: str) -> tuple[int, str]:
@@ -161,3 +179,21 @@ def test_fix_leaves_a_healthy_session_byte_for_byte(home, case):
     status, out = run("fix", str(path))
     assert status == 0 and "clean, nothing to repair" in out
     assert snapshot(tree) == before
+
+
+def test_the_python_kimi_clis_rotated_and_sub_agent_context_files_are_not_listed(home):
+    """Kimi CLI rotates a cleared context to context_<n>.jsonl and keeps sub-agents'
+    contexts under subagents/: neither is a session `kimi --session` resumes."""
+    folder = home / ".kimi" / "sessions" / "5d41402abc4b2a76" / "531d195b"
+    data = read(
+        CORPUS
+        / "openai-chat"
+        / "MoonshotAI-kimi-cli__pr127__531d195b-6436-426e-b010-4bf723a992de.kimi-context.jsonl"
+    )
+    for relative in ("context.jsonl", "context_1.jsonl", "subagents/a1/context.jsonl"):
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    _, out = run("list", "--json")
+    listed = {orjson.loads(line)["path"] for line in out.splitlines()}
+    assert listed == {str(folder / "context.jsonl")}

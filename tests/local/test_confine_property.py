@@ -90,6 +90,12 @@ ONE_FILE: dict[str, tuple[str, Callable[[], bytes]]] = {
         ".qwen/projects/-home-dev-app/chats/6f1c2a9e-3b7d-4c1e-9a55-0d2f7e8b4c31.jsonl",
         lambda: read(CORPUS / "qwen" / "derived__qwen-writer-crashed.jsonl"),
     ),
+    "kimi-code": (
+        ".kimi-code/sessions/3f0a9c2e/9b1d7e40/agents/main/wire.jsonl",
+        lambda: read(
+            CORPUS / "kimi-code" / "derived__agent-core-basic-test__crashed-in-tool.wire.jsonl"
+        ),
+    ),
     # --- end agents-b ---
 }
 _CACHE: dict[str, bytes] = {}
