@@ -510,26 +510,6 @@ def _check_from(provider: str, wire: Any, start: int, model: str | None) -> Verd
     return found.verdict()
 
 
-def validate_openai_chat(wire: Any) -> list[ProviderProblem]:
-    """Chat Completions: tool messages must follow their assistant message, one per call."""
-    return validate("openai-chat", wire)
-
-
-def validate_anthropic(wire: Any) -> list[ProviderProblem]:
-    """Messages API: every tool_use answered at the start of the next turn, valid blocks."""
-    return validate("anthropic", wire)
-
-
-def validate_responses(wire: Any) -> list[ProviderProblem]:
-    """Responses API: every client call item has an output item after it, and the reverse."""
-    return validate("responses", wire)
-
-
-def validate_gemini(wire: Any) -> list[ProviderProblem]:
-    """generateContent: no turn without parts; a call turn follows a user turn, answered in full."""
-    return validate("gemini", wire)
-
-
 # --- OpenAI Chat Completions -----------------------------------------------------------------
 
 

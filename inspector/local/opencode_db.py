@@ -28,16 +28,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
+from inspector.diagnosis import repaired_bytes
 from inspector.local import opencode
+from inspector.local.agents import Agent
 from inspector.local.confine import Confined, Refused, absolute, safe_name
-
-if TYPE_CHECKING:
-    from inspector.local.agents import Agent
-    from inspector.local.fix import Outcome
+from inspector.local.outcome import Outcome, StoreError, diagnosed, verify
+from inspector.local.store import LocalStore
 
 ROWS = "rows.json"
 TABLES = ("message", "part")
@@ -230,6 +230,12 @@ def data_dir(path: Path) -> Path:
     return path.parent.parent
 
 
+def confinement(path: Path, backup_dir: Path | None = None) -> Confined:
+    """The folder holding the database, and the backup folder."""
+    data = data_dir(absolute(path)).resolve()
+    return Confined.to(data, backup_base(path, backup_dir))
+
+
 def backup_base(path: Path, backup_dir: Path | None) -> Path:
     """Where backup sets go: ``backup_dir``, else beside the database; resolved."""
     return opencode.backup_base(data_dir(absolute(path)).resolve() / "storage", backup_dir)
@@ -245,9 +251,7 @@ def fix(
     clock: Callable[[], float] = time.time,
 ) -> Outcome:
     """Repair the session ``path`` (``<data>/opencode.db/<sessionID>``) in its database."""
-    from inspector.local import fix as single
-
-    outcome = single.Outcome
+    outcome = Outcome
     try:
         confined, path = _confined(path, backup_dir)
         return _fix(path, confined, agent, dry_run, quiet_seconds, clock)
@@ -257,10 +261,8 @@ def fix(
 
 def _confined(path: Path, backup_dir: Path | None) -> tuple[Confined, Path]:
     """Where fix may write for the session ``path``, and ``path`` with its database checked."""
-    from inspector.local import fix as single
-
     path = absolute(path)
-    confined = single.confinement(path, backup_dir)
+    confined = confinement(path, backup_dir)
     db = confined.check(confined.roots[0] / path.parent.name)
     return confined, db / safe_name(path.name, "the session id")
 
@@ -273,17 +275,13 @@ def _fix(
     quiet_seconds: float,
     clock: Callable[[], float],
 ) -> Outcome:
-    from inspector.diagnosis import repaired_bytes
-    from inspector.local import fix as single
-    from inspector.local.sessions import check
-
-    outcome = single.Outcome
+    outcome = Outcome
     db, session_id = path.parent, path.name
     try:
         rows, session_row, data = _read(db, session_id)
-    except (OSError, sqlite3.Error, opencode.StoreError) as error:
+    except (OSError, sqlite3.Error, StoreError) as error:
         return outcome(path, "refused", f"cannot read the session {session_id}: {error}")
-    checked = check(path, agent, data)
+    checked = diagnosed(path, agent, data)
     if checked.error or checked.parsed is None or checked.diagnosis is None:
         reason = f"cannot read {session_id}: {checked.error}; nothing was changed"
         return outcome(path, "refused", reason)
@@ -298,7 +296,7 @@ def _fix(
             "may still be running. Close it (or wait) and run fix again; nothing was changed.",
         )
     repaired = repaired_bytes(checked.parsed)
-    problem = single.verify(checked, repaired)
+    problem = verify(checked, repaired)
     if problem:
         reason = f"the repair did not verify ({problem}); nothing was changed"
         return outcome(path, "failed", reason)
@@ -334,7 +332,7 @@ def _fix(
         confined.rmtree(folder)
         return outcome(path, "failed", f"could not write {db}: {error}; the session is as it was")
 
-    again = check(path, checked.agent, opencode.db_export_bytes(path))
+    again = diagnosed(path, checked.agent, opencode.db_export_bytes(path))
     if again.error or again.needs_repair:
         try:
             with _writing(db) as connection:
@@ -394,19 +392,15 @@ def backups(path: Path, backup_dir: Path | None = None) -> list[Path]:
 
 def undo(path: Path, *, backup_dir: Path | None = None, force: bool = False) -> Outcome:
     """Put back the rows of the newest backup set, if they are still the ones ``fix`` wrote."""
-    from inspector.local import fix as single
-
     try:
         confined, path = _confined(path, backup_dir)
     except Refused as refused:
-        return single.Outcome(path, "refused", f"{refused}; nothing was changed")
+        return Outcome(path, "refused", f"{refused}; nothing was changed")
     return _undo(path, confined, backup_dir, force)
 
 
 def _undo(path: Path, confined: Confined, backup_dir: Path | None, force: bool) -> Outcome:
-    from inspector.local import fix as single
-
-    outcome = single.Outcome
+    outcome = Outcome
     db, session_id = path.parent, path.name
     found = backups(path, backup_dir)
     if not found:
@@ -446,3 +440,28 @@ def _undo(path: Path, confined: Confined, backup_dir: Path | None, force: bool) 
         return outcome(path, "refused", f"could not write {db}: {error}; nothing was changed")
     confined.rmtree(folder)
     return outcome(path, "restored", f"restored from {folder}", backup=folder)
+
+
+class Database(LocalStore):
+    """OpenCode's ``opencode.db``: a session is its rows (``<data>/opencode.db/<sessionID>``)."""
+
+    owns = staticmethod(opencode.is_db_session)
+    read = staticmethod(opencode.db_export_bytes)
+    confinement = staticmethod(confinement)
+    fix = staticmethod(fix)
+    undo = staticmethod(undo)
+    backups = staticmethod(backups)
+
+    def sessions(self, root: Path) -> list[tuple[Path, int, float]] | None:
+        # Newer OpenCode reads only its database (beside ``storage/``, which a new
+        # install never makes); the JSON files, where they are, are an older copy.
+        db = opencode.database(root)
+        if db is None:
+            return None
+        try:
+            return opencode.db_sessions(db)
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot read {db}: {error}") from None
+
+
+STORE = Database()

@@ -43,7 +43,7 @@ from inspector.diagnosis.select import (
 from inspector.engine import RULES
 from inspector.formats import FORMATS
 from inspector.local import agents
-from inspector.web import spec, store, words
+from inspector.web import events, spec, store, words
 from inspector.web.forms import (
     ApiUploadForm,
     SearchForm,
@@ -217,7 +217,7 @@ def timeline(request: SignedInRequest, public_id: str) -> HttpResponse:
         ],
         "resume": _resume_hint(transcript),
         "in_place": _in_place(transcript),
-        "neighbours": _needing_repair_beside(transcript),
+        **events.timeline_context(transcript),  # what the apps above add (scan: neighbours)
         "parent": _parent_session(transcript),
         "branch_links": True,
         "conversations": conversation_list(transcript, filters.conversation),
@@ -347,27 +347,6 @@ def _in_place(transcript: Transcript) -> dict[str, str] | None:
     commands = f"cp {path} {path}.bak\nmv ~/Downloads/{name} {path}"
     home = f"~/{agent.default_home}"
     return {"name": name, "path": path, "commands": commands, "env": agent.env, "home": home}
-
-
-def _needing_repair_beside(transcript: Transcript) -> dict[str, Transcript | None] | None:
-    """The project's sessions that need repair just before and after this one, by date."""
-    project = transcript.project
-    if project is None:
-        return None
-    from inspector.scan.reports import sessions_of  # the dashboard's dates and order
-
-    sessions = sessions_of(project).filter(needs_repair=True)
-    here = sessions_of(project).filter(pk=transcript.pk).values_list("date", flat=True)
-    date = here.first()
-    if date is None:
-        return None
-    earlier = Q(date__lt=date) | Q(date=date, pk__lt=transcript.pk)
-    later = Q(date__gt=date) | Q(date=date, pk__gt=transcript.pk)
-    previous = sessions.filter(earlier).order_by("-date", "-pk").first()
-    following = sessions.filter(later).order_by("date", "pk").first()
-    if previous is None and following is None:
-        return None
-    return {"previous": previous, "next": following}
 
 
 def _resume_hint(transcript: Transcript) -> dict[str, str] | None:

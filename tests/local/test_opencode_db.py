@@ -186,7 +186,7 @@ def test_a_repair_that_does_not_read_back_clean_is_put_back(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = rows_of(db)
-    real = sessions.check
+    real = opencode_db.diagnosed
     calls = {"n": 0}
 
     def unclean_after_commit(*args: object, **kwargs: object) -> sessions.Checked:
@@ -196,7 +196,7 @@ def test_a_repair_that_does_not_read_back_clean_is_put_back(
             checked.error = "simulated"
         return checked
 
-    monkeypatch.setattr(sessions, "check", unclean_after_commit)
+    monkeypatch.setattr(opencode_db, "diagnosed", unclean_after_commit)
     outcome = fix.fix(db / SESSION)
     assert outcome.status == "failed" and "it is back" in outcome.reason
     assert rows_of(db) == before
