@@ -50,9 +50,10 @@ from typing import Any
 
 from inspector.formats import linked
 from inspector.formats.base import FormatError, Parsed
-from inspector.formats.canonical import REC, Message, call_id, kept_calls, text_of, unchanged
+from inspector.formats.canonical import REC, Message, call_id, kept_calls, text_of
 from inspector.formats.canonical import metadata as _md
-from inspector.formats.jsonl import has_glued, head_records, read_jsonl, unglue
+from inspector.formats.jsonl import head_records, read_jsonl
+from inspector.formats.records import LogState
 
 NAME = "copilot"
 PROVIDER = "openai-chat"
@@ -159,7 +160,7 @@ def parse(data: bytes) -> Parsed:
         causes=state.causes,
         not_started=not_started,
         meta=meta,
-        state={"data": data, "read": read},
+        state=LogState.of(data, read),
     )
 
 
@@ -287,16 +288,20 @@ class _Reading:
         return {"role": "tool", "content": text, "metadata": metadata}
 
 
-def serialise(messages: list[Message], original: Parsed) -> bytes:
-    state = original.state
-    if not isinstance(state, dict) or "read" not in state:
-        raise FormatError("serialise needs the Parsed that parse() returned for this file")
-    read = state["read"]
-    if unchanged(messages, original.messages):
-        if has_glued(original.problems):
-            return unglue(state["data"], read.records, read.crlf)
-        return bytes(state["data"])
-    return linked.write(messages, original.messages, read, CHAIN, _rewrite, _new, _follows)
+class _Writer(linked.ChainedWriter):
+    CHAIN = CHAIN
+
+    def rewrite(self, value: Any, old: list[Message], new: list[Message]) -> Any:
+        return _rewrite(value, old, new)
+
+    def new(self, m: Message, before: Any) -> dict[str, Any]:
+        return _new(m, before)
+
+    def follows(self, value: Any) -> bool:
+        return _follows(value)
+
+
+serialise = _Writer.serialise
 
 
 # The events that belong to the call before them: a result the repair makes goes after.

@@ -33,22 +33,25 @@ Writing (``serialise``): byte for byte when unchanged; otherwise through
 ``isError: true``, ``parentUuid`` the call's event), put after the records
 of the step that made the call; a note a ``context.append_message`` user
 message; a dropped message loses its record. A repair that renames or removes
-calls of a step (their ``tool.call`` records) is not written: ``FormatError``
-says so, and ``fix`` refuses.
+calls of a step rewrites or drops their ``tool.call`` records; one that
+changes a step's text is not written (``FormatError``: the text is in its
+``content.part`` records), and ``fix`` refuses.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from inspector.formats import linked
 from inspector.formats.base import FormatError, Parsed
-from inspector.formats.canonical import REC, Message, call_id, text_of, unchanged
+from inspector.formats.canonical import REC, Message, call_id, kept_calls, text_of
 from inspector.formats.canonical import metadata as _md
-from inspector.formats.jsonl import has_glued, head_records, read_jsonl, unglue
+from inspector.formats.jsonl import head_records, read_jsonl
+from inspector.formats.records import DROP, LogState
 
 NAME = "kimi-code"
 PROVIDER = "openai-chat"
@@ -58,6 +61,8 @@ EXTENSION = "jsonl"
 BLANK_IS_WRITTEN = True
 
 CHAIN = linked.Chain(id="", parent="", time="time")
+# The private metadata key of a step's message: the record of each of its tool.call events.
+CALL_RECS = "_call_recs"
 
 # agent-core's AgentRecordEvents (packages/agent-core/src/agent/records/types.ts) and the
 # v2 engine's tower-mode records.
@@ -115,7 +120,7 @@ def parse(data: bytes) -> Parsed:
         [[line] for _, line, _ in reading.history],
         read.problems,
         meta=meta,
-        state={"data": data, "read": read, "calls": reading.call_events},
+        state=_State(data, read.records, read.final_newline, read.crlf, reading.call_events),
     )
 
 
@@ -193,13 +198,15 @@ class _Reading:
             result = event.get("result")
             if not isinstance(result, dict) or not isinstance(event.get("toolCallId"), str):
                 raise FormatError(f"line {line}: a tool.result without 'toolCallId' or 'result'")
+            if "output" not in result:
+                raise FormatError(f"line {line}: a tool.result whose 'result' has no 'output'")
             md: dict[str, Any] = {"tool_call_id": event["toolCallId"]}
             if result.get("isError") is True:
                 md["is_error"] = True
             self._add(
                 {
                     "role": "tool",
-                    "content": _content(result.get("output", ""), line),
+                    "content": _content(result["output"], line),
                     "metadata": md,
                 },
                 rec,
@@ -227,6 +234,7 @@ class _Reading:
             message["metadata"].setdefault("tool_calls", []).append(
                 {"tool_call_id": event["toolCallId"], "name": event["name"], "arguments": arguments}
             )
+            message["metadata"].setdefault(CALL_RECS, []).append(rec)
             self.call_events[event["toolCallId"]] = str(event.get("uuid"))
         elif kind == "step.end":
             usage = event.get("usage")
@@ -264,9 +272,19 @@ def _iso(stamp: Any) -> str | None:
     return datetime.fromtimestamp(stamp / 1000, UTC).isoformat().replace("+00:00", "Z")
 
 
+# A ContextMessage's keys (kosong's Message as agent-core writes it).
+_MESSAGE_KEYS = frozenset(
+    {"role", "name", "content", "toolCalls", "toolCallId", "isError", "origin", "partial"}
+)
+
+
 def _message(value: Any, line: int) -> Message:
     if not isinstance(value, dict) or value.get("role") not in _ROLES:
         raise FormatError(f"line {line}: a context message without a known 'role'")
+    extra = sorted(set(value) - _MESSAGE_KEYS)
+    if extra or "content" not in value:
+        what = f"keys {', '.join(extra)} it does not have" if extra else "no 'content'"
+        raise FormatError(f"line {line}: a context message with {what}")
     md: dict[str, Any] = {}
     origin = value.get("origin")
     if isinstance(origin, dict) and isinstance(origin.get("kind"), str):
@@ -295,7 +313,7 @@ def _message(value: Any, line: int) -> Message:
             md["is_error"] = True
     return {
         "role": value["role"],
-        "content": _content(value.get("content", []), line),
+        "content": _content(value["content"], line),
         "metadata": md,
     }
 
@@ -321,38 +339,57 @@ def _content(value: Any, line: int) -> Any:
     return parts
 
 
-def serialise(messages: list[Message], original: Parsed) -> bytes:
-    state = original.state
-    if not isinstance(state, dict) or "read" not in state:
-        raise FormatError("serialise needs the Parsed that parse() returned for this file")
-    read = state["read"]
-    if unchanged(messages, original.messages):
-        if has_glued(original.problems):
-            return unglue(state["data"], read.records, read.crlf)
-        return bytes(state["data"])
-    calls: dict[str, str] = state["calls"]
+@dataclass(slots=True)
+class _State(LogState):
+    calls: dict[str, str]  # call id -> the uuid of its tool.call event
 
-    def new(m: Message, before: dict[str, Any] | None) -> dict[str, Any]:
-        return _new(m, calls)
 
-    def rewrite(
-        value: dict[str, Any], old: list[Message], changed: list[Message]
-    ) -> dict[str, Any]:
-        (before,), (after,) = old, changed
+class _Writer(linked.ChainedWriter):
+    STATE = _State
+    CHAIN = CHAIN
+
+    def rewrite(self, value: Any, old: list[Message], new: list[Message]) -> Any:
+        (before,), (after,) = old, new
         loop = value.get("type") == "context.append_loop_event"
         if loop and after.get("role") == "assistant":
-            raise FormatError(
-                "a repair that changes a step's calls cannot be written into Kimi Code's records"
-            )
+            return self._step(value, before, after)
         if before.get("role") == after.get("role") == "tool":  # a result under a new id
             ident = call_id(_md(after))
             if loop:
                 return {**value, "event": {**value["event"], "toolCallId": ident}}
             return {**value, "message": {**value["message"], "toolCallId": ident}}
-        made = _new(after, calls)
+        made = _new(after, self._calls)
         return {**made, "time": value.get("time")}
 
-    return linked.write(messages, original.messages, read, CHAIN, rewrite, new, _follows)
+    def _step(self, value: Any, before: Message, after: Message) -> Any:
+        """A step's calls renamed or removed: its tool.call records changed or dropped."""
+        if before.get("content") != after.get("content"):
+            raise FormatError(
+                "a repair that changes a step's text cannot be written into Kimi Code's records"
+            )
+        old_md = _md(before)
+        next_call = kept_calls(old_md.get("tool_calls") or [], _md(after).get("tool_calls") or [])
+        for rec in old_md.get(CALL_RECS) or []:
+            ids = next_call()
+            record = self.state.records[rec].value
+            if ids is None:
+                self.changed[rec] = DROP
+            elif ids[1] != record["event"]["toolCallId"]:
+                self.changed[rec] = {**record, "event": {**record["event"], "toolCallId": ids[1]}}
+        return None  # step.begin holds none of it: its own bytes
+
+    def new(self, m: Message, before: Any) -> dict[str, Any]:
+        return _new(m, self._calls)
+
+    def follows(self, value: Any) -> bool:
+        return _follows(value)
+
+    @property
+    def _calls(self) -> dict[str, str]:
+        return cast(_State, self.state).calls
+
+
+serialise = _Writer.serialise
 
 
 def _follows(value: Any) -> bool:

@@ -1,45 +1,42 @@
-"""Writing back a record log whose lines are chained: each record names the one before it.
+"""The record-log writer of logs whose lines are chained: each record names the one before.
 
-GitHub Copilot CLI's ``events.jsonl`` (``id`` / ``parentId``) and Qwen Code's
-chat recordings (``uuid`` / ``parentUuid``) append one record a line, each
-naming the record before it. Their readers make at most a few canonical
-messages of a record and keep, in each message's private metadata, the record
-it came from (``canonical.REC``: its index in ``JsonlFile.records``). This
-module writes such a file back after a repair:
+GitHub Copilot CLI's ``events.jsonl`` (``id`` / ``parentId``), Qwen Code's
+chat recordings (``uuid`` / ``parentUuid``) and Kimi Code's ``wire.jsonl``
+(no chain) append one record a line. Their readers make at most a few
+canonical messages of a record and keep, in each message's private metadata,
+the record it came from (``canonical.REC``: its index in the file's
+records). ``ChainedWriter`` is their writer on the record-log base
+(``records.RecordWriter``: its walk, its bookkeeping and its file order):
 
 - records the repair did not touch come back byte for byte, in their places
-  (lines that could not be read are left out of a repaired file);
+  (lines that could not be read are kept, as the base keeps them);
 - a record whose messages changed is rewritten by the shape's ``rewrite``;
 - a message no record holds (a result or note the repair made) becomes a new
-  record made by the shape's ``new``, right after the record of the message
-  before it, with a fresh id (derived from its neighbours, so the same repair
-  writes the same file), the time of the record before it, and that record as
-  its parent;
+  record made by the shape's ``new``, after the record of the message before
+  it and the records that ``follows`` says go with that one (a call's start
+  and progress), with a fresh id (derived from its neighbours, so the same
+  repair writes the same file), the time of the record before it, and that
+  record as its parent;
 - a record whose parent was the record right before it in the file is
   re-linked to whatever comes right before it now (a new record, or the one
   before a record the repair dropped), so the chain runs through the new
   records and past the dropped ones.
 
-Until the record-log writer base lands this is the one chained-log writer;
-the ``copilot`` and ``qwen`` shapes use it.
+A shape subclasses it with ``CHAIN`` (its keys) and the hooks ``rewrite``,
+``new`` and ``follows``; its module's ``serialise`` is the subclass's.
 """
 
 from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from inspector.formats.canonical import REC, Message, dump_line, public
 from inspector.formats.canonical import metadata as _md
-from inspector.formats.jsonl import JsonlFile, join_lines
-
-# A shape's record for messages of one record the repair changed: (record, old, new).
-Rewrite = Callable[[dict[str, Any], list[Message], list[Message]], dict[str, Any] | None]
-# A shape's record for a message the repair made, given the record before it (or None).
-New = Callable[[Message, dict[str, Any] | None], dict[str, Any]]
+from inspector.formats.jsonl import join_lines
+from inspector.formats.records import DROP, LogState, RecordWriter
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,86 +58,124 @@ def new_id(*seeds: Any) -> str:
     return str(uuid.UUID(bytes=digest.digest(), version=4))
 
 
-def write(
-    messages: list[Message],
-    before: list[Message],
-    read: JsonlFile,
-    chain: Chain,
-    rewrite: Rewrite,
-    new: New,
-    follows: Callable[[Any], bool] | None = None,
-) -> bytes:
-    """The log with ``messages`` (the repaired ``before``) written into ``read``'s records.
+@dataclass(frozen=True, slots=True)
+class _New:
+    """A message the repair made (or moved), written as a new record."""
 
-    ``follows`` says which records that hold no message stay with the record
-    before them (a call's start and progress after the message that made it):
-    a new record goes after them.
-    """
-    records = read.records
-    by_rec: dict[int, list[Message]] = {}
-    for m in before:
+    message: Message
+
+
+class ChainedWriter(RecordWriter[LogState]):
+    """The writer of a chained record log; a shape sets ``CHAIN`` and the hooks below."""
+
+    STATE: ClassVar[type[Any]] = LogState
+    # An orphan result the repair made a note of is written into the result's record.
+    ROLE_CHANGES = {"tool": ("user",)}
+    UNGLUES = True
+    CHAIN: ClassVar[Chain]
+
+    def __init__(self, state: LogState, before: list[Message]) -> None:
+        super().__init__(state, before)
+        self.members: dict[int, list[int]] = {}  # record -> its messages
+        for n, m in enumerate(before):
+            self.members.setdefault(_md(m)[REC], []).append(n)
+        self.now: dict[int, list[Message]] = {}  # record -> its repaired messages
+        self.at = -1  # the last record kept in its place
+
+    # -- the shape's hooks --------------------------------------------------------------
+
+    def rewrite(self, value: Any, old: list[Message], new: list[Message]) -> Any:
+        """Hook: the record whose messages ``old`` the repair made ``new``."""
+        raise NotImplementedError
+
+    def new(self, m: Message, before: Any) -> dict[str, Any]:
+        """Hook: the record of a message the repair made (``before``: the record written
+        before it, or None); the chain's keys are filled in after."""
+        raise NotImplementedError
+
+    def follows(self, value: Any) -> bool:
+        """Hook: whether a record that holds no message goes with the record before it
+        (a new record is written after it). None does by default."""
+        return False
+
+    # -- the walk -----------------------------------------------------------------------
+
+    def source(self, m: Message) -> int | None:
         rec = _md(m).get(REC)
-        if isinstance(rec, int):
-            by_rec.setdefault(rec, []).append(m)
-    # Each entry: (original record index or None, value to write or None for the raw line).
-    out: list[tuple[int | None, dict[str, Any] | None]] = []
-    flushed = 0
+        if not isinstance(rec, int) or rec not in self.members:
+            return None
+        # The record's first message not met yet: a record of several gives each its own.
+        for n in self.members[rec]:
+            if n not in self.used and self.before[n].get("role") == m.get("role"):
+                return n
+        for n in self.members[rec]:
+            if n not in self.used:
+                return n
+        return None
 
-    def flush(upto: int) -> None:
-        nonlocal flushed
-        for index in range(flushed, upto):
-            if index not in by_rec and records[index].ok:
-                out.append((index, None))
-        flushed = max(flushed, upto)
+    def on_original(self, m: Message, src: int, moved: bool) -> None:
+        rec = _md(self.before[src])[REC]
+        if moved:  # written where it now stands, as a new record would be
+            self.changed[rec] = DROP
+            self.insert(self._anchor(), _New(m))
+            return
+        self.now.setdefault(rec, []).append(m)
+        self.at = max(self.at, rec)
 
-    groups: list[tuple[int | None, list[Message]]] = []
-    for m in messages:
-        rec = _md(m).get(REC)
-        rec = rec if isinstance(rec, int) and rec in by_rec else None
-        if rec is not None and groups and groups[-1][0] == rec:
-            groups[-1][1].append(m)
-        else:
-            groups.append((rec, [m]))
-    written: set[int] = set()
-    for rec, members in groups:
-        if rec is None or rec in written:
-            while (
-                follows is not None
-                and flushed < len(records)
-                and flushed not in by_rec
-                and (not records[flushed].ok or follows(records[flushed].value))
-            ):
-                flush(flushed + 1)
-            for m in members:
-                out.append((None, new(m, _value_at(out, records))))
-            continue
-        written.add(rec)
-        flush(rec + 1)
-        old = by_rec[rec]
-        if len(old) == len(members) and all(
-            public(a) == public(b) for a, b in zip(old, members, strict=True)
+    def on_new(self, m: Message) -> None:
+        self.insert(self._anchor(), _New(m))
+
+    def on_dropped(self, src: int) -> None:
+        rec = _md(self.before[src])[REC]
+        if not self.now.get(rec):
+            self.changed[rec] = DROP
+
+    def _anchor(self) -> int:
+        """Where a new record goes: after the last kept record and those that follow it."""
+        records = self.state.records
+        at = self.at
+        while (
+            at + 1 < len(records)
+            and at + 1 not in self.members
+            and (not records[at + 1].ok or self.follows(records[at + 1].value))
         ):
-            out.append((rec, None))
-            continue
-        value = rewrite(records[rec].value, old, members)
-        if value is not None:  # None: the record holds nothing any more, its line goes
-            out.append((rec, value))
-    flush(len(records))
-    return _relinked(out, read, chain)
+            at += 1
+        self.at = at
+        return at
+
+    # -- writing ------------------------------------------------------------------------
+
+    def emit(self) -> bytes:
+        records = self.state.records
+        out: list[tuple[int | None, Any]] = []
+        for item in self.order():
+            if isinstance(item, _New):
+                out.append((None, self.new(item.message, _last_value(out, records))))
+                continue
+            change = self.changed.get(item)
+            if change is DROP:  # dropped by the rewrite of a record before it
+                continue
+            if change is None and item in self.now:
+                old = [self.before[n] for n in self.members[item]]
+                new = self.now[item]
+                if len(old) != len(new) or any(
+                    public(a) != public(b) for a, b in zip(old, new, strict=True)
+                ):
+                    change = self.rewrite(records[item].value, old, new)
+            out.append((item, change))
+        return _relinked(out, self.state, self.CHAIN)
 
 
-def _value_at(out: list[tuple[int | None, dict[str, Any] | None]], records: Any) -> Any:
+def _last_value(out: list[tuple[int | None, Any]], records: Any) -> Any:
     if not out:
         return None
     index, value = out[-1]
     if value is not None:
         return value
-    return records[index].value if index is not None else None
+    return records[index].value if index is not None and records[index].ok else None
 
 
-def _relinked(
-    out: list[tuple[int | None, dict[str, Any] | None]], read: JsonlFile, chain: Chain
-) -> bytes:
+def _relinked(out: list[tuple[int | None, Any]], read: LogState, chain: Chain) -> bytes:
     records = read.records
     chained = bool(chain.id)
     # The id of the readable record before each one in the file, as the chain had it.
@@ -169,6 +204,9 @@ def _relinked(
                 fresh[chain.parent] = before_id
             lines.append(dump_line(fresh, read.crlf))
             before_id, before_time, before_index = own, fresh.get(chain.time), None
+            continue
+        if value is None and not records[index].ok:
+            lines.append(records[index].raw)  # a line that could not be read: not in the chain
             continue
         current = value if value is not None else records[index].value
         current = current if isinstance(current, dict) else {}

@@ -55,10 +55,10 @@ from inspector.formats.canonical import (
     call_id,
     kept_calls,
     text_of,
-    unchanged,
 )
 from inspector.formats.canonical import metadata as _md
-from inspector.formats.jsonl import has_glued, head_records, read_jsonl, unglue
+from inspector.formats.jsonl import head_records, read_jsonl
+from inspector.formats.records import LogState
 
 NAME = "qwen"
 PROVIDER = "gemini"
@@ -155,7 +155,7 @@ def parse(data: bytes) -> Parsed:
         reading.sources,
         read.problems,
         meta=meta,
-        state={"data": data, "read": read},
+        state=LogState.of(data, read),
     )
 
 
@@ -304,16 +304,17 @@ class _Reading:
         return {"role": "tool", "content": text, "metadata": md}
 
 
-def serialise(messages: list[Message], original: Parsed) -> bytes:
-    state = original.state
-    if not isinstance(state, dict) or "read" not in state:
-        raise FormatError("serialise needs the Parsed that parse() returned for this file")
-    read = state["read"]
-    if unchanged(messages, original.messages):
-        if has_glued(original.problems):
-            return unglue(state["data"], read.records, read.crlf)
-        return bytes(state["data"])
-    return linked.write(messages, original.messages, read, CHAIN, _rewrite, _new)
+class _Writer(linked.ChainedWriter):
+    CHAIN = CHAIN
+
+    def rewrite(self, value: Any, old: list[Message], new: list[Message]) -> Any:
+        return _rewrite(value, old, new)
+
+    def new(self, m: Message, before: Any) -> dict[str, Any]:
+        return _new(m, before)
+
+
+serialise = _Writer.serialise
 
 
 def _rewrite(

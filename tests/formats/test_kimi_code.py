@@ -139,3 +139,29 @@ def test_the_python_kimi_clis_context_file_is_still_read_as_openai_chat():
 @given(damaged([read(p) for p in SESSIONS]))
 def test_damaged_logs_are_repaired_into_logs_that_need_no_more(data: bytes) -> None:
     check_written_back(data)
+
+
+def test_a_repeated_call_id_is_renamed_in_its_own_tool_call_record():
+    lines = read(TURN).splitlines(keepends=True)
+    values = records(read(TURN))
+    # The second step calls again under the first call's id, and is cut there.
+    step = next(n for n, v in enumerate(values) if v.get("event", {}).get("type") == "tool.call")
+    second = next(
+        n
+        for n, v in enumerate(values)
+        if n > step and v.get("event", {}).get("type") == "step.begin"
+    )
+    again = {
+        **values[step],
+        "event": {**values[step]["event"], "stepUuid": values[second]["event"]["uuid"]},
+    }
+    data = b"".join([*lines[: second + 1], orjson.dumps(again) + b"\n"])
+    parsed = load(data)
+    assert {rule for rule, _, _ in findings(parsed)} >= {"ID-1"}
+    written, _ = repaired_round_trip(kimi_code, parsed)
+    out = records(written)
+    renamed = [
+        v["event"]["toolCallId"] for v in out if v.get("event", {}).get("type") == "tool.call"
+    ]
+    assert renamed[0] == "call_bash" and renamed[1] != "call_bash"
+    assert written.splitlines()[: second + 1] == data.splitlines()[: second + 1]

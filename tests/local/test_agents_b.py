@@ -150,7 +150,8 @@ def test_fix_repairs_in_place_prints_the_resume_command_and_undo_puts_it_back(ho
     backups = fix.backups_of(path)
     assert len(backups) == 1 and backups[0].read_bytes() == original
     # Only the session file changed, and its backup and the backup's note appeared.
-    assert changed(before, after) == {path, backups[0], fix._note_path(backups[0])}
+    note = backups[0].with_name(backups[0].name + fix.NOTE_SUFFIX)
+    assert changed(before, after) == {path, backups[0], note}
     checked = sessions.check(path, BY_NAME[case.agent])
     assert checked.verdict == "clean", checked.error
     assert checked.parsed is not None and checked.parsed.format == BY_NAME[case.agent].format
