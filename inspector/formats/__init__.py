@@ -44,6 +44,7 @@ from inspector.formats import (
     codex_exec,
     copilot,
     cursor,
+    droid,
     gemini,
     kimi_code,
     langchain,
@@ -107,6 +108,7 @@ FORMATS: dict[str, Shape] = {
     "copilot": copilot,
     "qwen": qwen,
     "kimi-code": kimi_code,
+    "droid": droid,
     # --- end agents-b ---
 }
 

@@ -163,7 +163,12 @@ class ChainedWriter(RecordWriter[LogState]):
                 ):
                     change = self.rewrite(records[item].value, old, new)
             out.append((item, change))
-        return _relinked(out, self.state, self.CHAIN)
+        return _relinked(out, self.state, self.chain)
+
+    @property
+    def chain(self) -> Chain:
+        """The chain this file's records keep: the shape's ``CHAIN`` unless it says else."""
+        return self.CHAIN
 
 
 def _last_value(out: list[tuple[int | None, Any]], records: Any) -> Any:

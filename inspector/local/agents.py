@@ -189,6 +189,19 @@ AGENTS: tuple[Agent, ...] = (
         pattern="*/*/agents/main/wire.jsonl",
         resume="kimi --session {session}",
     ),
+    Agent(
+        # Factory's droid CLI (closed source): ~/.factory/sessions/<cwd, each / a dash>/
+        # <session-id>.jsonl beside <session-id>.settings.json. Factory's docs name no
+        # variable that moves the folder, so none is honoured (--root droid=... does).
+        name="droid",
+        label="Factory Droid",
+        format="droid",
+        env="",
+        default_home=".factory",
+        sessions="sessions",
+        pattern="*/*.jsonl",
+        resume="droid --resume {session}",
+    ),
     # --- end agents-b ---
 )
 

@@ -242,6 +242,10 @@ def agent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
             ".kimi-code/sessions/3f0a9c2e/9b1d7e40/agents/main/wire.jsonl",
             CORPUS / "kimi-code" / "derived__agent-core-basic-test__tool-turn.wire.jsonl",
         ),
+        (
+            ".factory/sessions/-work-app/699d3bc5-08dc-40c3-8ea6-febaebdecbaa.jsonl",
+            CORPUS / "droid" / "Glubiz-zirv-dynamic-cli__tests_fixtures_droid_session.jsonl",
+        ),
     ):
         home.healthy.append(_place(home, home.root / relative, read(source), age))
         age += 60

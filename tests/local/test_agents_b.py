@@ -79,10 +79,27 @@ CASES = [
         "9b1d7e40-2c3a-4f5e-8a6b-0c1d2e3f4a5c",
     ),
 ]
+CASES += [
+    Placed(
+        "droid",
+        "-work-app/699d3bc5-08dc-40c3-8ea6-febaebdecbaa.jsonl",
+        CORPUS / "droid" / "Glubiz-zirv-dynamic-cli__tests_fixtures_droid_session.jsonl",
+        False,
+        "699d3bc5-08dc-40c3-8ea6-febaebdecbaa",
+    ),
+    Placed(
+        "droid",
+        "-work-app/699d3bc5-08dc-40c3-8ea6-febaebdecbab.jsonl",
+        CORPUS / "droid" / "derived__zirv-crashed-in-tool.jsonl",
+        True,
+        "699d3bc5-08dc-40c3-8ea6-febaebdecbaa",
+    ),
+]
 RESUME = {
     "copilot": "copilot --resume={session}",
     "qwen": "qwen --resume {session}",
     "kimi-code": "kimi --session {session}",
+    "droid": "droid --resume {session}",
 }
 
 
@@ -126,7 +143,7 @@ def test_list_finds_the_session_in_the_agents_own_folder_with_its_verdict(home, 
     assert ours[0]["resume"].endswith(RESUME[case.agent].format(session=case.session))
 
 
-@pytest.mark.parametrize("agent", sorted(RESUME))
+@pytest.mark.parametrize("agent", sorted(a for a in RESUME if BY_NAME[a].env))
 def test_the_agents_environment_variable_moves_its_folder(home, tmp_path, monkeypatch, agent):
     case = next(c for c in CASES if c.agent == agent)
     moved = tmp_path / "elsewhere"

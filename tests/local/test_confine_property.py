@@ -96,6 +96,10 @@ ONE_FILE: dict[str, tuple[str, Callable[[], bytes]]] = {
             CORPUS / "kimi-code" / "derived__agent-core-basic-test__crashed-in-tool.wire.jsonl"
         ),
     ),
+    "droid": (
+        ".factory/sessions/-work-app/699d3bc5-08dc-40c3-8ea6-febaebdecbaa.jsonl",
+        lambda: read(CORPUS / "droid" / "derived__zirv-crashed-in-tool.jsonl"),
+    ),
     # --- end agents-b ---
 }
 _CACHE: dict[str, bytes] = {}
