@@ -226,3 +226,13 @@ def test_sniff_sees_copilot_events_and_nothing_else():
 @given(damaged([read(p) for p in SESSIONS]))
 def test_damaged_sessions_are_repaired_into_sessions_that_need_no_more(data: bytes) -> None:
     check_written_back(data)
+
+
+def test_the_timeline_takes_each_messages_time_model_and_tokens_from_the_shape():
+    from inspector.diagnosis.rows import message_facts, totals
+
+    parsed = load(read(HIPPO))
+    facts = message_facts(parsed)
+    assert len(facts) == len(parsed.messages)
+    stamps = [e["timestamp"] for e in events(read(HIPPO)) if e["id"] in {"e2", "e9"}]
+    assert totals(facts)["first"] == stamps[0] and totals(facts)["last"] == stamps[1]
