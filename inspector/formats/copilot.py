@@ -288,22 +288,6 @@ class _Reading:
         return {"role": "tool", "content": text, "metadata": metadata}
 
 
-class _Writer(linked.ChainedWriter):
-    CHAIN = CHAIN
-
-    def rewrite(self, value: Any, old: list[Message], new: list[Message]) -> Any:
-        return _rewrite(value, old, new)
-
-    def new(self, m: Message, before: Any) -> dict[str, Any]:
-        return _new(m, before)
-
-    def follows(self, value: Any) -> bool:
-        return _follows(value)
-
-
-serialise = _Writer.serialise
-
-
 # The events that belong to the call before them: a result the repair makes goes after.
 _OF_A_CALL = frozenset(
     {
@@ -399,3 +383,6 @@ def _new(m: Message, before: dict[str, Any] | None) -> dict[str, Any]:
 
 def _text(content: Any) -> str:
     return content if isinstance(content, str) else text_of(content)
+
+
+serialise = linked.writer(CHAIN, _rewrite, _new, _follows).serialise

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -169,6 +170,30 @@ class ChainedWriter(RecordWriter[LogState]):
     def chain(self) -> Chain:
         """The chain this file's records keep: the shape's ``CHAIN`` unless it says else."""
         return self.CHAIN
+
+
+def writer(
+    chain: Chain,
+    rewrite: Callable[[Any, list[Message], list[Message]], Any],
+    new: Callable[[Message, Any], dict[str, Any]],
+    follows: Callable[[Any], bool] | None = None,
+) -> type[ChainedWriter]:
+    """A ``ChainedWriter`` whose hooks are these functions: for a shape whose records need
+    nothing from the writer's state to be made (Copilot, Qwen)."""
+
+    class _Writer(ChainedWriter):
+        CHAIN = chain
+
+        def rewrite(self, value: Any, old: list[Message], changed: list[Message]) -> Any:
+            return rewrite(value, old, changed)
+
+        def new(self, m: Message, before: Any) -> dict[str, Any]:
+            return new(m, before)
+
+        def follows(self, value: Any) -> bool:
+            return follows is not None and follows(value)
+
+    return _Writer
 
 
 def _last_value(out: list[tuple[int | None, Any]], records: Any) -> Any:

@@ -304,19 +304,6 @@ class _Reading:
         return {"role": "tool", "content": text, "metadata": md}
 
 
-class _Writer(linked.ChainedWriter):
-    CHAIN = CHAIN
-
-    def rewrite(self, value: Any, old: list[Message], new: list[Message]) -> Any:
-        return _rewrite(value, old, new)
-
-    def new(self, m: Message, before: Any) -> dict[str, Any]:
-        return _new(m, before)
-
-
-serialise = _Writer.serialise
-
-
 def _rewrite(
     value: dict[str, Any], old: list[Message], new: list[Message]
 ) -> dict[str, Any] | None:
@@ -418,3 +405,6 @@ def _new(m: Message, before: dict[str, Any] | None) -> dict[str, Any]:
     else:
         out["message"] = {"role": "user", "parts": _parts(m.get("content")) or [{"text": ""}]}
     return out
+
+
+serialise = linked.writer(CHAIN, _rewrite, _new).serialise
