@@ -81,8 +81,10 @@ class Agent:
         """The id the agent resumes this file under."""
         if meta_id:
             return meta_id
-        if path.name == "context.jsonl" or self.id_from_folder:
-            return path.parent.name  # Kimi's newer layout: <session-id>/context.jsonl
+        if path.name in _FOLDER_NAMED or self.id_from_folder:  # <session-id>/<its one file>
+            return path.parent.name
+        if path.name == "wire.jsonl" and path.parent.parent.name == "agents":
+            return path.parents[2].name  # Kimi Code: <session-id>/agents/main/wire.jsonl
         return path.stem.removeprefix(self.id_prefix) if self.id_prefix else path.stem
 
     def skips(self, name: str) -> bool:
@@ -97,6 +99,13 @@ class Agent:
         template = self.db_resume if in_db else self.resume
         command = template.format(session=session, path=path or "", owner=owner or "main")
         return f"cd {_quoted(cwd)} && {command}" if cwd else command
+
+
+# The file names of layouts where a session is a folder named by its id.
+_FOLDER_NAMED = (
+    "context.jsonl",  # Kimi's newer layout
+    "events.jsonl",  # GitHub Copilot CLI
+)
 
 
 def _quoted(text: str) -> str:
@@ -154,7 +163,10 @@ AGENTS: tuple[Agent, ...] = (
         sessions="sessions",
         pattern="**/*.jsonl",
         resume="kimi --session {session}",
-        skip_prefixes=("wire",),
+        # wire.jsonl is its UI log; context_<n>.jsonl the copies /clear and a revert rotate
+        # out (utils/path.py next_available_rotation); subagents/ holds sub-agents' own.
+        skip_prefixes=("wire", "context_"),
+        skip_folders=("subagents",),
     ),
     Agent(
         name="pi",
@@ -294,6 +306,59 @@ AGENTS: tuple[Agent, ...] = (
         resume="kiro-cli chat --resume",
     ),
     # --- end agents-a ---
+    # --- agents-b (issue 27): Copilot CLI, Qwen Code, Kimi Code, Factory Droid ---
+    Agent(
+        # github/copilot-cli: COPILOT_HOME (default ~/.copilot) holds session-state/<id>/
+        # events.jsonl beside workspace.yaml and checkpoints/; --resume takes the folder's id.
+        name="copilot",
+        label="GitHub Copilot CLI",
+        format="copilot",
+        env="COPILOT_HOME",
+        default_home=".copilot",
+        sessions="session-state",
+        pattern="*/events.jsonl",
+        resume="copilot --resume={session}",
+    ),
+    Agent(
+        # QwenLM/qwen-code: its runtime folder ($QWEN_RUNTIME_DIR, else ~/.qwen) holds
+        # projects/<project>/chats/<session-id>.jsonl; qwen --resume takes the id.
+        name="qwen",
+        label="Qwen Code",
+        format="qwen",
+        env="QWEN_RUNTIME_DIR",
+        default_home=".qwen",
+        sessions="projects",
+        pattern="*/chats/*.jsonl",
+        resume="qwen --resume {session}",
+    ),
+    Agent(
+        # MoonshotAI/kimi-code (the TypeScript Kimi Code, which replaced the Python Kimi
+        # CLI above): $KIMI_CODE_HOME (default ~/.kimi-code) holds
+        # sessions/<work-dir bucket>/<session-id>/agents/<agent>/wire.jsonl; the main
+        # agent's is the conversation `kimi --session <id>` resumes.
+        name="kimi-code",
+        label="Kimi Code",
+        format="kimi-code",
+        env="KIMI_CODE_HOME",
+        default_home=".kimi-code",
+        sessions="sessions",
+        pattern="*/*/agents/main/wire.jsonl",
+        resume="kimi --session {session}",
+    ),
+    Agent(
+        # Factory's droid CLI (closed source): ~/.factory/sessions/<cwd, each / a dash>/
+        # <session-id>.jsonl beside <session-id>.settings.json. Factory's docs name no
+        # variable that moves the folder, so none is honoured (--root droid=... does).
+        name="droid",
+        label="Factory Droid",
+        format="droid",
+        env="",
+        default_home=".factory",
+        sessions="sessions",
+        pattern="*/*.jsonl",
+        resume="droid --resume {session}",
+    ),
+    # --- end agents-b ---
 )
 
 BY_NAME = {agent.name: agent for agent in AGENTS}

@@ -229,6 +229,29 @@ def agent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
     home.healthy.append(healthy_oc)
     home.stores.add(healthy_oc)
     age = _agents_a(home, age)
+
+    # --- agents-b (issue 27): one healthy session of each, in its agent's own folder ---
+    for relative, source in (
+        (
+            ".copilot/session-state/copilot-sess-1/events.jsonl",
+            CORPUS / "copilot" / "kitfunso-hippo-memory__tests_fixtures_copilot_events.jsonl",
+        ),
+        (
+            ".qwen/projects/-home-dev-app/chats/6f1c2a9e-3b7d-4c1e-9a55-0d2f7e8b4c31.jsonl",
+            CORPUS / "qwen" / "derived__qwen-writer-healthy.jsonl",
+        ),
+        (
+            ".kimi-code/sessions/3f0a9c2e/9b1d7e40/agents/main/wire.jsonl",
+            CORPUS / "kimi-code" / "derived__agent-core-basic-test__tool-turn.wire.jsonl",
+        ),
+        (
+            ".factory/sessions/-work-app/699d3bc5-08dc-40c3-8ea6-febaebdecbaa.jsonl",
+            CORPUS / "droid" / "Glubiz-zirv-dynamic-cli__tests_fixtures_droid_session.jsonl",
+        ),
+    ):
+        home.healthy.append(_place(home, home.root / relative, read(source), age))
+        age += 60
+    # --- end agents-b ---
     return home
 
 
