@@ -131,19 +131,31 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-# Failed password sign-ins are throttled by django-axes, per account and per
-# address, each on its own: INSPECTOR_SIGNIN_FAILURES failures in a row lock
-# that username (from anywhere) and that address (for any username) for
-# INSPECTOR_SIGNIN_LOCKOUT_MINUTES. The address is REMOTE_ADDR: a header a
-# client can write itself is never trusted for it. One-time sign-in links do
-# not go through passwords and still work.
+# Failed password sign-ins are throttled by django-axes (inspector/web/lockout.py),
+# three counts each with its own ceiling: INSPECTOR_SIGNIN_FAILURES failures of
+# one account from one address lock that pair; INSPECTOR_SIGNIN_ADDRESS_FAILURES
+# from one address, whatever the accounts, lock the address; and
+# INSPECTOR_SIGNIN_ACCOUNT_FAILURES of one account, from anywhere, lock the
+# account. The account's ceiling is above the address's, so no one address can
+# lock an account out for everyone else. A successful sign-in clears only its
+# own pair's failures. All for INSPECTOR_SIGNIN_LOCKOUT_MINUTES. The address is
+# REMOTE_ADDR: a header a client can write itself is never trusted for it.
+# One-time sign-in links do not go through passwords and still work.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
+AXES_HANDLER = "inspector.web.lockout.PerPairHandler"
 AXES_FAILURE_LIMIT = env_int("INSPECTOR_SIGNIN_FAILURES", 5, minimum=1)
+INSPECTOR_SIGNIN_ADDRESS_FAILURES = env_int(
+    "INSPECTOR_SIGNIN_ADDRESS_FAILURES", 4 * AXES_FAILURE_LIMIT, minimum=1
+)
+INSPECTOR_SIGNIN_ACCOUNT_FAILURES = env_int(
+    "INSPECTOR_SIGNIN_ACCOUNT_FAILURES", 5 * INSPECTOR_SIGNIN_ADDRESS_FAILURES, minimum=1
+)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("INSPECTOR_SIGNIN_LOCKOUT_MINUTES", 15, minimum=1))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# The order matters: inspector/web/lockout.py reads the counts in this order.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address", "username"]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
