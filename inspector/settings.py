@@ -69,6 +69,9 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # Before anything reads the body (CSRF's check, the views): a declared length
+    # past the limit is refused unread.
+    "inspector.web.bodylimit.BodyLimitMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # A full disk is a 507 that says so, not a bare 500.
@@ -207,6 +210,11 @@ INSPECTOR_ZIP_MAX_RATIO = env_int("INSPECTOR_ZIP_MAX_RATIO", 100, minimum=1)
 # Stored bytes with no transcript row (left by a process killed mid-upload) are
 # removed when a scan is retried and when `make run` starts, once this old.
 INSPECTOR_ORPHAN_GRACE_SECONDS = env_int("INSPECTOR_ORPHAN_GRACE_SECONDS", 600, minimum=0)
+# The web server of `manage.py serve` (`make run`): gunicorn's processes and threads
+# per process, and how long one request may take before its process is restarted.
+INSPECTOR_WEB_WORKERS = env_int("INSPECTOR_WEB_WORKERS", 2, minimum=1)
+INSPECTOR_WEB_THREADS = env_int("INSPECTOR_WEB_THREADS", 4, minimum=1)
+INSPECTOR_WEB_TIMEOUT_SECONDS = env_int("INSPECTOR_WEB_TIMEOUT_SECONDS", 300, minimum=10)
 # Folders of agent sessions `manage.py watch` (and `make run`) follows; none by default.
 INSPECTOR_WATCH = env_list("INSPECTOR_WATCH")
 # A task RUNNING this long, claimed by a worker that never beat (a plain db_worker),
