@@ -34,6 +34,16 @@ class GitleaksRule:
     group: int  # the secret's group; 0 for the whole match
     keywords: tuple[str, ...]
     valid: Callable[[str, str], bool]  # (secret, whole match) -> still a secret?
+    # How many name characters ([\w.-]) the rule reads before its keyword: the
+    # pattern here starts at the keyword, and the name before it is context.
+    lead: int = 0
+
+
+# Most rules read a name's prefix before their keyword lazily; tried at every
+# place before each keyword it costs time quadratic in the window. The pattern
+# starts at the keyword instead; the caller adds the name before it back for
+# the allowlists that read it.
+_LEAD = r"[\w.-]{0,50}?"
 
 
 def python_regex(go: str) -> str:
@@ -144,7 +154,11 @@ def load(path: Path = RULES_FILE) -> tuple[GitleaksRule, ...]:
         for rule in config["rules"]:
             if "regex" not in rule:
                 continue  # a rule on file names only (pkcs12-file)
-            pattern = re.compile(python_regex(rule["regex"]))
+            regex, lead = str(rule["regex"]), 0
+            flags = "(?i)" if regex.startswith("(?i)") else ""
+            if regex[len(flags) :].startswith(_LEAD):
+                regex, lead = flags + regex[len(flags) + len(_LEAD) :], 50
+            pattern = re.compile(python_regex(regex))
             group = int(rule.get("secretGroup", 0)) or (1 if pattern.groups else 0)
             rules.append(
                 GitleaksRule(
@@ -154,6 +168,7 @@ def load(path: Path = RULES_FILE) -> tuple[GitleaksRule, ...]:
                     group,
                     tuple(keyword.lower() for keyword in rule.get("keywords", ())),
                     _validator(rule, common),
+                    lead,
                 )
             )
     return tuple(rules)
