@@ -197,9 +197,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = INSPECTOR_MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 4 * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FILES = env_int("INSPECTOR_MAX_UPLOAD_FILES", 1000, minimum=1)
 # The most memory diagnosing one file may take, by inspector.web.store's estimate
-# (JSON objects counted in the bytes): a file of millions of tiny records costs
-# far more than its size, and beyond this it is refused before it is read.
-INSPECTOR_MAX_DIAGNOSIS_BYTES = env_int("INSPECTOR_MAX_DIAGNOSIS_MB", 2048, minimum=16) * 2**20
+# (every JSON value outside strings counted in the bytes, each weighted at the
+# worst measured for its kind): a file of millions of tiny records costs far
+# more than its size, and beyond this it is refused before it is read. 2.5 GB
+# takes a real session at the upload limit (200 MB, estimated at about 2.1 GB).
+INSPECTOR_MAX_DIAGNOSIS_BYTES = env_int("INSPECTOR_MAX_DIAGNOSIS_MB", 2560, minimum=16) * 2**20
 
 # Batch scans from the browser (inspector.scan). A zip is checked against
 # these from its directory before a byte is inflated, so a zip bomb is refused
