@@ -35,6 +35,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
+from inspector.web.gunicorn import gunicorn_command
 from inspector.web.signin import ensure_owner, signin_path
 from inspector.web.store import sweep_orphans
 
@@ -136,26 +137,14 @@ def listen(host: str, port: int) -> socket.socket:
 
 def start_web(sock: socket.socket) -> subprocess.Popen[bytes]:
     """gunicorn on ``sock``: ``INSPECTOR_WEB_WORKERS`` processes of ``INSPECTOR_WEB_THREADS``."""
-    command = [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "inspector.wsgi:application",
-        "--bind",
+    command = gunicorn_command(
         f"fd://{sock.fileno()}",
-        "--worker-class",
-        "gthread",
-        "--workers",
-        str(settings.INSPECTOR_WEB_WORKERS),
-        "--threads",
-        str(settings.INSPECTOR_WEB_THREADS),
+        settings.INSPECTOR_WEB_WORKERS,
+        settings.INSPECTOR_WEB_THREADS,
         # A big upload's diagnosis runs in the request; the upload limit bounds it.
-        "--timeout",
-        str(settings.INSPECTOR_WEB_TIMEOUT_SECONDS),
-        "--graceful-timeout",
-        str(int(WORKER_GRACE_SECONDS)),
-        "--no-control-socket",
-    ]
+        settings.INSPECTOR_WEB_TIMEOUT_SECONDS,
+        int(WORKER_GRACE_SECONDS),
+    )
     return _start(command, (sock.fileno(),))
 
 
