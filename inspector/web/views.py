@@ -696,7 +696,7 @@ def signin_link(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
     if user is None or not user.is_active or not signin_tokens.check_token(user, token):
         return render(request, "registration/signin_link.html", {"valid": False}, status=400)
     if request.method == "POST":
-        if not signin_tokens.consume(user):
+        if not signin_tokens.consume(user, token):
             # Another request used the link first, between our check and now.
             return render(request, "registration/signin_link.html", {"valid": False}, status=400)
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
