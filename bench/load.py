@@ -38,10 +38,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from inspector.web.gunicorn import gunicorn_command
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 HOST = "127.0.0.1"
-SHAPES = ("anthropic", "claude-code", "codex", "gemini", "openai-chat", "openai-responses")
 SMALL_FILE = 20 * 1024
 REQUEST_TIMEOUT = 30.0
 # gunicorn closes a keep-alive connection idle for 2 s (its default); a client
@@ -167,27 +169,9 @@ def free_port() -> int:
 def start_gunicorn(
     port: int, workers: int, threads: int, env: dict[str, str], log: Path
 ) -> subprocess.Popen:
-    command = [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "inspector.wsgi:application",
-        "--bind",
-        f"{HOST}:{port}",
-        "--workers",
-        str(workers),
-        "--threads",
-        str(threads),
-        "--worker-class",
-        "gthread",
-        "--timeout",
-        "60",
-        "--graceful-timeout",
-        "10",
-        "--error-logfile",
-        str(log),
-        "--no-control-socket",
-    ]
+    command = gunicorn_command(
+        f"{HOST}:{port}", workers, threads, 60, 10, "--error-logfile", str(log)
+    )
     return subprocess.Popen(command, cwd=REPO, env=env, start_new_session=True)
 
 
@@ -313,13 +297,14 @@ def count_rows() -> None:
 
 
 def corpus() -> list[tuple[str, bytes]]:
-    """Small corpus transcripts that read the same with extra trailing newlines."""
+    """Small corpus transcripts of every registered shape (``tests/data/corpus/<NAME>/``)
+    that read the same with extra trailing newlines."""
     sys.path.insert(0, str(REPO))
     from inspector import formats
     from tests import testdata
 
     files = []
-    for shape in SHAPES:
+    for shape in formats.FORMATS:
         for path in testdata.files(testdata.CORPUS / shape):
             data = testdata.read(path).rstrip()
             if len(data) > SMALL_FILE:

@@ -17,6 +17,10 @@ Four containers are read, and written back the way they came:
 - ``messages``: a list of ``{"info", "parts"}`` (the server's
   ``GET /session/:id/message``);
 - ``message``: one ``{"info", "parts"}`` (what a prompt returns);
+- ``lines``: JSON Lines of those messages, one ``{"info", "parts"}`` a line
+  (a session exported one message per line); a repaired file keeps each
+  untouched message's line as it was and writes a changed or new one as a
+  compact line in its place;
 - ``records``: a JSON array of the storage files of a session, as they lie
   under ``~/.local/share/opencode/storage/`` (``session/<project>/<ses>.json``,
   ``message/<ses>/<msg>.json``, ``part/<msg>/<prt>.json``; for instance
@@ -85,18 +89,22 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import call_id, part_text, read_json, unchanged
-from inspector.formats.canonical import metadata as _md
-from inspector.formats.canonical import text_of as _text
+from inspector.formats.jsondoc import dump_line, part_text, read_json
+from inspector.formats.jsondoc import text_of as _text
+from inspector.formats.jsonl import JsonlFile, join_lines, read_jsonl
+from inspector.formats.private import call_id
+from inspector.formats.private import metadata as _md
+from inspector.formats.records import SRC, RecordWriter
 
 NAME = "opencode"
 PROVIDER = "anthropic"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "OpenCode export or storage records (JSON)"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 100
 
-SRC = "_src"
-# A part's own fields that hold text but not its words (``canonical.part_text``).
+# A part's own fields that hold text but not its words (``jsondoc.part_text``).
 _PART_IDS = ("id", "sessionID", "messageID")
 
 # OpenCode's own words for the parts it turns into text (message-v2.ts).
@@ -161,19 +169,28 @@ class _Origin:
 @dataclass(slots=True)
 class _State:
     data: bytes
-    container: str  # "export" | "messages" | "message" | "records"
+    container: str  # "export" | "messages" | "message" | "records" | "lines"
     doc: Any
     session: dict[str, Any] | None
     messages: list[_Msg]
     wrapped: bool  # records: share-API {"type", "data"} items
     origin: list[_Origin]
+    lines: JsonlFile | None = None  # lines: the file's lines, one message each
 
 
 def parse(data: bytes) -> Parsed:
     """Read an OpenCode session; see the module docstring for what is read how."""
-    doc = read_json(data)
     problems: list[Problem] = []
+    lines = None
+    try:
+        doc = read_json(data)
+    except FormatError:
+        lines = _message_lines(data)  # one {"info", "parts"} a line, or not OpenCode's
+        doc = [record.value for record in lines.records if record.ok]
+        problems.extend(lines.problems)
     container, session, messages, wrapped, other = _container(doc, problems)
+    if lines is not None:
+        container = "lines"
     if not messages:
         raise FormatError("the OpenCode session holds no message")
     reader = _Reader(messages, problems)
@@ -201,7 +218,7 @@ def parse(data: bytes) -> Parsed:
     if other:
         meta["other_records"] = other
     problems.sort(key=lambda p: p.line)
-    state = _State(data, container, doc, session, messages, wrapped, reader.origin)
+    state = _State(data, container, doc, session, messages, wrapped, reader.origin, lines)
     return Parsed(
         format=NAME,
         messages=reader.out,
@@ -212,6 +229,27 @@ def parse(data: bytes) -> Parsed:
         meta=meta,
         state=state,
     )
+
+
+def _message_lines(data: bytes) -> JsonlFile:
+    """The file as JSON Lines of OpenCode messages, or ``FormatError`` if it is not one."""
+    lines = read_jsonl(data)
+    values = [record.value for record in lines.records if record.ok]
+    if not values or not _is_message_item(values[0]):
+        raise FormatError("not a single JSON document, nor JSON Lines of OpenCode messages")
+    for record in lines.records:
+        if record.ok and not _is_message_item(record.value):
+            held = (
+                ", ".join(map(repr, record.value))
+                if isinstance(record.value, dict)
+                else "no fields"
+            )
+            raise FormatError(
+                f"line {record.line}: not an OpenCode message ({{'info', 'parts'}}; it holds "
+                f"{held})",
+                unread=True,
+            )
+    return lines
 
 
 def _session_id(session: dict[str, Any] | None, messages: list[_Msg]) -> str | None:
@@ -590,17 +628,6 @@ def _result(call: dict[str, Any], state: dict[str, Any]) -> Message:
 # --------------------------------------------------------------------------- serialise
 
 
-def serialise(messages: list[Message], original: Parsed) -> bytes:
-    """Write ``messages`` back into the container ``original`` was read from."""
-    state = original.state
-    if not isinstance(state, _State):
-        raise FormatError("serialise needs the Parsed that parse() returned for this file")
-    before = original.messages
-    if unchanged(messages, before):
-        return state.data
-    return _Writer(state, before).write(messages)
-
-
 @dataclass(slots=True)
 class _NewMessage:
     after: int  # index in _State.messages of the message it follows (-1: before all)
@@ -608,48 +635,39 @@ class _NewMessage:
     parts: list[dict[str, Any]]
 
 
-class _Writer:
+class _Writer(RecordWriter[_State]):
+    """A JSON document of messages and their parts: the changes are kept per part and
+    written by ``emit``, not per record."""
+
+    STATE = _State
+
     def __init__(self, state: _State, before: list[Message]) -> None:
-        self.state = state
-        self.before = before
+        super().__init__(state, before)
         self.updated: dict[tuple[int, int], dict[str, Any]] = {}  # (message, part) -> part
         self.removed: set[tuple[int, int]] = set()
         self.dropped: set[int] = set()  # messages removed whole
         self.new: list[_NewMessage] = []
         self.calls: dict[str, tuple[int, int]] = {}  # call id as repaired -> its part
         self.taken = {str(m.info.get("id")) for m in state.messages}
+        self.anchor = -1  # the last message a repaired one comes from
 
-    def write(self, messages: list[Message]) -> bytes:
-        used: set[int] = set()
-        anchor = -1
-        for m in messages:
-            src = self._origin(m, used)
-            if src is not None:
-                origin = self.state.origin[src]
-                anchor = max(anchor, origin.message)
-                if origin.kind == "assistant":
-                    self._assistant(m, src, origin)
-                continue
-            role = m.get("role")
-            metadata = _md(m)
-            if role == "tool":
-                self._answer(m, metadata)
-            elif role == "user":
-                self._note(m, anchor)
-        for src, origin in enumerate(self.state.origin):
-            if src not in used and origin.kind == "assistant":
-                self._drop_step(origin)
-        return self._emit()
+    def on_original(self, m: Message, src: int, moved: bool) -> None:
+        origin = self.state.origin[src]
+        self.anchor = max(self.anchor, origin.message)
+        if origin.kind == "assistant":
+            self._assistant(m, src, origin)
 
-    def _origin(self, m: Message, used: set[int]) -> int | None:
-        metadata = m.get("metadata")
-        src = metadata.get(SRC) if isinstance(metadata, dict) else None
-        if not isinstance(src, int) or isinstance(src, bool) or not 0 <= src < len(self.before):
-            return None
-        if src in used or m.get("role") != self.before[src]["role"]:
-            return None
-        used.add(src)
-        return src
+    def on_new(self, m: Message) -> None:
+        role = m.get("role")
+        if role == "tool":
+            self._answer(m, _md(m))
+        elif role == "user":
+            self._note(m, self.anchor)
+
+    def on_dropped(self, src: int) -> None:
+        origin = self.state.origin[src]
+        if origin.kind == "assistant":
+            self._drop_step(origin)
 
     def _part(self, key: tuple[int, int]) -> dict[str, Any]:
         return self.updated.get(key) or self.state.messages[key[0]].parts[key[1]]
@@ -800,10 +818,12 @@ class _Writer:
                 out.append((None, new.info, new.parts))
         return out
 
-    def _emit(self) -> bytes:
+    def emit(self) -> bytes:
         state = self.state
         if state.container == "records":
             return _dump(self._records(), state.data)
+        if state.lines is not None:
+            return self._lines(state.lines)
         items: list[Any] = []
         for index, info, parts in self._messages():
             if index is None:
@@ -816,6 +836,22 @@ class _Writer:
         if state.container == "message" and len(items) == 1:
             return _dump(items[0], state.data)
         return _dump(items, state.data)
+
+    def _lines(self, lines: JsonlFile) -> bytes:
+        """One message a line: an untouched message's own line, a changed or new one
+        written compact (lines that could not be read stay where they were)."""
+        state = self.state
+        records = [r for r in lines.records if r.ok]
+        touched = {index for index, _ in self.updated} | {index for index, _ in self.removed}
+        out: list[bytes] = []
+        # A message's line: its _Msg number is its place among the readable lines.
+        for index, info, parts in self._messages():
+            if index is not None and index not in touched:
+                out.append(records[state.messages[index].number - 1].raw)
+                continue
+            item = state.messages[index].item or {} if index is not None else {}
+            out.append(dump_line({**item, "info": info, "parts": parts}, lines.crlf))
+        return join_lines(out, lines.final_newline)
 
     def _records(self) -> list[Any]:
         """The records in their order, changed ones replaced, new ones after their message."""
@@ -854,6 +890,9 @@ class _Writer:
 
     def _wrap(self, kind: str, value: dict[str, Any]) -> dict[str, Any]:
         return {"type": kind, "data": value} if self.state.wrapped else value
+
+
+serialise = _Writer.serialise
 
 
 def _successor(value: str) -> str:

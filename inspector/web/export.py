@@ -21,20 +21,6 @@ from inspector.web import words
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
-# What each download is sent as, by the end of its name.
-_CONTENT_TYPES = {
-    ".json": "application/json",
-    ".md": "text/markdown; charset=utf-8",
-    ".html": "text/html; charset=utf-8",
-}
-
-
-def content_type(name: str) -> str:
-    """The Content-Type of a download named ``name`` (bytes to save, if nothing else)."""
-    suffix = name[name.rfind(".") :] if "." in name else ""
-    return _CONTENT_TYPES.get(suffix, "application/octet-stream")
-
-
 def _text(value: Any) -> str:
     """One line of transcript text, safe inside Markdown and inside a table cell."""
     flat = " ".join(str(value).split())

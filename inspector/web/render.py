@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 import html
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -565,14 +565,6 @@ def readable_row(
         and any(part.get("type") == "thinking" for part in content["parts"])
     )
     return content
-
-
-def readable_rows(
-    rows: Iterable[Row], subagent_links: Mapping[str, str] | None = None
-) -> list[dict[str, Any]]:
-    """``readable_row`` of each row, in order (for tests and scripts; pages use the tag)."""
-    page = Page()
-    return [readable_row(row, page, subagent_links) for row in rows]
 
 
 def _call(

@@ -78,7 +78,7 @@ class World:
     def signin_kwargs(self) -> dict[str, str]:
         from inspector.web.signin import signin_tokens
 
-        # Fresh each time: signing in changes last_login, which ends the last link.
+        # Fresh each time: a link signs in once.
         self.owner.refresh_from_db()
         uid = urlsafe_base64_encode(force_bytes(self.owner.pk))
         return {"uidb64": uid, "token": signin_tokens.make_token(self.owner)}

@@ -47,7 +47,7 @@ def test_a_missing_folder_is_named_and_the_others_still_listed(agent_home: Home,
     status, out = run("list")
     assert status == 1
     assert "Kimi CLI: no folder at" in capsys.readouterr().err
-    assert ".kimi" not in out and ".claude" in out and ".pi" in out
+    assert "/.kimi/" not in out and ".claude" in out and ".pi" in out  # .kimi-code stays
 
 
 def test_list_broken_shows_only_those_that_need_repair(agent_home: Home):
