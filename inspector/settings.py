@@ -217,6 +217,9 @@ INSPECTOR_ORPHAN_GRACE_SECONDS = env_int("INSPECTOR_ORPHAN_GRACE_SECONDS", 600, 
 INSPECTOR_WEB_WORKERS = env_int("INSPECTOR_WEB_WORKERS", 2, minimum=1)
 INSPECTOR_WEB_THREADS = env_int("INSPECTOR_WEB_THREADS", 4, minimum=1)
 INSPECTOR_WEB_TIMEOUT_SECONDS = env_int("INSPECTOR_WEB_TIMEOUT_SECONDS", 300, minimum=10)
+# Where a running `manage.py serve` records the address it serves on, so the
+# links other commands print (signin_link, scan) point at it (inspector/web/address.py).
+INSPECTOR_ADDRESS_FILE = VAR_DIR / "serving.json"
 # Folders of agent sessions `manage.py watch` (and `make run`) follows; none by default.
 INSPECTOR_WATCH = env_list("INSPECTOR_WATCH")
 # A task RUNNING this long, claimed by a worker that never beat (a plain db_worker),

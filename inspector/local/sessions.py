@@ -151,6 +151,7 @@ class Verdict:
     session_id: str
     resume: str | None
     error: str = ""
+    title: str = ""  # the session's first prompt, what a person knows it by
 
     @property
     def needs_repair(self) -> bool:
@@ -159,8 +160,9 @@ class Verdict:
     @classmethod
     def of(cls, checked: Checked) -> Verdict:
         counts = dict(checked.diagnosis.counts) if checked.diagnosis else {}
+        title = checked.diagnosis.meta.get("first_prompt") if checked.diagnosis else None
         return cls(checked.verdict, counts, checked.session_id, checked.resume_command(),
-                   checked.error)  # fmt: skip
+                   checked.error, title if isinstance(title, str) else "")  # fmt: skip
 
 
 class VerdictCache:

@@ -398,3 +398,27 @@ def test_serve_is_gunicorn_and_refuses_a_body_too_large_before_reading_it(
             assert response.status == 200
         _stop_and_check(run, signal.SIGTERM, group=False)
         assert run.proc.returncode == 0, run.output()
+
+
+def test_links_printed_while_serve_runs_point_at_the_port_it_serves_on(
+    serve_env: dict[str, str], tmp_path: Path
+) -> None:
+    """``make run PORT=N``, then ``manage.py signin_link`` in another terminal: the link
+    opens on port N, not 8000; once serve stops, the default comes back."""
+    port = _free_port()
+    link_command = [sys.executable, str(MANAGE), "signin_link"]
+    with started(serve_command(port), serve_env, tmp_path, port) as run:
+        run.wait_ready()
+        printed = subprocess.run(
+            link_command, cwd=tmp_path, env=serve_env, capture_output=True, text=True, timeout=60
+        )
+        assert printed.returncode == 0, printed.stderr
+        link = printed.stdout.strip()
+        assert link.startswith(f"http://127.0.0.1:{port}/signin/"), link
+        with urllib.request.urlopen(link, timeout=5) as response:
+            assert response.status == 200
+        _stop_and_check(run, signal.SIGTERM, group=False)
+    after = subprocess.run(
+        link_command, cwd=tmp_path, env=serve_env, capture_output=True, text=True, timeout=60
+    )
+    assert after.stdout.startswith("http://127.0.0.1:8000/"), after.stdout

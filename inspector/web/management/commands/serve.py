@@ -35,6 +35,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
+from inspector.web import address
 from inspector.web.gunicorn import gunicorn_command
 from inspector.web.signin import ensure_owner, signin_path
 from inspector.web.store import sweep_orphans
@@ -197,6 +198,7 @@ class Command(BaseCommand):
             name = signal.Signals(stop.signum).name
             self.stdout.write(f"\n{name}: stopping the server and the worker.")
         finally:
+            address.forget()
             self.stopping = True
             # The server first, so no request starts a task the worker would not take.
             for child in (self.web, self.watcher, self.worker):
@@ -222,7 +224,8 @@ class Command(BaseCommand):
         owner, created = ensure_owner()
         if created:
             self.stdout.write(f"Created the owner account '{owner.get_username()}'.")
-        base = f"http://{host}:{port}"
+        base = address.url_for(host, port)
+        address.record(base)  # the links signin_link and scan print point here
         self.stdout.write(
             self.style.SUCCESS(
                 f"\nSign in (one-time link, valid 15 minutes):\n  {base}{signin_path(owner)}\n"
