@@ -31,7 +31,7 @@ class GitleaksRule:
     id: str
     description: str
     pattern: re.Pattern[str]
-    group: int  # the secret's group; 0 for the whole match
+    group: int  # the secret's group; 0: the first group that matched, else the whole match
     keywords: tuple[str, ...]
     valid: Callable[[str, str], bool]  # (secret, whole match) -> still a secret?
     # How many name characters ([\w.-]) the rule reads before its keyword: the
@@ -159,7 +159,9 @@ def load(path: Path = RULES_FILE) -> tuple[GitleaksRule, ...]:
             if regex[len(flags) :].startswith(_LEAD):
                 regex, lead = flags + regex[len(flags) + len(_LEAD) :], 50
             pattern = re.compile(python_regex(regex))
-            group = int(rule.get("secretGroup", 0)) or (1 if pattern.groups else 0)
+            # Without a secretGroup, gitleaks takes the first group that matched (a rule of
+            # two alternatives, such as atlassian-api-token's, has its secret in either).
+            group = int(rule.get("secretGroup", 0))
             rules.append(
                 GitleaksRule(
                     rule["id"],

@@ -67,3 +67,16 @@ def test_what_a_gitleaks_rule_finds_is_masked(finding):
     rule_id, text, secret = finding
     masked = mask(f"output:\n{text}\nend")
     assert secret not in masked, (rule_id, text)
+
+
+def test_a_rule_of_two_alternatives_masks_the_secret_either_one_holds():
+    # atlassian-api-token: a name and a 24-character token, or an ATATT3 token alone;
+    # without a secretGroup gitleaks takes the group that matched. Hypothesis found this
+    # one (the rule is case-insensitive, so no other rule of ours finds it).
+    token = (
+        "ATaTT3g0NZxIPv0i9h6B0AkSVVq=CKZPO9kIxjbktBOD=uJbiV5rG9Y6aEnsePtBOUtipD0u1g=y=aeZ8fL"
+        "pp0nppScRT=fgVHMZTOCgnvRN00000ta5uwCQV4LJ2biHin7RDGbBUbZrE_qbAXqzCwFxaQN6-PJmtuu5Fl"
+        "4r2DYH7S3CWQ0lSz8tnFrzblit"
+    )
+    masked = mask(f"output:\n{token}\nend")
+    assert masked == f"output:\n[masked atlassian-api-token, {len(token)} chars]\nend"
