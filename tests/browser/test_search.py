@@ -31,7 +31,12 @@ def test_slash_then_enter_reaches_a_row_on_an_unloaded_page(signed_in_page, long
     key = page.url.split("#")[1]
     row = page.locator(f"#{key}")
     assert "step 250" in row.inner_text()
-    wait_until(page, "document.querySelector('[data-search-count]').textContent.length > 0")
+    # The counter says "searching…" while the server is asked; then what it found.
+    wait_until(
+        page,
+        "(t => t.length > 0 && !t.startsWith('searching'))"
+        "(document.querySelector('[data-search-count]').textContent)",
+    )
     assert page.locator("[data-search-count]").inner_text() == "1 of 1 row"
     assert "search-current" in row.get_attribute("class")
     assert page.locator("[data-search-box]").input_value() == "step 250"
