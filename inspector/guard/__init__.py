@@ -66,6 +66,11 @@ HISTORY_KEYS = {
 }
 PROVIDERS = tuple(HISTORY_KEYS)
 
+_EXPORTED = (
+    "the history was written as the inspector exports it to {}: what that API does not "
+    "take in a message was left out or moved"
+)
+
 # Not a rule of the catalogue: the guard could not read the body and left it as it was.
 UNREAD = "UNREAD"
 
@@ -141,22 +146,31 @@ def _repaired(
         return Guarded(body, False, before + unread)
     is_read_only = read_only_predicate(read_only)
     whole = repair_parsed(parsed, is_read_only)
-    if not whole.actions and not _renames(parsed.messages, provider):
-        return Guarded(body, False, before)  # refused for what no repair rule changes
     first = verdict.problems[0].index
     kept, done = _kept_start(body, provider, parsed, whole, first, model, is_read_only)
-    out, findings = _write(parsed, whole, kept, done, provider)
-    if kept and not check(provider, out, model=model).accepted:
-        # The start the provider took does not go with the repaired rest: repair it all.
-        whole_out, whole_findings = _write(parsed, whole, 0, 0, provider)
-        if check(provider, whole_out, model=model).accepted:
-            out, findings = whole_out, whole_findings
-    after = check(provider, out, model=model)
-    if not after.accepted:
-        still = [_provider_finding(provider, f"after repair: {p.text}", p) for p in after.problems]
-        findings += still
+    # The source shape's own writer first: every message the repair left alone goes out
+    # as it came. Then the export (``formats.export_wire``), which also leaves out or
+    # moves what the provider does not take in a message (text after a tool_use block,
+    # empty text): first after the kept start, then whole.
+    tries = [(kept, done, False), (0, 0, False), (kept, done, True), (0, 0, True)]
+    first_out: tuple[dict[str, Any], list[Finding]] | None = None
+    for cut, at, exported in dict.fromkeys(tries):
+        written = _write(body, parsed, whole, cut, at, provider, exported=exported)
+        if written is None:
+            continue
+        first_out = first_out or written
+        if check(provider, written[0], model=model).accepted:
+            out, findings = written
+            break
+    else:
+        assert first_out is not None  # the whole history always has a writing
+        out, findings = first_out
+        still = check(provider, out, model=model).problems
+        findings += [_provider_finding(provider, f"after repair: {p.text}", p) for p in still]
     changed = orjson.dumps(out) != data
-    return Guarded(out if changed else body, changed, before + findings)
+    if not changed:
+        return Guarded(body, False, before)  # refused for what no repair changes
+    return Guarded(out, changed, before + findings)
 
 
 def _kept_start(
@@ -198,14 +212,41 @@ def _kept_start(
 
 
 def _write(
-    parsed: Parsed, whole: Repair, kept: int, done: int, provider: str
-) -> tuple[dict[str, Any], list[Finding]]:
-    """The body with ``kept`` messages as read and the repair's messages from ``done`` on."""
+    body: dict[str, Any],
+    parsed: Parsed,
+    whole: Repair,
+    kept: int,
+    done: int,
+    provider: str,
+    *,
+    exported: bool,
+) -> tuple[dict[str, Any], list[Finding]] | None:
+    """The body with ``kept`` messages as read and the repair's messages from ``done`` on.
+
+    Written by the source shape's writer, or (``exported``) as ``formats.export_wire``
+    writes them after the ``kept`` messages' items as sent; ``None`` when the export of
+    those messages is not the start of the export of them all (one turn across the cut).
+    """
+    key = HISTORY_KEYS[provider]
     messages = parsed.messages[:kept] + whole.messages[done:]
     renamed = _renames(messages, provider)
     if renamed:
         messages = [formats.renamed_message(message, renamed) for message in messages]
-    out: dict[str, Any] = orjson.loads(formats.FORMATS[provider].serialise(messages, parsed))
+    out: dict[str, Any]
+    if not exported:
+        out = orjson.loads(formats.FORMATS[provider].serialise(messages, parsed))
+    else:
+        wire, _ = formats.export_wire(messages, provider)
+        wire = orjson.loads(orjson.dumps(wire))
+        if not kept:
+            out = {**body, **wire}
+        else:
+            head, _ = formats.export_wire(messages[:kept], provider)
+            sent = orjson.loads(orjson.dumps(head[key]))
+            start = _list_start(parsed, kept)
+            if start is None or wire[key][: len(sent)] != sent:
+                return None
+            out = {**body, key: body[key][:start] + wire[key][len(sent) :]}
     rows, found = Timeline(parsed, whole).build()
     # The rows of the part kept as sent say what the inspector would do there; the
     # guard did not do it.
@@ -218,6 +259,8 @@ def _write(
     findings = [f for f in found if f["row"] in shown]
     renames = {provider: renamed} if renamed else {}
     findings += [f for f in export_findings(rows, renames) if f["row"] in shown]
+    if exported:
+        findings.append(_finding(f"PROV-{provider.upper()}", _EXPORTED.format(provider), None))
     return out, findings
 
 
