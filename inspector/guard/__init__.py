@@ -153,24 +153,25 @@ def _repaired(
     # moves what the provider does not take in a message (text after a tool_use block,
     # empty text): first after the kept start, then whole.
     tries = [(kept, done, False), (0, 0, False), (kept, done, True), (0, 0, True)]
-    first_out: tuple[dict[str, Any], list[Finding]] | None = None
+    chosen: tuple[dict[str, Any], dict[str, str], int, int, bool] | None = None
     for cut, at, exported in dict.fromkeys(tries):
         written = _write(body, parsed, whole, cut, at, provider, exported=exported)
         if written is None:
             continue
-        first_out = first_out or written
         if check(provider, written[0], model=model).accepted:
-            out, findings = written
+            chosen = (*written, cut, at, exported)
             break
-    else:
-        assert first_out is not None  # the whole history always has a writing
-        out, findings = first_out
-        still = check(provider, out, model=model).problems
-        findings += [_provider_finding(provider, f"after repair: {p.text}", p) for p in still]
-    changed = orjson.dumps(out) != data
-    if not changed:
+        chosen = chosen or (*written, cut, at, exported)
+    assert chosen is not None  # the whole history, written by its own writer, always is
+    out, renamed, cut, at, exported = chosen
+    if orjson.dumps(out) == data:
         return Guarded(body, False, before)  # refused for what no repair changes
-    return Guarded(out, changed, before + findings)
+    findings = _done(parsed, whole, cut, at, {provider: renamed} if renamed else {})
+    if exported:
+        findings.append(_finding(f"PROV-{provider.upper()}", _EXPORTED.format(provider), None))
+    after = check(provider, out, model=model)
+    findings += [_provider_finding(provider, f"after repair: {p.text}", p) for p in after.problems]
+    return Guarded(out, True, before + findings)
 
 
 def _kept_start(
@@ -220,8 +221,9 @@ def _write(
     provider: str,
     *,
     exported: bool,
-) -> tuple[dict[str, Any], list[Finding]] | None:
-    """The body with ``kept`` messages as read and the repair's messages from ``done`` on.
+) -> tuple[dict[str, Any], dict[str, str]] | None:
+    """The body with ``kept`` messages as read and the repair's messages from ``done`` on,
+    and the ids it renamed (ID-3).
 
     Written by the source shape's writer, or (``exported``) as ``formats.export_wire``
     writes them after the ``kept`` messages' items as sent; ``None`` when the export of
@@ -230,26 +232,34 @@ def _write(
     key = HISTORY_KEYS[provider]
     messages = parsed.messages[:kept] + whole.messages[done:]
     renamed = _renames(messages, provider)
+    if kept:
+        # The kept start goes out as it is: its ids too, which the provider took.
+        taken = set(formats.history_ids(parsed.messages[:kept]))
+        renamed = {old: new for old, new in renamed.items() if old not in taken}
     if renamed:
         messages = [formats.renamed_message(message, renamed) for message in messages]
-    out: dict[str, Any]
     if not exported:
-        out = orjson.loads(formats.FORMATS[provider].serialise(messages, parsed))
-    else:
-        wire, _ = formats.export_wire(messages, provider)
-        wire = orjson.loads(orjson.dumps(wire))
-        if not kept:
-            out = {**body, **wire}
-        else:
-            head, _ = formats.export_wire(messages[:kept], provider)
-            sent = orjson.loads(orjson.dumps(head[key]))
-            start = _list_start(parsed, kept)
-            if start is None or wire[key][: len(sent)] != sent:
-                return None
-            out = {**body, key: body[key][:start] + wire[key][len(sent) :]}
+        out: dict[str, Any] = orjson.loads(formats.FORMATS[provider].serialise(messages, parsed))
+        return out, renamed
+    wire = orjson.loads(orjson.dumps(formats.export_wire(messages, provider)[0]))
+    if not kept:
+        return {**body, **wire}, renamed
+    head = orjson.loads(orjson.dumps(formats.export_wire(messages[:kept], provider)[0][key]))
+    start = _list_start(parsed, kept)
+    if start is None or wire[key][: len(head)] != head:
+        return None
+    return {**body, key: body[key][:start] + wire[key][len(head) :]}, renamed
+
+
+def _done(
+    parsed: Parsed, whole: Repair, kept: int, done: int, renames: dict[str, dict[str, str]]
+) -> list[Finding]:
+    """The inspector's findings (``diagnosis.rows.Timeline``) for what the guard changed.
+
+    The rows of the start kept as sent say what the inspector would do there; the
+    guard did not do it, so their findings are left out.
+    """
     rows, found = Timeline(parsed, whole).build()
-    # The rows of the part kept as sent say what the inspector would do there; the
-    # guard did not do it.
     shown = {
         row["key"]
         for row in rows
@@ -257,11 +267,7 @@ def _write(
         or (row["output_index"] is None and (row["input_index"] or 0) >= kept)
     }
     findings = [f for f in found if f["row"] in shown]
-    renames = {provider: renamed} if renamed else {}
-    findings += [f for f in export_findings(rows, renames) if f["row"] in shown]
-    if exported:
-        findings.append(_finding(f"PROV-{provider.upper()}", _EXPORTED.format(provider), None))
-    return out, findings
+    return findings + [f for f in export_findings(rows, renames) if f["row"] in shown]
 
 
 def _renames(messages: list[dict[str, Any]], provider: str) -> dict[str, str]:

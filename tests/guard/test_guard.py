@@ -231,3 +231,24 @@ def test_importing_the_library_imports_no_django_and_no_web_layer() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines() == ["", "False"], done.stdout
+
+
+def test_the_start_the_provider_took_keeps_its_ids_when_a_later_turn_is_repaired() -> None:
+    # The check takes the empty id of the first turn; the export would rename it. A later
+    # lost result makes the body refused: the first turn still goes out as it was sent.
+    first_turn = [
+        {"role": "user", "content": "Go."},
+        {"role": "assistant", "content": None, "tool_calls": [chat_call("")]},
+        {"role": "tool", "content": "done", "tool_call_id": ""},
+    ]
+    start = {"model": "gpt-4.1", "messages": first_turn}
+    assert check("openai-chat", start).accepted
+    later = [
+        {"role": "assistant", "content": "Next.", "tool_calls": [chat_call("call_9")]},
+        {"role": "user", "content": "Stop."},
+    ]
+    guarded = guard({**start, "messages": first_turn + later}, "openai-chat")
+    assert guarded.changed
+    assert guarded.body["messages"][:3] == first_turn
+    assert guard(start, "openai-chat").body["messages"] == first_turn
+    assert guarded.body["messages"][4]["tool_call_id"] == "call_9"
