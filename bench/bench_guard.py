@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +66,8 @@ def main() -> None:
             for name, body in bodies(size, provider).items():
                 verdict = check(provider, guard(body, provider).body)
                 assert verdict.accepted, (provider, name, size)  # the bench measures real work
-                times.setdefault(name, []).append(
-                    best_of(args.runs, lambda b=body: guard(b, provider))
-                )
+                work = partial(guard, body, provider)
+                times.setdefault(name, []).append(best_of(args.runs, work))
         for name, row in times.items():
             cells = " ".join(f"{t * 1e3:8.3f}ms" for t in row)
             growth = " ".join(
