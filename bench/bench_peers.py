@@ -8,7 +8,7 @@ sends: ``accepted`` or ``REFUSED`` by the provider's check
 the body is still in it (``lost N`` when not), and ``not read`` where the
 library takes no such body (turnsafe reads Chat and Anthropic message lists
 only) or raised. Then the time per 200-message body, healthy and with the
-last turn cut, for both.
+last turn cut, for both (CPU time, as ``bench_guard`` measures it).
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_engine import best_of
-from bench_guard import bodies
+from bench_guard import best_of, bodies
 
 from inspector.engine.providers import check
 from tests.guard.peer_cases import CASES, texts
