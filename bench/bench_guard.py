@@ -21,7 +21,6 @@ per message (1.0 is linear). No time is asserted.
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 import time
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_engine
 from bench_engine import generate
 
 from inspector import formats
@@ -41,17 +41,7 @@ from transcript_inspector import PROVIDERS, guard
 
 def best_of(runs: int, work: Callable[[], object]) -> float:
     """The least CPU time of ``runs`` calls of ``work``, in seconds."""
-    best = float("inf")
-    for _ in range(runs):
-        gc.collect()
-        gc.disable()
-        try:
-            started = time.process_time()
-            work()
-            best = min(best, time.process_time() - started)
-        finally:
-            gc.enable()
-    return best
+    return bench_engine.best_of(runs, work, time.process_time)
 
 
 def bodies(size: int, provider: str) -> dict[str, dict[str, Any]]:

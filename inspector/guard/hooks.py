@@ -116,7 +116,19 @@ def guard_request[R: _Request](
     return made
 
 
-class GuardTransport:
+class _Guarding:
+    """What both transports hold: the transport that sends, and how to guard for it."""
+
+    def __init__(self, transport: Any, provider: str | None, on_guard: OnGuard | None) -> None:
+        self.transport = transport
+        self.provider = provider
+        self.on_guard = on_guard
+
+    def _guarded(self, request: Any) -> Any:
+        return guard_request(request, self.provider, self.on_guard)
+
+
+class GuardTransport(_Guarding):
     """A transport that guards each provider request before ``transport`` sends it.
 
     ``transport`` is the ``httpx`` (or ``httpx2``) transport that really sends;
@@ -131,12 +143,10 @@ class GuardTransport:
             import httpx  # only needed when the caller does not bring its own transport
 
             transport = httpx.HTTPTransport()
-        self.transport = transport
-        self.provider = provider
-        self.on_guard = on_guard
+        super().__init__(transport, provider, on_guard)
 
     def handle_request(self, request: Any) -> Any:
-        return self.transport.handle_request(guard_request(request, self.provider, self.on_guard))
+        return self.transport.handle_request(self._guarded(request))
 
     def close(self) -> None:
         self.transport.close()
@@ -149,7 +159,7 @@ class GuardTransport:
         self.transport.__exit__(*exc)
 
 
-class AsyncGuardTransport:
+class AsyncGuardTransport(_Guarding):
     """``GuardTransport`` for the async clients (``openai.AsyncOpenAI``, ...)."""
 
     def __init__(
@@ -159,14 +169,11 @@ class AsyncGuardTransport:
             import httpx  # only needed when the caller does not bring its own transport
 
             transport = httpx.AsyncHTTPTransport()
-        self.transport = transport
-        self.provider = provider
-        self.on_guard = on_guard
+        super().__init__(transport, provider, on_guard)
 
     async def handle_async_request(self, request: Any) -> Any:
         # The clients hand a body they built in memory: reading it does not block.
-        guarded = guard_request(request, self.provider, self.on_guard)
-        return await self.transport.handle_async_request(guarded)
+        return await self.transport.handle_async_request(self._guarded(request))
 
     async def aclose(self) -> None:
         await self.transport.aclose()
