@@ -100,3 +100,82 @@ def test_the_corpus_gives_recorded_requests_for_every_provider() -> None:
         "gemini",
     }
     assert len(RECORDED) >= 40
+
+
+def _drop_first_result(body: dict[str, Any], provider: str) -> tuple[dict[str, Any], int] | None:
+    """``body`` with its first tool result taken out, and the list position it stood at.
+
+    What a crashed or stopped agent loop leaves: the call went out, its result
+    never came back. ``None`` for a body with no result.
+    """
+    key = {"openai-chat": "messages", "anthropic": "messages"}.get(provider, "")
+    key = key or {"responses": "input", "gemini": "contents"}[provider]
+    items = list(body.get(key) or [])
+    for at, item in enumerate(items):
+        if not isinstance(item, dict):
+            continue
+        if provider == "openai-chat" and item.get("role") == "tool":
+            return {**body, key: items[:at] + items[at + 1 :]}, at
+        if provider == "responses" and str(item.get("type", "")).endswith("_output"):
+            return {**body, key: items[:at] + items[at + 1 :]}, at
+        inner = "content" if provider == "anthropic" else "parts"
+        parts = item.get(inner)
+        kind = "tool_result" if provider == "anthropic" else "functionResponse"
+        if not isinstance(parts, list):
+            continue
+        for n, part in enumerate(parts):
+            if isinstance(part, dict) and (part.get("type") == kind or kind in part):
+                rest = parts[:n] + parts[n + 1 :]
+                kept = [{**item, inner: rest}] if rest else []
+                return {**body, key: items[:at] + kept + items[at + 1 :]}, at
+    return None
+
+
+@pytest.mark.parametrize("path", ORACLE_CASES, ids=[p.name[:80] for p in ORACLE_CASES])
+def test_an_accepted_body_that_loses_a_result_is_repaired_and_keeps_its_start(path: Path) -> None:
+    case = _case(path)
+    provider, model = case["provider"], case.get("model")
+    if case["status"] != 200 or not check(provider, case["request"], model=model).accepted:
+        return
+    broken = _drop_first_result(case["request"], provider)
+    if broken is None:
+        return
+    body, at = broken
+    verdict = check(provider, body, model=model)
+    guarded = guard(body, provider, model=model)
+    key = {"responses": "input", "gemini": "contents"}.get(provider, "messages")
+    if verdict.accepted:  # a result the provider does not need (one a server tool had)
+        assert not guarded.changed
+        return
+    assert guarded.changed, guarded.findings
+    after = check(provider, guarded.body, model=model)
+    assert after.accepted, [p.text for p in after.problems]
+    # Everything up to the first of the model's items before the loss went out as it was:
+    # the results of the turn the repair answers follow that one (consecutive model turns,
+    # which Gemini joins, are each a turn to the repair; SPEC §4).
+    start = at
+    while start > 0 and _from_the_model(body[key][start - 1], provider):
+        start -= 1
+    assert start < at
+    assert guarded.body[key][: start + 1] == body[key][: start + 1]
+
+
+def _from_the_model(item: Any, provider: str) -> bool:
+    if not isinstance(item, dict):
+        return False
+    if provider == "responses":
+        kind = str(item.get("type", "message"))
+        return (kind != "message" and not kind.endswith("_output")) or item.get(
+            "role"
+        ) == "assistant"
+    return item.get("role") == ("model" if provider == "gemini" else "assistant")
+
+
+def test_many_accepted_bodies_have_a_result_to_lose() -> None:
+    broken = [
+        path
+        for path in ORACLE_CASES
+        if _case(path)["status"] == 200
+        and _drop_first_result(_case(path)["request"], _case(path)["provider"]) is not None
+    ]
+    assert len(broken) >= 900
