@@ -153,23 +153,23 @@ def _repaired(
     # moves what the provider does not take in a message (text after a tool_use block,
     # empty text): first after the kept start, then whole.
     tries = [(kept, done, False), (0, 0, False), (kept, done, True), (0, 0, True)]
-    chosen: tuple[dict[str, Any], dict[str, str], int, int, bool] | None = None
+    chosen: tuple[dict[str, Any], dict[str, str], int, int, bool, Verdict] | None = None
     for cut, at, exported in dict.fromkeys(tries):
         written = _write(body, parsed, whole, cut, at, provider, exported=exported)
         if written is None:
             continue
-        if check(provider, written[0], model=model).accepted:
-            chosen = (*written, cut, at, exported)
+        after = check(provider, written[0], model=model)
+        if after.accepted:
+            chosen = (*written, cut, at, exported, after)
             break
-        chosen = chosen or (*written, cut, at, exported)
+        chosen = chosen or (*written, cut, at, exported, after)
     assert chosen is not None  # the whole history, written by its own writer, always is
-    out, renamed, cut, at, exported = chosen
+    out, renamed, cut, at, exported, after = chosen
     if orjson.dumps(out) == data:
         return Guarded(body, False, before)  # refused for what no repair changes
     findings = _done(parsed, whole, cut, at, {provider: renamed} if renamed else {})
     if exported:
         findings.append(_finding(f"PROV-{provider.upper()}", _EXPORTED.format(provider), None))
-    after = check(provider, out, model=model)
     findings += [_provider_finding(provider, f"after repair: {p.text}", p) for p in after.problems]
     return Guarded(out, True, before + findings)
 
