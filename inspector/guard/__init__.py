@@ -127,6 +127,9 @@ def guard(
         return _repaired(fresh, data, provider, verdict, model, read_only)
     except (FormatError, InvalidTranscript) as exc:
         return _unread(fresh, str(exc), _problem_findings(provider, verdict, None))
+    except Exception as exc:  # a reader's or writer's bug must not reach the agent's request
+        why = f"the body could not be repaired ({type(exc).__name__}: {exc})"
+        return _unread(fresh, why, _problem_findings(provider, verdict, None))
 
 
 def _repaired(
