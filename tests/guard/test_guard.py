@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from inspector.engine.providers import check
+from inspector.formats import openai_chat
 from transcript_inspector import UNREAD, Guarded, guard
 
 
@@ -252,3 +253,15 @@ def test_the_start_the_provider_took_keeps_its_ids_when_a_later_turn_is_repaired
     assert guarded.body["messages"][:3] == first_turn
     assert guard(start, "openai-chat").body["messages"] == first_turn
     assert guarded.body["messages"][4]["tool_call_id"] == "call_9"
+
+
+def test_a_writer_that_fails_leaves_the_body_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any) -> bytes:
+        raise KeyError("state")
+
+    monkeypatch.setattr(openai_chat, "serialise", broken)
+    guarded = guard(CHAT_UNANSWERED, "openai-chat")
+    assert not guarded.changed
+    assert orjson.dumps(guarded.body) == orjson.dumps(CHAT_UNANSWERED)
+    assert rules(guarded) == ["PROV-OPENAI-CHAT", UNREAD]
+    assert "KeyError" in guarded.findings[-1]["text"]
