@@ -74,7 +74,7 @@ bench: $(STAMP)
 # Many more hypothesis examples for the property and fuzz tests (minutes, not seconds).
 fuzz: $(TEST_STAMP)
 	HYPOTHESIS_PROFILE=fuzz $(VENV)/bin/pytest -q tests/formats/test_fuzz.py \
-	  tests/formats/test_export_regressions.py tests/engine/test_properties.py \
+	  tests/formats/test_shape_contract.py tests/formats/test_export_regressions.py tests/engine/test_properties.py \
 	  tests/diagnosis/test_skeleton.py
 
 # gunicorn on a throw-away PostgreSQL database (on 127.0.0.1:5432; LOAD_ARGS="--postgres

@@ -41,7 +41,6 @@ from urllib.parse import urlsplit
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 HOST = "127.0.0.1"
-SHAPES = ("anthropic", "claude-code", "codex", "gemini", "openai-chat", "openai-responses")
 SMALL_FILE = 20 * 1024
 REQUEST_TIMEOUT = 30.0
 # gunicorn closes a keep-alive connection idle for 2 s (its default); a client
@@ -313,13 +312,14 @@ def count_rows() -> None:
 
 
 def corpus() -> list[tuple[str, bytes]]:
-    """Small corpus transcripts that read the same with extra trailing newlines."""
+    """Small corpus transcripts of every registered shape (``tests/data/corpus/<NAME>/``)
+    that read the same with extra trailing newlines."""
     sys.path.insert(0, str(REPO))
     from inspector import formats
     from tests import testdata
 
     files = []
-    for shape in SHAPES:
+    for shape in formats.FORMATS:
         for path in testdata.files(testdata.CORPUS / shape):
             data = testdata.read(path).rstrip()
             if len(data) > SMALL_FILE:

@@ -27,7 +27,6 @@ import orjson
 from inspector import collector, formats
 from inspector.diagnosis import (
     DiagnosisView,
-    diagnose,
     diagnose_all,
     read_only_predicate,
     repaired_bytes_all,
@@ -244,18 +243,6 @@ def _conversations_text(name: str, diagnoses: Sequence[DiagnosisView]) -> str:
             f"  {n:>4}. {diagnosis.message_count:>6,} messages  {_verdict_words(diagnosis)}"
         )
     return "\n".join(lines) + "\n"
-
-
-def _check_as(path: Path, fmt: str) -> sessions.Checked:
-    checked = sessions.Checked(path=path, agent=None)
-    try:
-        checked.parsed = formats.load(path.read_bytes(), fmt)
-        checked.diagnosis = diagnose(checked.parsed)
-    except OSError as error:
-        checked.error = f"cannot read {path}: {error.strerror or error}"
-    except (formats.FormatError, InvalidTranscript) as error:
-        checked.error = sessions.first_line(str(error))
-    return checked
 
 
 def text_report(diagnosis: DiagnosisView, name: str) -> str:

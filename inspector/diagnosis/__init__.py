@@ -19,9 +19,10 @@ and rebuilt from the stored raw bytes whenever ``ENGINE_VERSION`` changes.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -45,9 +46,15 @@ from inspector.diagnosis.rows import (
     totals,
 )
 from inspector.diagnosis.stored import DiagnosisView
-from inspector.diagnosis.verdicts import PROVIDER_NAMES, export_findings, provider_verdicts
-from inspector.engine import Repair, conservation, repair_history
-from inspector.formats.base import Parsed
+from inspector.diagnosis.verdicts import (
+    PROVIDER_NAMES,
+    accepted_reuse,
+    export_findings,
+    provider_verdicts,
+)
+from inspector.engine import Action, Repair, conservation, repair_history
+from inspector.engine.canonical import call_id
+from inspector.formats.base import Parsed, StoredShape
 
 __all__ = [
     "ENGINE_VERSION",
@@ -76,6 +83,7 @@ __all__ = [
     "report",
     "report_all",
     "report_from",
+    "report_head",
 ]
 
 ReadOnly = Callable[[str], bool] | None
@@ -101,9 +109,58 @@ def repair_parsed(parsed: Parsed, is_read_only: ReadOnly = None) -> Repair:
     if parsed.causes:
         # SPEC §7: the interruption note names the cause where the transcript shows it.
         kwargs["causes"] = parsed.causes
-    repair = repair_history(parsed.messages, is_read_only, **kwargs)
+    stored = _stored_outputs(parsed)
+    if stored:
+        # A body that continues a stored history opens with the outputs of the calls
+        # its previous response made, which the provider holds: real answers, kept as
+        # they are, and the rest repaired as a history of its own.
+        rest = repair_history(parsed.messages[stored:], is_read_only, **_shifted(kwargs, stored))
+        repair = Repair(
+            [*parsed.messages[:stored], *rest.messages],
+            rest.interrupted,
+            [_moved(action, stored) for action in rest.actions],
+        )
+    else:
+        repair = repair_history(parsed.messages, is_read_only, **kwargs)
     conservation.check(parsed.messages, repair)
     return repair
+
+
+def _stored_outputs(parsed: Parsed) -> int:
+    """How many results open a body that continues a stored history before any call of
+    its own, each answering a call the body does not hold: the stored response's."""
+    if not _stored_history(parsed):
+        return 0
+    messages = parsed.messages
+    called = {call_id(c) for m in messages for c in _metadata(m).get("tool_calls") or ()}
+    count = 0
+    for message in messages:
+        if message.get("role") != "tool" or call_id(_metadata(message)) in called:
+            break
+        count += 1
+    return count
+
+
+def _metadata(message: dict[str, Any]) -> dict[str, Any]:
+    md = message.get("metadata")
+    return md if isinstance(md, dict) else {}
+
+
+def _shifted(kwargs: dict[str, Any], by: int) -> dict[str, Any]:
+    """``repair_history``'s keywords for the messages from ``by`` on."""
+    if "causes" in kwargs:
+        causes = {at - by: cause for at, cause in kwargs["causes"].items() if at >= by}
+        kwargs = {**kwargs, "causes": causes}
+    return kwargs
+
+
+def _moved(action: Action, by: int) -> Action:
+    """``action`` of a repair of the messages from ``by`` on, as one of the whole."""
+    fields = ("input_index", "output_index", "from_index", "turn_index")
+    moved = {
+        name: getattr(action, name) + by for name in fields if getattr(action, name) is not None
+    }
+    return dataclasses.replace(action, **moved)
 
 
 def diagnose(parsed: Parsed, is_read_only: ReadOnly = None) -> Diagnosis:
@@ -114,13 +171,18 @@ def diagnose(parsed: Parsed, is_read_only: ReadOnly = None) -> Diagnosis:
     rows, findings = builder.build()
     glued = line_findings(parsed, rows, findings)
     renames: dict[str, dict[str, str]] = {}
+    duplicates: dict[str, set[str]] = {}
     providers = provider_verdicts(
         parsed.messages,
         repair.messages,
         stored=_stored_history(parsed),
         renames=renames,
         unchecked=_unchecked_kinds(parsed),
+        duplicates=duplicates,
     )
+    shape = formats.FORMATS[parsed.format]
+    if shape in formats.WIRE_FORMATS.values():  # a request body: its provider answers it
+        accepted_reuse(findings, shape.PROVIDER, duplicates)
     # What the repair did, per rule (a glued line too); the export's rewritten ids
     # (ID-3) are findings as well, but not repairs.
     counts: dict[str, int] = {}
@@ -149,10 +211,14 @@ def _unchecked_kinds(parsed: Parsed) -> list[str]:
     return [k for k in kinds if isinstance(k, str)] if isinstance(kinds, list) else []
 
 
-def _stored_history(parsed: Parsed) -> str:
-    """The stored response a Responses request body continues, if it names one."""
-    value = parsed.meta.get("previous_response_id") if isinstance(parsed.meta, dict) else None
-    return value if isinstance(value, str) and parsed.format == "responses" else ""
+def _stored_history(parsed: Parsed) -> dict[str, Any]:
+    """What names the history a request body continues on the provider's side, as the
+    body names it (a Responses ``previous_response_id`` or ``conversation``), or ``{}``:
+    the shape's ``stored_history`` hook says (``formats.base``)."""
+    module = formats.FORMATS.get(parsed.format)
+    if module is None or not formats.has_hook(module, "stored_history"):
+        return {}
+    return cast(StoredShape, module).stored_history(parsed)
 
 
 def report(
@@ -165,13 +231,20 @@ def report(
     return report_from(diagnose(parsed, is_read_only))
 
 
-def report_from(diagnosis: DiagnosisView) -> dict[str, Any]:
+def report_head(diagnosis: DiagnosisView) -> dict[str, Any]:
+    """What every report of a diagnosis opens with (the owner's, a redacted share's)."""
     return {
         "format": diagnosis.format,
         "engine_version": diagnosis.engine_version,
         "messages": diagnosis.message_count,
         "repaired_messages": diagnosis.repaired_count,
         "needs_repair": diagnosis.needs_repair,
+    }
+
+
+def report_from(diagnosis: DiagnosisView) -> dict[str, Any]:
+    return {
+        **report_head(diagnosis),
         "findings": [
             {k: f[k] for k in ("rule", "message", "line", "text", "ids")}
             for f in diagnosis.findings

@@ -20,7 +20,8 @@ A message is regular when (after its private keys are stripped):
   writes: Anthropic keeps them, the others leave them out), and with calls
   it may have no text at all (``""``, ``[]`` or thinking only);
 - only an assistant message has calls; each is an object with a string id
-  (``tool_call_id``, else ``id``) and arguments that are an object;
+  (``tool_call_id``, else ``id``; not a server tool's ``srvtoolu_`` id, which
+  Anthropic's check treats apart) and arguments that are an object;
 - it is a ``tool`` message with a non-empty string ``tool_call_id`` and
   string content or a list of typed parts (each provider writes it as one
   result, whatever it holds);
@@ -49,8 +50,9 @@ from typing import Any, Literal, NamedTuple
 
 from inspector.engine.providers import (
     ANTHROPIC_ID_PATTERN,
+    ANTHROPIC_SERVER_ID_PREFIX,
     ANTHROPIC_THINKING,
-    RESPONSES_CALL_ID_MAX,
+    CALL_ID_MAX,
 )
 from inspector.formats.anthropic import sendable_block
 
@@ -107,7 +109,9 @@ def digest(message: dict[str, Any]) -> Digest | None:
             if "after_parts" in call:
                 return None  # Responses places it among its message's parts
             value = call.get("tool_call_id") or call.get("id") or ""
-            if value.__class__ is not str:
+            if value.__class__ is not str or value.startswith(ANTHROPIC_SERVER_ID_PREFIX):
+                # A tool the server runs: Anthropic wants its result in the same turn,
+                # never a client result (the checks' rule for it reads the real body).
                 return None
             # The engine's ``call_id_text(call)``, inlined: this reads every call of a session.
             found.append(value)
@@ -447,8 +451,9 @@ def _cut(
 def quiet_prefix(provider: str, history: list[Digest], found: Walk) -> tuple[int, int]:
     """The digests in the quiet prefix ``provider``'s checks may skip, and its items there.
 
-    Anthropic also refuses ids outside its pattern, and Responses ids over its
-    length limit, so their prefixes end before the first such id. A quiet
+    Anthropic also refuses ids outside its pattern, and OpenAI Chat and
+    Responses ids over their length limits, so their prefixes end before the
+    first such id. A quiet
     turn's id used again after the prefix (a reused id, or a late result for
     it) would tie the two: the prefix then ends before that turn.
     """
@@ -458,10 +463,12 @@ def quiet_prefix(provider: str, history: list[Digest], found: Walk) -> tuple[int
     cut = cuts[-1]
     calls = found.calls
     earliest = cut.at
-    if provider == "responses":
-        # Responses refuses a call_id over its length limit: the prefix ends before it.
+    limit = CALL_ID_MAX.get(provider)
+    if limit is not None:
+        # OpenAI Chat and Responses refuse an id over their length limit: the prefix
+        # ends before it.
         for cid, at in calls.items():
-            if len(cid) > RESPONSES_CALL_ID_MAX and at < earliest:
+            if len(cid) > limit and at < earliest:
                 earliest = at
     for _, _, _, _, ids, rid in history[cut.at :]:
         for cid in ids:

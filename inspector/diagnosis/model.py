@@ -161,10 +161,6 @@ class Diagnosis:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Diagnosis:
-        return cls(**{name: data[name] for name in cls.__dataclass_fields__})
-
     @property
     def accepted_after(self) -> bool:
         return all(not verdict["after"] for verdict in self.providers.values())

@@ -2,7 +2,7 @@
 
 ``timeline(parsed, repair)`` walks both histories once (repair hands back
 untouched messages as the very objects it was given, so a kept stretch is
-found in one C pass, ``canonical.same_start``) and makes one ``Row`` per
+found in one C pass, ``private.same_start``) and makes one ``Row`` per
 message with the findings of the rules that fired on it; ``line_findings``
 adds the readers' LINE-1; ``message_facts`` reads when, which model and how
 many tokens, where the shape records it.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence, Set
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -22,8 +22,9 @@ from inspector.diagnosis.model import REPAIR_RULES, TEXT_LIMIT, Call, Finding, R
 from inspector.engine import Action, Repair
 from inspector.engine.canonical import call_id_text
 from inspector.engine.causes import finding_words
-from inspector.formats.base import Parsed
-from inspector.formats.canonical import same_start
+from inspector.formats import FORMATS
+from inspector.formats.base import NO_FACTS, Facts, Parsed, TimelineShape
+from inspector.formats.private import same_start
 
 # The start of any JSON text: JSON's whitespace, then what a value can begin with.
 _JSON_START = re.compile(r'[ \t\n\r]*[{\["\-0-9tfn]')
@@ -111,60 +112,17 @@ def line_findings(parsed: Parsed, rows: list[Row], findings: list[Finding]) -> b
 
 # --- what happened when -----------------------------------------------------
 
-Facts = dict[str, Any]
-_NO_FACTS: Facts = {"at": None, "model": None, "tokens_in": None, "tokens_out": None}
-
 
 def message_facts(parsed: Parsed) -> list[Facts | None]:
     """Per message, what the file records of it: when, which model, tokens in and out.
 
-    Read from the records each message came from (``parsed.state.pieces``) for
-    the shapes that keep them: Claude Code (timestamps, model, usage) and
-    Codex (timestamps). ``[]`` for shapes that record none of it.
+    The shape's ``timeline_facts`` hook says (``formats.base``); ``[]`` for a
+    shape without one, which records none of it.
     """
-    state = parsed.state
-    pieces = getattr(state, "pieces", None)
-    if parsed.format == "claude-code" and pieces is not None:
-        records = state.records
-        return [_claude_facts([records[piece[0]] for piece in own]) for own in pieces]
-    if parsed.format == "codex" and pieces is not None:
-        values = state.values
-        return [_codex_facts([values[piece.rec] for piece in own]) for own in pieces]
-    return []
-
-
-def _claude_facts(records: list[Any]) -> Facts | None:
-    if not records:
-        return None
-    first = records[0].value
-    last = records[-1].value if len(records) > 1 else first
-    if not isinstance(first, dict) or not isinstance(last, dict):
-        return None
-    found = last.get("message")
-    message: dict[str, Any] = found if isinstance(found, dict) else {}
-    spent = message.get("usage")
-    usage: dict[str, Any] = spent if isinstance(spent, dict) else {}
-    tokens_in = None
-    if usage:
-        # What the model read: new input plus what came from (and went into) the cache.
-        tokens_in = sum(
-            value
-            for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-            if isinstance(value := usage.get(key), int)
-        )
-    out = usage.get("output_tokens")
-    model = message.get("model")
-    return {
-        "at": first.get("timestamp") if isinstance(first.get("timestamp"), str) else None,
-        "model": model if isinstance(model, str) and model != "<synthetic>" else None,
-        "tokens_in": tokens_in,
-        "tokens_out": out if isinstance(out, int) else None,
-    }
-
-
-def _codex_facts(values: list[Any]) -> Facts | None:
-    stamp = values[0].get("timestamp") if values and isinstance(values[0], dict) else None
-    return {**_NO_FACTS, "at": stamp} if isinstance(stamp, str) else None
+    module = FORMATS.get(parsed.format)
+    if module is None or not hasattr(module, "timeline_facts"):
+        return []
+    return cast(TimelineShape, module).timeline_facts(parsed)
 
 
 def totals(facts: list[Facts | None]) -> dict[str, Any]:
@@ -396,7 +354,7 @@ class Timeline:
             if in_index < len(self.facts):
                 facts = self.facts[in_index]
         if facts is None:
-            facts = _NO_FACTS
+            facts = NO_FACTS
         return {
             "key": f"r{key_number}",
             "input_index": in_index,

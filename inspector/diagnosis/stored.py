@@ -449,10 +449,6 @@ class StoredDiagnosis:
     interrupted: Sequence[dict[str, Any]]
     meta: dict[str, Any] = dataclasses.field(default_factory=dict)
 
-    @property
-    def accepted_after(self) -> bool:
-        return all(not verdict["after"] for verdict in self.providers.values())
-
     def to_dict(self) -> dict[str, Any]:
         """Every field whole and plain, rows included: what ``Diagnosis.to_dict`` gives."""
         return {

@@ -39,16 +39,17 @@ from inspector.engine.providers import (
     check,
     validate,
 )
-from inspector.formats.canonical import public, same_start
+from inspector.formats.private import public, same_start
 
 
 def provider_verdicts(
     before: list[dict[str, Any]],
     after: list[dict[str, Any]],
     *,
-    stored: str = "",
+    stored: dict[str, Any] | None = None,
     renames: dict[str, dict[str, str]] | None = None,
     unchecked: Sequence[str] = (),
+    duplicates: dict[str, set[str]] | None = None,
 ) -> dict[str, Verdict]:
     """What each provider would answer to the history as it is and as repaired.
 
@@ -66,6 +67,10 @@ def provider_verdicts(
     ``renames``, when given, gets each provider's ``{old id: new id}`` for the
     ids its export rewrites (ID-3).
 
+    ``duplicates``, when given, gets for each provider the ids its check of the
+    history as it is refuses as used twice (so a finding can say which
+    provider takes a reused id as it is).
+
     ``unchecked`` names the Responses item kinds the file holds that no check
     reads (``meta["unchecked_kinds"]``): the export leaves them out, so the
     Responses verdict carries a note for each, before and after, rather than
@@ -79,7 +84,10 @@ def provider_verdicts(
     wires = _Wires(before, after)
     unchanged = len(before) == len(after) == wires.shared()
     for provider in PROVIDERS:
-        found_before = [_issue(p) for p in wires.problems_before(provider)]
+        problems = wires.problems_before(provider)
+        if duplicates is not None:
+            duplicates[provider] = _reused(problems)
+        found_before = [_issue(p) for p in problems]
         if unchanged and not found_before:
             found_after: list[Issue] = []
         elif unchanged and not wires.renamed(provider):
@@ -90,12 +98,14 @@ def provider_verdicts(
         if renames is not None and wires.renamed(provider):
             renames[provider] = wires.renamed(provider)
     if stored:
-        first = check("responses", {**wires.before("responses"), "previous_response_id": stored})
-        then = check("responses", {**wires.after("responses"), "previous_response_id": stored})
+        first = check("responses", {**wires.before("responses"), **stored})
+        then = check("responses", {**wires.after("responses"), **stored})
         stateful: Verdict = {
             "before": [_issue(p) for p in first.problems],
             "after": [_issue(p) for p in then.problems],
         }
+        if duplicates is not None:
+            duplicates["responses"] = _reused(first.problems)
         if first.state == CANNOT_TELL:
             stateful["undecided_before"] = [first.reason]
         if then.state == CANNOT_TELL:
@@ -163,6 +173,36 @@ def export_findings(rows: list[Row], renames: dict[str, dict[str, str]]) -> list
                 }
             )
     return found
+
+
+def _reused(problems: Sequence[ProviderProblem]) -> set[str]:
+    """The ids ``problems`` refuse as used twice (a call's, an item's or a result's)."""
+    return {cid for p in problems if p.code.startswith("duplicate") for cid in p.ids}
+
+
+def accepted_reuse(findings: list[Finding], provider: str, duplicates: dict[str, set[str]]) -> None:
+    """Say on each ID-1 finding when ``provider``, the one the file is written for, takes
+    the reused id as it is: the repair renames it for the providers that refuse it."""
+    if provider not in duplicates:
+        return
+    refused = duplicates[provider]
+    name = PROVIDER_NAMES.get(provider, provider)
+    for finding in findings:
+        if finding["rule"] != "ID-1" or refused.intersection(finding["ids"]):
+            continue
+        others = [
+            PROVIDER_NAMES.get(other, other)
+            for other, ids in duplicates.items()
+            if other != provider and ids.intersection(finding["ids"])
+        ]
+        why = (
+            f"for {', '.join(others)}, which refuse{'s' if len(others) == 1 else ''} it"
+            if others
+            else "so that every call's id is its own, as the repair rules ask"
+        )
+        finding["text"] += (
+            f" {name}, which this file is written for, takes the id as it is: the new id is {why}."
+        )
 
 
 def _issue(problem: ProviderProblem) -> Issue:

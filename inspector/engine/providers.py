@@ -156,6 +156,17 @@ OPENAI_EMPTY_TOOL_CALLS = (
     "Invalid 'messages[{N}].tool_calls': empty array. Expected an array with minimum length 1,"
     " but got an empty array instead."
 )
+# Quoted in public issues (openclaw/openclaw#875, vercel/ai#8132, microsoft/autogen#6377,
+# Portkey-AI/gateway#1062, langmanus/langmanus#119): an id another writer made, such as
+# Responses' ``call_id|item_id`` pairs or a gateway's uuid-based ids.
+OPENAI_CALL_ID_MAX = 40
+OPENAI_CALL_ID_TOO_LONG = (
+    "Invalid 'messages[{N}].tool_calls[{M}].id': string too long. Expected a string with"
+    " maximum length 40, but got a string with length {length} instead."
+)
+# The longest call id each provider's check takes (a recorded answer or a quoted error
+# text says so for each); a longer one is refused.
+CALL_ID_MAX: dict[str, int] = {"openai-chat": OPENAI_CALL_ID_MAX, "responses": 64}
 OPENAI_FUNCTION_WITHOUT_NAME = (
     "Missing parameter 'name': messages with role 'function' must have a 'name'."
 )
@@ -258,6 +269,7 @@ ERROR_TEXTS = {
         OPENAI_ARGUMENTS_NOT_STRING.replace("{kind}", "an object"),
         OPENAI_EMPTY_TOOL_CALLS,
         OPENAI_FUNCTION_WITHOUT_NAME,
+        OPENAI_CALL_ID_TOO_LONG,
     ),
     "anthropic": _shown(
         ANTHROPIC_MISSING_RESULT,
@@ -510,26 +522,6 @@ def _check_from(provider: str, wire: Any, start: int, model: str | None) -> Verd
     return found.verdict()
 
 
-def validate_openai_chat(wire: Any) -> list[ProviderProblem]:
-    """Chat Completions: tool messages must follow their assistant message, one per call."""
-    return validate("openai-chat", wire)
-
-
-def validate_anthropic(wire: Any) -> list[ProviderProblem]:
-    """Messages API: every tool_use answered at the start of the next turn, valid blocks."""
-    return validate("anthropic", wire)
-
-
-def validate_responses(wire: Any) -> list[ProviderProblem]:
-    """Responses API: every client call item has an output item after it, and the reverse."""
-    return validate("responses", wire)
-
-
-def validate_gemini(wire: Any) -> list[ProviderProblem]:
-    """generateContent: no turn without parts; a call turn follows a user turn, answered in full."""
-    return validate("gemini", wire)
-
-
 # --- OpenAI Chat Completions -----------------------------------------------------------------
 
 
@@ -574,6 +566,9 @@ def _openai_chat(wire: Any, start: int, model: str | None, found: _Findings) -> 
                 )
             else:
                 declared.append(cid)
+            if len(cid) > OPENAI_CALL_ID_MAX:
+                text = OPENAI_CALL_ID_TOO_LONG.format(N=i, M=m, length=len(cid))
+                add(i, text, "id_too_long", (cid,))
             function = call.get("function")
             if isinstance(function, dict) and "arguments" in function:
                 arguments = function["arguments"]

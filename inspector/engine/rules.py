@@ -689,12 +689,16 @@ RULES: dict[str, Rule] = {
         title="An id a provider refuses is rewritten on export to that provider",
         summary=(
             "An id outside a provider's pattern (Anthropic) or over its length limit"
-            " (Responses: 64) is sent to that provider under a new id, call and result alike."
+            " (OpenAI Chat: 40, Responses: 64) is sent to that provider under a new id,"
+            " call and result alike."
         ),
         explanation=(
             "Some ids are fine for one provider and refused by another: Kimi's"
             " `functions.search:0` breaks Anthropic's `^[a-zA-Z0-9_-]+$`, and an id of"
-            " more than 64 characters breaks Responses' limit on `call_id`. Nothing in"
+            " more than 64 characters breaks Responses' limit on `call_id` (OpenAI Chat"
+            " takes 40). Anthropic is said to take 64 (pi and LibreChat cut ids to 64 for"
+            " it), but no recorded answer or quoted error shows it: its check does not"
+            " refuse a longer id, and the export keeps to 64 all the same. Nothing in"
             " the history needs repair, yet that provider answers 400 to it as it is. The"
             " export to that provider rewrites each such id, in the call and in its"
             " result: the refused characters become `_`, and an id too long keeps its"
@@ -750,8 +754,12 @@ RULES: dict[str, Rule] = {
             },
         ],
         source="https://docs.anthropic.com/en/docs/build-with-claude/tool-use",
-        other_sources=("https://platform.openai.com/docs/api-reference/responses/create",),
-        related=("ID-1", "ID-2", "PROV-ANTHROPIC", "PROV-RESPONSES"),
+        other_sources=(
+            "https://platform.openai.com/docs/api-reference/responses/create",
+            "https://github.com/openclaw/openclaw/pull/875",
+            "https://github.com/earendil-works/pi/issues/7002",
+        ),
+        related=("ID-1", "ID-2", "PROV-ANTHROPIC", "PROV-OPENAI-CHAT", "PROV-RESPONSES"),
     ),
     "MSG-1": Rule(
         id="MSG-1",
@@ -1097,7 +1105,10 @@ RULES: dict[str, Rule] = {
             " the assistant message before it. Either mistake fails the request with"
             " a 400 and nothing is generated. PAIR-1 closes unanswered calls, PAIR-2"
             " moves results next to their calls, and PAIR-3 turns stray results into"
-            " notes, so the repaired history passes."
+            " notes, so the repaired history passes. A call id longer than 40"
+            " characters is refused too (quoted in openclaw/openclaw#875,"
+            " vercel/ai#8132 and microsoft/autogen#6377, ids another writer made);"
+            " the export renames such ids (ID-3)."
         ),
         example_before=[
             {"role": "user", "content": "hi", "metadata": {}},

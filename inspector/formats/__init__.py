@@ -11,8 +11,12 @@
   cannot read refuses the file for all of them (``FormatError.unread``).
   Empty, binary or non-UTF-8 input and JSON that is no transcript are
   ``FormatError`` too, never another exception.
-- ``FORMATS``: format name -> module, each with ``NAME``, ``PROVIDER``,
-  ``sniff``, ``parse`` and ``serialise`` (see ``base``).
+- ``FORMATS``: format name -> module: every shape module of this package
+  (one with ``NAME``, ``sniff``, ``parse`` and ``serialise``; ``base`` states
+  the whole contract), found when the package is imported, not listed
+  anywhere, in detection order (each module's ``ORDER``). ``WIRE_FORMATS``:
+  those that also write a provider's request body (``to_wire``).
+- ``extension_of(format)``: the extension a download of that format takes.
 - ``to_wire(messages, provider)``: canonical messages in a provider's request
   shape, ids as they are (what the provider would be sent today).
 - ``export_wire(messages, provider) -> (wire, renamed)``: the same with every
@@ -25,7 +29,9 @@
 from __future__ import annotations
 
 import hashlib
+import importlib
 import inspect
+import pkgutil
 import re
 from collections.abc import Callable
 from typing import Any, cast
@@ -33,25 +39,11 @@ from typing import Any, cast
 import orjson
 
 from inspector.engine.canonical import is_blank
-from inspector.engine.providers import RESPONSES_CALL_ID_MAX
-from inspector.formats import (
-    ai_sdk,
-    anthropic,
-    canonical,
-    claude_code,
-    cline,
-    codex,
-    codex_exec,
-    cursor,
-    gemini,
-    langchain,
-    openai_chat,
-    opencode,
-    pi,
-    pydantic_ai,
-    responses,
-)
+from inspector.engine.providers import CALL_ID_MAX
+from inspector.formats import private
 from inspector.formats.base import (
+    AllShape,
+    BranchShape,
     ConversationShape,
     FormatError,
     Parsed,
@@ -59,7 +51,8 @@ from inspector.formats.base import (
     Shape,
     WireShape,
 )
-from inspector.formats.canonical import strip_private, unread_text_fields
+from inspector.formats.jsondoc import unread_text_fields
+from inspector.formats.private import strip_private
 
 __all__ = [
     "FORMATS",
@@ -72,6 +65,7 @@ __all__ = [
     "conversation_keys",
     "export",
     "export_wire",
+    "extension_of",
     "load",
     "load_all",
     "load_part",
@@ -81,42 +75,56 @@ __all__ = [
 ]
 
 HEAD_BYTES = 64 * 1024
+# The ``ORDER`` of a shape module that states none: after every one that does.
+_LAST = 10**6
 
 
-# Detection order breaks ties between equally confident sniffs.
-FORMATS: dict[str, Shape] = {
-    "canonical": canonical,
-    "openai-chat": openai_chat,
-    "anthropic": anthropic,
-    "responses": responses,
-    "gemini": gemini,
-    "claude-code": claude_code,
-    "codex": codex,
-    "pi": pi,
-    "codex-exec": codex_exec,
-    "opencode": opencode,
-    "pydantic-ai": pydantic_ai,
-    "langchain": langchain,
-    "ai-sdk": ai_sdk,
-    "cursor": cursor,
-    "cline": cline,
-}
+def _shape_modules() -> dict[str, Shape]:
+    """Every shape module of this package (one with ``NAME``, ``sniff``, ``parse`` and
+    ``serialise``; see ``base``), keyed by its ``NAME``, in detection order: by its
+    ``ORDER`` (a shape without one after those with one), then by name."""
+    found: list[tuple[int, str, Shape]] = []
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if all(hasattr(module, name) for name in ("NAME", "sniff", "parse", "serialise")):
+            shape = cast(Shape, module)
+            found.append((getattr(module, "ORDER", _LAST), shape.NAME, shape))
+    found.sort(key=lambda entry: entry[:2])
+    shapes = {name: shape for _, name, shape in found}
+    if len(shapes) != len(found):
+        raise ImportError(f"two shape modules have one NAME: {sorted(n for _, n, _ in found)}")
+    return shapes
 
-# The provider request shapes a canonical history can be exported to.
+
+# Format name -> shape module: every shape module in this package, found, not listed.
+# Detection order (``ORDER``) breaks ties between equally confident sniffs.
+FORMATS: dict[str, Shape] = _shape_modules()
+
+# The provider request shapes a canonical history can be exported to: those with ``to_wire``.
 WIRE_FORMATS: dict[str, WireShape] = {
-    "openai-chat": openai_chat,
-    "anthropic": anthropic,
-    "responses": responses,
-    "gemini": gemini,
+    name: cast(WireShape, module)
+    for name, module in FORMATS.items()
+    if callable(getattr(module, "to_wire", None))
 }
 
 # The characters ids may hold, for each provider that restricts them; an id that holds
 # another is renamed on export. Every provider refuses an empty id.
 _ID_CHARS: dict[str, re.Pattern[str]] = {"anthropic": re.compile(r"[a-zA-Z0-9_-]*")}
 # The longest id each provider that limits them takes; a longer one is renamed on export.
-_ID_LIMITS: dict[str, int] = {"responses": RESPONSES_CALL_ID_MAX}
+# OpenAI Chat's 40 and Responses' 64 are what their checks refuse (engine.providers);
+# Anthropic's 64 is only a claim (pi and LibreChat cut ids to 64 for it; no recorded
+# answer or quoted error text shows it), so its check does not refuse a longer id, but
+# the export, which must fit, keeps to it: a renamed id costs nothing.
+_ID_LIMITS: dict[str, int] = {**CALL_ID_MAX, "anthropic": 64}
 
 _EMPTY: dict[str, Any] = {}
+
+
+def extension_of(format: str) -> str:
+    """The extension (no dot) a download of a ``format`` file takes when its name has none:
+    the shape's ``EXTENSION``; ``json`` for a format this version no longer reads."""
+    module = FORMATS.get(format)
+    return module.EXTENSION if module is not None else "json"
 
 
 def id_rules(provider: str) -> tuple[re.Pattern[str] | None, int | None]:
@@ -189,6 +197,14 @@ def chosen_key(parsed: Parsed) -> int | None:
     return None
 
 
+def has_hook(module: Shape, hook: str) -> bool:
+    """Whether a shape module has one of the optional hooks ``base.HOOKS`` names:
+    a function of that name, or a keyword of that name that its ``parse`` takes."""
+    if hook in ("conversation", "leaf"):
+        return hook in inspect.signature(module.parse).parameters
+    return callable(getattr(module, hook, None))
+
+
 def load_all(data: bytes, format: str = "auto") -> list[Parsed]:
     """Every conversation of the file, in its order: one ``Parsed`` each (usually one)."""
     first = load(data, format)
@@ -197,9 +213,8 @@ def load_all(data: bytes, format: str = "auto") -> list[Parsed]:
         return [first]
     # A shape whose parse reported several conversations reads each one when asked.
     module = cast(ConversationShape, FORMATS[first.format])
-    if hasattr(module, "parse_all"):  # decodes the file once for all of them
-        every: list[Parsed] = module.parse_all(data)
-        return every
+    if has_hook(module, "parse_all"):  # decodes the file once for all of them
+        return cast(AllShape, module).parse_all(data)
     chosen = chosen_key(first)
     return [first if key == chosen else module.parse(data, conversation=key) for key in keys]
 
@@ -216,11 +231,11 @@ def load_part(
     """
     module = FORMATS[format]
     if leaf is not None:
-        if module is not claude_code:
+        if not has_hook(module, "leaf"):
             raise FormatError(f"a {format} file has no branches")
-        return claude_code.parse(data, leaf=leaf)
+        return cast(BranchShape, module).parse(data, leaf=leaf)
     if conversation is not None:
-        if "conversation" not in inspect.signature(module.parse).parameters:
+        if not has_hook(module, "conversation"):
             raise FormatError(f"a {format} file holds one conversation")
         return cast(ConversationShape, module).parse(data, conversation=conversation)
     return load(data, format)
@@ -230,9 +245,8 @@ def serialise_all(repaired: list[tuple[list[dict[str, Any]], Parsed]]) -> bytes:
     """The file with each of its conversations (``load_all``'s) written as repaired."""
     original = repaired[0][1]
     module = FORMATS[original.format]
-    if len(repaired) > 1 and hasattr(module, "serialise_all"):
-        data: bytes = module.serialise_all(repaired)
-        return data
+    if len(repaired) > 1 and has_hook(module, "serialise_all"):
+        return cast(AllShape, module).serialise_all(repaired)
     if len(repaired) > 1:
         raise ValueError(f"{original.format} cannot write several conversations back")
     return bytes(module.serialise(*repaired[0]))
@@ -249,8 +263,9 @@ def export_wire(messages: list[dict[str, Any]], provider: str) -> tuple[Any, dic
     Returns the body and ``{old id: new id}`` for every renamed id. A new id
     is the old one with each character the provider refuses replaced by
     ``_`` (``call`` for an empty id); one longer than the provider takes
-    (Responses: 64) keeps its start and ends in ``_`` and 8 hex digits of a
-    hash of the old id, so it depends on that id alone. Then ``_1``, ``_2``...
+    (OpenAI Chat: 40, Responses and Anthropic: 64) keeps its start and ends
+    in ``_`` and 8 hex digits of a hash of the old id, so it depends on that
+    id alone. Then ``_1``, ``_2``...
     until it is used by no id before it in the history (kept or rewritten);
     an id the provider takes that an earlier one was rewritten to is
     rewritten so too. So a call's new id depends only on the history up to
@@ -354,7 +369,7 @@ def wire_module(provider: str) -> WireShape:
 
 def history_ids(messages: list[dict[str, Any]]) -> list[str]:
     """Every call and result id in history order, each once."""
-    # ``canonical.metadata``, ``calls_of`` and ``call_id`` inlined: this reads every message.
+    # ``private.metadata``, ``calls_of`` and ``call_id`` inlined: this reads every message.
     # tests/diagnosis/test_call_ids.py holds it to the plain definition.
     seen: dict[str, None] = {}
     for message in messages:
@@ -363,14 +378,14 @@ def history_ids(messages: list[dict[str, Any]]) -> list[str]:
             md = _EMPTY
         if message.get("role") == "tool":
             value = md.get("tool_call_id") or md.get("id") or ""
-            seen[value if value.__class__ is str else canonical.call_id(md)] = None
+            seen[value if value.__class__ is str else private.call_id(md)] = None
         calls = md.get("tool_calls")
         if not calls or (calls.__class__ is not list and not isinstance(calls, list)):
             continue
         for call in calls:
             if call.__class__ is dict or isinstance(call, dict):
                 value = call.get("tool_call_id") or call.get("id") or ""
-                seen[value if value.__class__ is str else canonical.call_id(call)] = None
+                seen[value if value.__class__ is str else private.call_id(call)] = None
     return list(seen)
 
 
@@ -414,17 +429,17 @@ def rename_map(
 
 
 def renamed_message(message: dict[str, Any], renamed: dict[str, str]) -> dict[str, Any]:
-    md = canonical.metadata(message)
+    md = private.metadata(message)
     if message.get("role") == "tool":
-        old = canonical.call_id(md)
+        old = private.call_id(md)
         if old in renamed:
             return {**message, "metadata": {**md, "tool_call_id": renamed[old]}}
         return message
-    calls = canonical.calls_of(message)
-    if not any(canonical.call_id(c) in renamed for c in calls):
+    calls = private.calls_of(message)
+    if not any(private.call_id(c) in renamed for c in calls):
         return message
     fresh = []
     for call in calls:
-        old = canonical.call_id(call)
+        old = private.call_id(call)
         fresh.append({**call, "tool_call_id": renamed.get(old, old)} if old in renamed else call)
     return {**message, "metadata": {**md, "tool_calls": fresh}}

@@ -50,20 +50,11 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import (
-    PART,
-    REC,
-    Alternatives,
-    Message,
-    call_id,
-    dump_like,
-    message_list,
-    part_text,
-    public,
-    read_json,
-)
-from inspector.formats.canonical import metadata as _md
-from inspector.formats.canonical import text_of as _joined
+from inspector.formats.detect import Alternatives, opens_json
+from inspector.formats.jsondoc import dump_list, message_list, part_text, written_state
+from inspector.formats.jsondoc import text_of as _joined
+from inspector.formats.private import PART, REC, Message, call_id, kept_calls, public
+from inspector.formats.private import metadata as _md
 
 NAME = "ai-sdk"
 # A UIMessage text part's own fields besides its text (what ``part_text`` may ignore).
@@ -72,6 +63,8 @@ PROVIDER = "openai-chat"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "Vercel AI SDK messages"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 130
 
 STEP = "_step"
 
@@ -93,7 +86,7 @@ _UI_TEXT = Alternatives(rb'"parts"\s*:\s*\[\s*\{\s*"type"\s*:\s*"text"')
 
 
 def sniff(head: bytes) -> float:
-    if head.lstrip()[:1] not in (b"[", b"{"):
+    if not opens_json(head):
         return 0.0
     if _STRONG.search(head) and (_CAMEL.search(head) or b'"step-start"' in head):
         return 0.9
@@ -106,9 +99,8 @@ def sniff(head: bytes) -> float:
 
 
 def parse(data: bytes) -> Parsed:
-    doc = read_json(data)
     records, wrapper = message_list(
-        doc, "not a list of AI SDK messages (nor an object with 'messages')"
+        data, "not a list of AI SDK messages (nor an object with 'messages')"
     )
     kind = _list_kind(records)
     if kind is None:
@@ -410,9 +402,7 @@ def _content(parts: list[Any]) -> list[Any]:
 
 
 def serialise(messages: list[Message], original: Parsed) -> bytes:
-    state = original.state
-    if not isinstance(state, dict) or "records" not in state:
-        raise FormatError("serialise needs the Parsed that parse() returned for this file")
+    state = written_state(original, "records")
     if messages == original.messages:
         return bytes(state["data"])
     legacy = original.meta.get("version") == 4
@@ -420,9 +410,7 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
         out = _UiWriter(state["records"], original.messages, legacy).write(messages)
     else:
         out = _ModelWriter(state["records"], original.messages, legacy).write(messages)
-    wrapper = state["wrapper"]
-    doc: Any = out if wrapper is None else {**wrapper, "messages": out}
-    return dump_like(doc, state["data"])
+    return dump_list(out, state)
 
 
 def _origin(m: Message) -> int | None:
@@ -432,21 +420,9 @@ def _origin(m: Message) -> int | None:
 
 def _call_plan(old: Message, new: Message) -> list[str | None]:
     """For each old call, in order: its id as repaired, or None when removed."""
-    new_calls = [c for c in _md(new).get("tool_calls") or [] if isinstance(c, dict)]
-    plan: list[str | None] = []
-    k = 0
-    for call in old["metadata"].get("tool_calls") or []:
-        candidate = new_calls[k] if k < len(new_calls) else None
-        if (
-            candidate is not None
-            and candidate.get("name") == call["name"]
-            and candidate.get("arguments") == call["arguments"]
-        ):
-            k += 1
-            plan.append(call_id(candidate))
-        else:
-            plan.append(None)
-    return plan
+    calls = old["metadata"].get("tool_calls") or []
+    step = kept_calls(calls, _md(new).get("tool_calls") or [])
+    return [None if (kept := step()) is None else kept[1] for _ in calls]
 
 
 class _UiWriter:

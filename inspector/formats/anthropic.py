@@ -4,7 +4,7 @@ Containers read, and written back in the same container:
 
 - a bare JSON list of messages, or a request body ``{"model", "system",
   "messages", ...}`` (the ``system`` prompt becomes a leading system message);
-- a recording of exchanges (``{"interactions": [...]}``, see ``canonical``);
+- a recording of exchanges (``{"interactions": [...]}``, see ``exchanges``);
 - a claude-trace capture: JSON Lines of ``{"request", "response"}`` pairs
   (``response.body``, or ``response.body_raw`` holding the event stream).
   The capture mixes Claude Code's main loop with small side requests (quota
@@ -63,29 +63,27 @@ from inspector.engine.canonical import arguments_object
 from inspector.engine.providers import ANTHROPIC_THINKING
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import (
+from inspector.formats.detect import Alternatives, opens_json, refuse_others
+from inspector.formats.exchanges import read_request, request_body, write_request
+from inspector.formats.jsondoc import (
+    arguments_dict,
+    dump_line,
+    read_json,
+    system_as_user,
+)
+from inspector.formats.private import (
     PART,
     REC,
     RESPONSE_REC,
     SYSTEM_REC,
-    Alternatives,
     Message,
-    append_exchange,
-    arguments_dict,
     by_origin,
     call_id,
     calls_of,
-    dump_like,
-    dump_line,
-    exchanges,
-    list_shape,
     metadata,
     origin,
     public,
-    read_json,
-    system_as_user,
     turns,
-    use_exchange,
 )
 
 NAME = "anthropic"
@@ -93,6 +91,8 @@ PROVIDER = "anthropic"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "Anthropic Messages"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 30
 
 # Block types the Messages API itself defines; anything else came from another provider.
 _NATIVE = frozenset(
@@ -123,7 +123,7 @@ _OTHER = Alternatives(
 
 
 def sniff(head: bytes) -> float:
-    if head.lstrip()[:1] not in (b"[", b"{"):
+    if not opens_json(head):
         return 0.0
     if b'"request"' in head[:200] and _STRONG.search(head):
         return 0.85  # claude-trace
@@ -142,28 +142,20 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
         return _parse_trace(data, conversation)
     if isinstance(doc, dict) and "request" in doc and "response" in doc:
         return _parse_trace(data, conversation)
-    state: dict[str, Any] = {"data": data, "doc": doc}
-    meta: dict[str, Any] = {}
-    body: dict[str, Any] = {}
+    request = read_request(
+        doc,
+        data,
+        NAME,
+        "messages",
+        conversation,
+        refused="no 'messages' list, message list or recorded exchanges found",
+    )
+    state, meta, body = request.state, request.meta, request.body
     response = None
-    if isinstance(doc, list):
-        records: Any = doc  # decoded JSON, until checked to be a list
-        state["mode"] = "list"
-    elif isinstance(doc, dict) and (found := exchanges(doc)) is not None:
-        chosen = use_exchange(found, NAME, conversation, meta, state)
-        body = chosen.request
-        response = _response_message(chosen.response, meta)
-    elif isinstance(doc, dict) and isinstance(doc.get("messages"), list):
-        body = doc
-        state["mode"] = "body"
-    else:
-        raise FormatError("no 'messages' list, message list or recorded exchanges found")
+    if state["mode"] == "exchange":
+        response = _response_message(request.response, meta)
     state["body"] = body
-    if state["mode"] != "list":
-        records = body.get("messages")
-        if not isinstance(records, list):
-            raise FormatError("the request body has no 'messages' list")
-    return _read(records, body.get("system"), response, state, meta)
+    return _read(request.items, body.get("system"), response, state, meta)
 
 
 def parse_all(data: bytes) -> list[Parsed]:
@@ -196,41 +188,20 @@ def serialise_all(repaired: list[tuple[list[Message], Parsed]]) -> bytes:
 def _repaired_request(messages: list[Message], original: Parsed) -> dict[str, Any]:
     state = original.state
     system, wire = _wire(messages, state, native_only=False)
-    body = {**state["body"], "messages": wire}
-    if system is None:
-        body.pop("system", None)
-    else:
-        body["system"] = system
+    body = request_body(state, "messages", wire, system=system)
     return {**state["line"].value["request"], "body": body}
 
 
 def serialise(messages: list[Message], original: Parsed) -> bytes:
     state = original.state
     if messages == original.messages:
-        data: bytes = state["data"]
-        if "lines" in state and jsonl.has_glued(original.problems):
-            # A lost newline: each record on its own line, as a repaired file has it.
-            return jsonl.unglue(data, state["lines"], state["crlf"])
-        return data
-    system, wire = _wire(messages, state, native_only=False)
-    mode = state["mode"]
-    if mode == "list":
-        return dump_like(wire, state["data"])
-    body = dict(state["body"])
-    body["messages"] = wire
-    if system is None:
-        body.pop("system", None)
-    else:
-        body["system"] = system
-    if mode == "body":
-        return dump_like(body, state["data"])
-    if mode == "exchange":
-        return dump_like(append_exchange(state["doc"], state["exchange"], body), state["data"])
+        return jsonl.as_read(original)
+    if state["mode"] != "trace":
+        system, wire = _wire(messages, state, native_only=False)
+        return write_request(state, "messages", wire, system=system)
     # claude-trace: one more line with the repaired request; the capture stays as it was.
-    chosen = state["line"]
-    request = {**chosen.value["request"], "body": body}
     lines = [record.raw for record in state["lines"]]
-    lines.append(dump_line({"request": request}, state["crlf"]))
+    lines.append(dump_line({"request": _repaired_request(messages, original)}, state["crlf"]))
     return jsonl.join_lines(lines, True)
 
 
@@ -301,11 +272,7 @@ def _read(
     state: dict[str, Any],
     meta: dict[str, Any],
 ) -> Parsed:
-    if not records:
-        raise FormatError("the list of messages is empty")
-    shape = list_shape(records)
-    if shape not in (None, NAME):
-        raise FormatError(f"the messages are written in the {shape} shape, not {NAME}")
+    refuse_others(records, NAME)
     messages: list[Message] = []
     sources: list[list[int]] = []
     problems: list[Problem] = []
@@ -831,7 +798,7 @@ def _wire_system(systems: list[Message], state: dict[str, Any] | None) -> Any:
         return systems[0]["content"]
     blocks: list[Any] = []
     for message in systems:
-        blocks.extend(_wire_blocks(message["content"], True))
+        blocks.extend(wire_blocks(message["content"], True))
     return blocks
 
 
@@ -866,7 +833,7 @@ def _wire_group(
             if old_blocks and _canonical_content(old_blocks) == message["content"]:
                 blocks.extend(old_blocks)
             else:
-                blocks.extend(_wire_blocks(message["content"], native_only))
+                blocks.extend(wire_blocks(message["content"], native_only))
     out["content"] = blocks
     return out
 
@@ -878,7 +845,7 @@ def _wire_result(message: Message, old: Any) -> dict[str, Any]:
     block["tool_use_id"] = call_id(md)
     content = message["content"]
     if not (old and _result_content(block) == content):
-        block["content"] = content if isinstance(content, str) else _wire_blocks(content, True)
+        block["content"] = content if isinstance(content, str) else wire_blocks(content, True)
     if md.get("healed") or md.get("is_error"):
         block["is_error"] = True
     return block
@@ -901,7 +868,7 @@ def _wire_assistant(message: Message, source: list[Any], native_only: bool) -> l
                 blocks.append(block)
         return blocks + [_tool_use(call, None) for call in pending]
     old_uses = [b for b in source if isinstance(b, dict) and b.get("type") == "tool_use"]
-    blocks = _wire_blocks(content, native_only) if content else []
+    blocks = wire_blocks(content, native_only) if content else []
     for index, call in enumerate(calls):
         old = old_uses[index] if index < len(old_uses) else None
         blocks.append(_tool_use(call, old, native_only))
@@ -926,7 +893,11 @@ def _native(kind: str) -> bool:
     return kind in _NATIVE or kind.endswith("_tool_result")
 
 
-def _wire_blocks(content: Any, native_only: bool) -> list[Any]:
+def wire_blocks(content: Any, native_only: bool) -> list[Any]:
+    """Canonical content as Anthropic blocks: text, images (``image_block``) and the
+    blocks another shape kept as they are; with ``native_only`` (a request body),
+    only what the API takes (no blank text, no other provider's parts). Cline's
+    writer uses it too."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content.strip() or not native_only else []
     blocks: list[Any] = []

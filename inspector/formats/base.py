@@ -1,24 +1,69 @@
-"""What every shape module shares: the parse result and the one error type.
+"""What every shape module shares: the parse result, the one error type, and the contract.
 
-Each shape module in this package (``canonical``, ``openai_chat``,
-``anthropic``, ``responses``, ``gemini``, ``claude_code``, ``codex``) exposes
-the same names:
+A shape module is one file in this package; ``formats/__init__.py`` finds
+every module that has ``NAME``, ``sniff``, ``parse`` and ``serialise`` and
+registers it in ``FORMATS`` under its ``NAME``. Nothing else names a shape:
+the loader, the diagnosis, the downloads, the console's ``--format`` and the
+upload form read what they need from the module.
+``tests/formats/test_shape_contract.py`` holds every registered module to
+this contract. Its required names (``Shape``):
 
 - ``NAME: str`` the format id (``"claude-code"``, ...), as ``--format`` takes it;
 - ``PROVIDER: str`` the provider shape it corresponds to (``"openai-chat"``,
   ``"anthropic"``, ``"responses"``, ``"gemini"``; canonical uses
   ``"openai-chat"``);
-- ``sniff(head: bytes) -> float`` confidence in 0..1 from the first bytes;
+- ``LABEL: str`` its name in words, for the upload form and the lists;
+- ``EXTENSION: str`` the extension of its files, without the dot: a
+  repaired download of a file whose name has none takes it;
+- ``sniff(head: bytes) -> float`` confidence in 0..1 from the first bytes,
+  for any bytes at all;
 - ``parse(data: bytes) -> Parsed``; raises ``FormatError`` when the bytes are
   not this shape at all; a readable file with some bad lines or records
   returns a ``Parsed`` whose ``problems`` name them;
 - ``serialise(messages: list[dict], original: Parsed) -> bytes`` writes
-  canonical messages back in the source shape;
-- optionally ``BLANK_IS_WRITTEN = True``: the shape reads content only where
-  it is written and refuses a record that keeps it elsewhere, so a blank
-  message is blank in the file. Without it, ``load`` refuses a read in which
-  every message is blank: that is what another agent's records read as this
-  shape look like.
+  canonical messages back in the source shape: the file's very bytes when
+  ``messages`` is ``original.messages``.
+
+Optional hooks, each declared by the Protocol named (``HOOKS``); a module
+without one gets the default said:
+
+- ``parse(data, *, conversation=None)`` (``ConversationShape``): a file may
+  hold several conversations; ``parse`` reads the one asked for and names
+  them in ``meta`` (see ``formats.conversation_keys``). Default: one a file.
+- ``parse_all(data) -> list[Parsed]`` (``AllShape``): every conversation,
+  decoding the file once. Default: ``parse`` once per conversation.
+- ``serialise_all(repaired) -> bytes`` (``AllShape``): the file with each of
+  its conversations written as repaired. Default: a file of several
+  conversations is not written back.
+- ``parse(data, *, leaf=None)`` (``BranchShape``): a forked session's other
+  branch, by the uuid of the record it ends at (``meta["branches"]``).
+  Default: a file has no branches.
+- ``to_wire(messages, *, memo=None)`` (``WireShape``): a provider's request
+  body; only the provider shapes (``WIRE_FORMATS``) have it.
+- ``timeline_facts(parsed) -> list[Facts | None]`` (``TimelineShape``): per
+  message, what the file records of when it was written, by which model and
+  with how many tokens (``Facts``; ``None`` for a message it says nothing
+  of); the timeline's header and rows show them. Default: ``[]``, nothing
+  recorded.
+- ``ORDER: int``: where the shape stands in detection order, which breaks
+  ties between equally confident sniffs (and orders the lists): lower first.
+  Default: after every shape that states one.
+- ``stored_history(parsed) -> dict[str, Any]`` (``StoredShape``): what names
+  the history a request body continues on the provider's side (a Responses
+  ``previous_response_id`` or ``conversation``), as the body names it; the
+  verdicts then say the provider's answer depends on it. Default: ``{}``.
+- ``BLANK_IS_WRITTEN = True``: the shape reads content only where it is
+  written and refuses a record that keeps it elsewhere, so a blank message
+  is blank in the file. Without it, ``load`` refuses a read in which every
+  message is blank: that is what another agent's records read as this shape
+  look like.
+
+What the shape modules share lives beside this one: ``private`` (the
+private metadata keys and the readings of a canonical message every writer
+uses), ``jsondoc`` (reading and writing JSON documents), ``exchanges``
+(recorded API calls and request bodies), ``detect`` (telling shapes apart)
+and ``jsonl`` (JSON Lines, each record's bytes kept). Adding a shape takes
+the module and a corpus file (docs/architecture.md, "Adding a shape").
 """
 
 from __future__ import annotations
@@ -110,9 +155,54 @@ class ConversationShape(Shape, Protocol):
     def parse(self, data: bytes, *, conversation: int | None = None) -> Parsed: ...
 
 
+class AllShape(Shape, Protocol):
+    """A shape that reads and writes all the conversations of a file at once."""
+
+    def parse_all(self, data: bytes) -> list[Parsed]: ...
+
+    def serialise_all(self, repaired: list[tuple[list[dict[str, Any]], Parsed]]) -> bytes: ...
+
+
+class BranchShape(Shape, Protocol):
+    """A shape whose sessions fork: ``parse`` reads the branch that ends at ``leaf``."""
+
+    def parse(self, data: bytes, *, leaf: str | None = None) -> Parsed: ...
+
+
+# What a shape's ``timeline_facts`` says of one message: ``at`` (an ISO timestamp),
+# ``model``, ``tokens_in`` (all the model read, cache included), ``tokens_out``; each
+# ``None`` where the file does not say.
+Facts = dict[str, Any]
+NO_FACTS: Facts = {"at": None, "model": None, "tokens_in": None, "tokens_out": None}
+
+
+class TimelineShape(Shape, Protocol):
+    """A shape whose records say when each message was written, by which model, at what cost."""
+
+    def timeline_facts(self, parsed: Parsed) -> list[Facts | None]: ...
+
+
+class StoredShape(Shape, Protocol):
+    """A shape whose request bodies may continue a history the provider keeps."""
+
+    def stored_history(self, parsed: Parsed) -> dict[str, Any]: ...
+
+
 class WireShape(Shape, Protocol):
     """A shape module that also writes a provider's request body (``WIRE_FORMATS``)."""
 
     def to_wire(
         self, messages: list[dict[str, Any]], *, memo: dict[Any, Any] | None = None
     ) -> dict[str, Any]: ...
+
+
+# Each optional hook (a function, or a keyword of ``parse``) and the Protocol that declares it.
+HOOKS: dict[str, type] = {
+    "conversation": ConversationShape,
+    "parse_all": AllShape,
+    "serialise_all": AllShape,
+    "leaf": BranchShape,
+    "to_wire": WireShape,
+    "timeline_facts": TimelineShape,
+    "stored_history": StoredShape,
+}

@@ -82,25 +82,19 @@ from typing import Any
 
 import orjson
 
-from inspector.formats.anthropic import image_block
+from inspector.formats.anthropic import wire_blocks
 from inspector.formats.base import FormatError, Parsed
-from inspector.formats.canonical import (
-    REC,
-    Message,
-    call_id,
-    dump_like,
-    kept_calls,
-    public,
-    read_json,
-    unchanged,
-)
-from inspector.formats.canonical import metadata as _md
+from inspector.formats.jsondoc import dump_like, read_json
+from inspector.formats.private import REC, Message, call_id, kept_calls, public, unchanged
+from inspector.formats.private import metadata as _md
 
 NAME = "cline"
 PROVIDER = "anthropic"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "Cline / Roo Code task history (api_conversation_history.json)"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 150
 
 # The blocks of the source record a canonical message came from (indices into its content).
 BLOCKS = "_blocks"
@@ -541,18 +535,6 @@ def _blocks(m: Message) -> list[Any]:
 
 
 def _content_blocks(content: Any) -> list[Any]:
-    """Canonical content as Anthropic blocks."""
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    out: list[Any] = []
-    for part in content if isinstance(content, list) else []:
-        if not isinstance(part, dict):
-            continue
-        kind = part.get("type")
-        if kind == "text":
-            out.append({"type": "text", "text": part.get("text", "")})
-        elif kind == "image" and "source" not in part:
-            out.append(image_block(part))
-        else:
-            out.append(part)
-    return out
+    """Canonical content as Anthropic blocks, as the Anthropic writer makes them (an
+    empty text is no block)."""
+    return [] if content == "" else wire_blocks(content, native_only=False)

@@ -26,7 +26,7 @@ Reading (``parse``)
   while a call ran (approvals), which the API does not mind either.
 - An assistant message's fields beyond its content (its ``phase``,
   ``commentary`` or ``final_answer``) stay on its text parts, under ``item``
-  (``canonical.marked_parts``): the Responses export writes each message back
+  (``responses.marked_parts``): the Responses export writes each message back
   with its own, as the model wants them sent.
 - A call's ``arguments`` stay the string Codex stored. A custom tool's free
   text ``input`` is given as ``{"input": text}``: it is not JSON and never
@@ -67,14 +67,9 @@ from typing import Any
 
 import orjson
 
-from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import (
-    call_id,
-    marked_parts,
-    message_envelope,
-    part_text,
-    unchanged,
-)
+from inspector.formats import responses
+from inspector.formats.base import NO_FACTS, Facts, FormatError, Parsed, Problem
+from inspector.formats.jsondoc import part_text
 from inspector.formats.jsonl import (
     Record,
     has_glued,
@@ -83,20 +78,29 @@ from inspector.formats.jsonl import (
     read_jsonl,
     unglue,
 )
+from inspector.formats.private import call_id, unchanged
+from inspector.formats.responses import marked_parts, message_envelope
 
 NAME = "codex"
 PROVIDER = "responses"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "Codex CLI rollout (JSONL)"
 EXTENSION = "jsonl"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 70
 
 SRC = "_src"
 
 _ENVELOPE_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
 )
-_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
-_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "tool_search_call"})
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
+# The output item that answers each kind of call (a function call's otherwise).
+_OUTPUT_OF = {
+    "custom_tool_call": "custom_tool_call_output",
+    "tool_search_call": "tool_search_output",
+}
 # Model output items that are neither prose nor calls, and where they are kept.
 _REPLY_PARTS = {"reasoning": "reasoning", "web_search_call": "web_search"}
 _ITEM_TYPES = _CALLS | _OUTPUTS | set(_REPLY_PARTS) | {"message"}
@@ -135,6 +139,24 @@ def _has_response_parts(value: dict[str, Any]) -> bool:
     return isinstance(content, list) and any(
         isinstance(p, dict) and p.get("type") in ("input_text", "output_text") for p in content
     )
+
+
+# --------------------------------------------------------------------------- timeline facts
+
+
+def timeline_facts(parsed: Parsed) -> list[Facts | None]:
+    """Per message, the ``timestamp`` of the first record it was read from (the ``base``
+    hook); a rollout records no model or tokens per message."""
+    state = parsed.state
+    if not isinstance(state, _State):
+        return []
+    values = state.values
+    return [_facts([values[piece.rec] for piece in own]) for own in state.pieces]
+
+
+def _facts(values: list[Any]) -> Facts | None:
+    stamp = values[0].get("timestamp") if values and isinstance(values[0], dict) else None
+    return {**NO_FACTS, "at": stamp} if isinstance(stamp, str) else None
 
 
 # --------------------------------------------------------------------------- parse
@@ -336,20 +358,23 @@ class _Reader:
             self.close_reply()
             parts: Any = content if isinstance(content, str) else _parts(content)
             self.add({"role": role, "content": parts, "metadata": {}}, piece)
-        elif kind in _CALLS:
+        elif kind in _CALLS and not _server_run(payload):
             reply = self.open_reply(piece)
             reply.message["metadata"].setdefault("tool_calls", []).append(_call(payload))
         elif kind in _REPLY_PARTS:
             metadata = self.open_reply(piece).message["metadata"]
             metadata.setdefault(_REPLY_PARTS[kind], []).append(payload)
-        elif kind in _OUTPUTS:
+        elif kind in _OUTPUTS and not _server_run(payload):
             self.close_reply()
             metadata = {"tool_call_id": _id_of(payload)}
-            message = {
-                "role": "tool",
-                "content": _output(payload.get("output")),
-                "metadata": metadata,
-            }
+            if kind == "tool_search_output":
+                # The tools it found, under fields of its own: read as their JSON text,
+                # as the Responses reader reads them.
+                fields = {k: v for k, v in payload.items() if k not in _SEARCH_OUTPUT_KEYS}
+                output: Any = orjson.dumps(fields).decode()
+            else:
+                output = _output(payload.get("output"))
+            message = {"role": "tool", "content": output, "metadata": metadata}
             self.add(message, piece)
         else:
             other = self.meta["other_items"]
@@ -446,12 +471,23 @@ def _id_key(payload: dict[str, Any]) -> str:
     return "call_id" if payload.get("call_id") or not payload.get("id") else "id"
 
 
+_SEARCH_OUTPUT_KEYS = frozenset({"type", "id", "call_id", "status", "execution"})
+
+
+def _server_run(payload: dict[str, Any]) -> bool:
+    """A tool search the server ran itself: its output stands beside it, as Codex pairs
+    them (``execution: "server"``), so neither is a call waiting for a result."""
+    return payload.get("execution") == "server"
+
+
 def _call(payload: dict[str, Any]) -> dict[str, Any]:
     kind = payload.get("type")
     if kind == "function_call":
         name, arguments = payload.get("name"), payload.get("arguments", "")
     elif kind == "custom_tool_call":
         name, arguments = payload.get("name"), {"input": payload.get("input", "")}
+    elif kind == "tool_search_call":
+        return responses.canonical_call(payload)
     else:  # local_shell_call: the action is the arguments
         name, arguments = "local_shell", payload.get("action", {})
     if not isinstance(arguments, dict | str):
@@ -704,12 +740,18 @@ class _Writer:
         if role == "tool":
             call = call_id(metadata)
             kind = self.call_kinds.get(call, "function_call")
-            output_type = "custom_tool_call_output" if kind == "custom_tool_call" else None
-            return {
-                "type": output_type or "function_call_output",
-                "call_id": call,
-                "output": _output_value(content),
-            }
+            output_type = _OUTPUT_OF.get(kind, "function_call_output")
+            if output_type == "tool_search_output":
+                # A search that never answered found no tools: the item Codex pairs
+                # with the call, holding nothing made up.
+                return {
+                    "type": output_type,
+                    "call_id": call,
+                    "status": "completed",
+                    "execution": "client",
+                    "tools": [],
+                }
+            return {"type": output_type, "call_id": call, "output": _output_value(content)}
         wire_role = "developer" if role == "system" else role
         kind = "output_text" if role == "assistant" else "input_text"
         return {"type": "message", "role": wire_role, "content": _response_content(content, kind)}

@@ -66,16 +66,19 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import call_id, unchanged, unread_text_fields
-from inspector.formats.canonical import metadata as _md
-from inspector.formats.canonical import text_of as _text
+from inspector.formats.jsondoc import text_of as _text
+from inspector.formats.jsondoc import unread_text_fields
 from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
+from inspector.formats.private import call_id, unchanged
+from inspector.formats.private import metadata as _md
 
 NAME = "codex-exec"
 PROVIDER = "responses"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "Codex exec --json log (JSONL)"
 EXTENSION = "jsonl"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 90
 
 SRC = "_src"
 

@@ -59,8 +59,7 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed
-from inspector.formats.canonical import REC, Message, dump_line, public, unchanged
-from inspector.formats.canonical import metadata as _md
+from inspector.formats.jsondoc import dump_line
 from inspector.formats.jsonl import (
     Record,
     has_glued,
@@ -69,12 +68,16 @@ from inspector.formats.jsonl import (
     read_jsonl,
     unglue,
 )
+from inspector.formats.private import REC, Message, public, unchanged
+from inspector.formats.private import metadata as _md
 
 NAME = "cursor"
 PROVIDER = "anthropic"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "Cursor agent transcript (JSONL)"
 EXTENSION = "jsonl"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 140
 
 # The part a tool_use block becomes: a call the file records without an id or a result.
 TOOL_PART = "cursor_tool_use"

@@ -5,7 +5,7 @@ Containers read, and written back in the same container:
 - a bare JSON list of contents, or a request body ``{"contents",
   "systemInstruction", ...}`` (the system instruction becomes a leading
   system message);
-- a recording of exchanges (``{"interactions": [...]}``, see ``canonical``):
+- a recording of exchanges (``{"interactions": [...]}``, see ``exchanges``):
   the last request's contents plus the response's candidate content (a JSON
   body or a ``data:`` event stream), except when the response stops to ask
   for function calls (then they are named in ``meta["pending_calls"]``);
@@ -62,29 +62,28 @@ import orjson
 from inspector.engine.canonical import arguments_object, json_object
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import (
+from inspector.formats.detect import Alternatives, opens_json, refuse_others
+from inspector.formats.exchanges import read_request, write_request
+from inspector.formats.jsondoc import (
+    SYSTEM_NOTE,
+    arguments_dict,
+    dump_like,
+    dump_line,
+    read_json,
+    text_of,
+)
+from inspector.formats.private import (
     PART,
     REC,
-    SYSTEM_NOTE,
     SYSTEM_REC,
-    Alternatives,
     Message,
-    append_exchange,
-    arguments_dict,
     by_origin,
     call_id,
     calls_of,
-    dump_like,
-    dump_line,
-    exchanges,
-    list_shape,
     metadata,
     origin,
     public,
-    read_json,
-    text_of,
     turns,
-    use_exchange,
 )
 
 NAME = "gemini"
@@ -92,6 +91,8 @@ PROVIDER = "gemini"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "Gemini contents"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 50
 
 # The key a canonical call or text part keeps the ``thoughtSignature`` of its part under.
 SIGNATURE = "thought_signature"
@@ -110,7 +111,7 @@ _CLI = Alternatives(rb'"type"\s*:\s*"gemini"', rb'"projectHash"\s*:')
 
 
 def sniff(head: bytes) -> float:
-    if head.lstrip()[:1] not in (b"[", b"{"):
+    if not opens_json(head):
         return 0.0
     if _CLI.search(head) and b'"sessionId"' in head:
         return 0.9
@@ -129,31 +130,19 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
         return _parse_cli_lines(data)
     if isinstance(doc, dict) and isinstance(doc.get("messages"), list) and _is_cli(doc):
         return _parse_cli(doc["messages"], {"data": data, "doc": doc, "mode": "cli"}, None)
-    state: dict[str, Any] = {"data": data, "doc": doc}
-    meta: dict[str, Any] = {}
-    body: dict[str, Any] = {}
+    request = read_request(
+        doc,
+        data,
+        NAME,
+        "contents",
+        conversation,
+        refused="no 'contents' list, Gemini CLI session or recorded exchanges found",
+    )
+    state, meta, body, contents = request.state, request.meta, request.body, request.items
     response: dict[str, Any] | None = None
-    if isinstance(doc, list):
-        contents: Any = doc  # decoded JSON, until checked to be a list
-        state["mode"] = "list"
-    elif isinstance(doc, dict) and (found := exchanges(doc)) is not None:
-        chosen = use_exchange(found, NAME, conversation, meta, state)
-        body = chosen.request
-        response = _response_content(chosen.response, meta)
-    elif isinstance(doc, dict) and isinstance(doc.get("contents"), list):
-        body = doc
-        state["mode"] = "body"
-    else:
-        raise FormatError("no 'contents' list, Gemini CLI session or recorded exchanges found")
-    if state["mode"] != "list":
-        contents = body.get("contents")
-        if not isinstance(contents, list):
-            raise FormatError("the request body has no 'contents' list")
-    if not contents:
-        raise FormatError("the list of contents is empty")
-    shape = list_shape(contents)
-    if shape not in (None, NAME):
-        raise FormatError(f"the contents are written in the {shape} shape, not {NAME}")
+    if state["mode"] == "exchange":
+        response = _response_content(request.response, meta)
+    refuse_others(contents, NAME, "contents")
     if response is not None:
         calls = [
             p
@@ -192,26 +181,12 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
 def serialise(messages: list[Message], original: Parsed) -> bytes:
     state = original.state
     if messages == original.messages:
-        data: bytes = state["data"]
-        if "lines" in state and jsonl.has_glued(original.problems):
-            # A lost newline: each record on its own line, as a repaired file has it.
-            return jsonl.unglue(data, state["lines"], state["crlf"])
-        return data
+        return jsonl.as_read(original)
     mode = state["mode"]
     if mode in ("cli", "cli-lines"):
         return _serialise_cli(messages, state)
     system, contents = _wire(messages, state, native_only=False)
-    if mode == "list":
-        return dump_like(contents, state["data"])
-    body = dict(state["body"])
-    body["contents"] = contents
-    if system is None:
-        body.pop("systemInstruction", None)
-    else:
-        body["systemInstruction"] = system
-    if mode == "body":
-        return dump_like(body, state["data"])
-    return dump_like(append_exchange(state["doc"], state["exchange"], body), state["data"])
+    return write_request(state, "contents", contents, systemInstruction=system)
 
 
 def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> dict[str, Any]:
@@ -267,8 +242,15 @@ def _read_contents(
         for made in _user_turn(parts, turn, waiting, synthetic):
             messages.append(made)
             sources.append([turn + 1])
-        waiting = []
+        if not (parts and all(map(_is_response, parts))):
+            # Responses to one call turn may come in several consecutive contents of
+            # one response each (Gemini takes them so); anything else ends the turn.
+            waiting = []
     return messages, sources, problems
+
+
+def _is_response(part: Any) -> bool:
+    return isinstance(part, dict) and isinstance(part.get("functionResponse"), dict)
 
 
 def _model_turn(

@@ -19,7 +19,8 @@ Public API (kept small on purpose; other shape modules may use it):
 - ``join_lines(raws, final_newline)``: the inverse of splitting, for writers.
 - ``has_glued(problems)`` and ``unglue(data, records, crlf)``: for a writer
   giving back a file whose history did not change, the same bytes with each
-  glued line written as one line a record (LINE-1, docs/beyond-the-spec.md).
+  glued line written as one line a record (LINE-1, docs/beyond-the-spec.md);
+  ``as_read(original)`` is that for a document shape's ``Parsed``.
 - ``release(records)``: let go of the records' decoded values (each decodes
   its line again when read).
 """
@@ -32,7 +33,7 @@ from typing import Any
 
 import orjson
 
-from inspector.formats.base import Problem
+from inspector.formats.base import Parsed, Problem
 
 _BOM = b"\xef\xbb\xbf"
 # What a released record holds in place of its value.
@@ -302,3 +303,14 @@ def unglue(data: bytes, records: Sequence[Record], crlf: bool = False) -> bytes:
         copied = end
     out.append(data[copied:])
     return b"".join(out)
+
+
+def as_read(original: Parsed) -> bytes:
+    """What a document writer gives back for the history it read: the file's bytes,
+    or, where the reader read lines (``state["lines"]``) and found two records on
+    one, those bytes with each record on its own line, as a repaired file has it."""
+    state = original.state
+    data: bytes = state["data"]
+    if "lines" in state and has_glued(original.problems):
+        return unglue(data, state["lines"], state["crlf"])
+    return data

@@ -46,22 +46,18 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import (
-    REC,
-    Alternatives,
-    Message,
-    call_id,
-    dump_like,
-    public,
-    read_json,
-)
-from inspector.formats.canonical import metadata as _md
+from inspector.formats.detect import Alternatives, opens_json
+from inspector.formats.jsondoc import dump_like, read_json
+from inspector.formats.private import REC, Message, call_id, kept_calls, public
+from inspector.formats.private import metadata as _md
 
 NAME = "langchain"
 PROVIDER = "openai-chat"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "LangChain / LangGraph messages"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 120
 
 _TYPES = {
     "human": "user",
@@ -96,7 +92,7 @@ _FLAT_KEYS = Alternatives(rb'"additional_kwargs"\s*:', rb'"response_metadata"\s*
 
 
 def sniff(head: bytes) -> float:
-    if head.lstrip()[:1] not in (b"[", b"{"):
+    if not opens_json(head):
         return 0.0
     if _STRONG.search(head) and (_MESSAGE_IDS.search(head) or b'"data"' in head):
         return 0.9
@@ -412,20 +408,12 @@ def _recall(fields: dict[str, Any], old: Message, md: dict[str, Any]) -> None:
     ``tool_use`` blocks) follow: the n-th copy with an id stands for the n-th
     call with that id.
     """
-    new_calls = [c for c in md.get("tool_calls") or [] if isinstance(c, dict)]
+    calls = old["metadata"].get("tool_calls") or []
+    step = kept_calls(calls, md.get("tool_calls") or [])
     plan: list[tuple[str, str | None]] = []  # (old id, new id or None when removed)
-    k = 0
-    for call in old["metadata"].get("tool_calls") or []:
-        candidate = new_calls[k] if k < len(new_calls) else None
-        if (
-            candidate is not None
-            and candidate.get("name") == call["name"]
-            and candidate.get("arguments") == call["arguments"]
-        ):
-            k += 1
-            plan.append((call["tool_call_id"], call_id(candidate)))
-        else:
-            plan.append((call["tool_call_id"], None))
+    for call in calls:
+        kept = step()
+        plan.append((call["tool_call_id"], None if kept is None else kept[1]))
 
     def edit(items: Any, calls_only: bool = False) -> Any:
         if not isinstance(items, list):

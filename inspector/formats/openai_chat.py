@@ -3,7 +3,7 @@
 Containers read, and written back in the same container:
 
 - a bare JSON list of messages, or a request body ``{"model", "messages", ...}``;
-- a recording of exchanges (``{"interactions": [...]}``, see ``canonical``):
+- a recording of exchanges (``{"interactions": [...]}``, see ``exchanges``):
   the last request's messages plus that exchange's response message
   (``choices[0].message``), except when the response asks for tool calls
   (the recording ends where the client stopped, not where a result was lost:
@@ -39,27 +39,23 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import orjson
+
 from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import (
+from inspector.formats.detect import Alternatives, list_shape, opens_json, refuse_others
+from inspector.formats.exchanges import append_exchange, exchanges, pick_exchange
+from inspector.formats.jsondoc import arguments_string, dump_like, dump_line, read_json
+from inspector.formats.private import (
     REC,
     RESPONSE_REC,
-    Alternatives,
     Message,
-    append_exchange,
-    arguments_string,
     by_origin,
     call_id,
     calls_of,
-    dump_like,
-    dump_line,
-    exchanges,
-    list_shape,
     metadata,
     origin,
-    pick_exchange,
     public,
-    read_json,
 )
 
 NAME = "openai-chat"
@@ -67,6 +63,8 @@ PROVIDER = "openai-chat"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "OpenAI Chat Completions"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 20
 
 _ROLES = {"system": "system", "developer": "system", "user": "user"}
 _ROLES |= {"assistant": "assistant", "tool": "tool", "function": "tool"}
@@ -90,7 +88,7 @@ _OTHER = Alternatives(
 
 
 def sniff(head: bytes) -> float:
-    if head.lstrip()[:1] not in (b"[", b"{"):
+    if not opens_json(head):
         return 0.0
     if _STRONG.search(head):
         return 0.5 if _OTHER.search(head) else 0.8
@@ -307,11 +305,7 @@ def _parse_document(doc: Any, data: bytes, conversation: int | None) -> Parsed:
 def _read_records(
     records: list[Any], numbers: list[int], state: dict[str, Any], meta: dict[str, Any]
 ) -> Parsed:
-    if not records:
-        raise FormatError("the list of messages is empty")
-    shape = list_shape(records)
-    if shape not in (None, NAME):
-        raise FormatError(f"the messages are written in the {shape} shape, not {NAME}")
+    refuse_others(records, NAME)
     messages: list[Message] = []
     sources: list[list[int]] = []
     problems: list[Problem] = []
@@ -642,6 +636,11 @@ def _wire_call(call: dict[str, Any], template: Any) -> dict[str, Any]:
 def _wire_content(content: Any, role: str, native_only: bool) -> Any:
     if isinstance(content, str) or content is None:
         return content or ""
+    if not isinstance(content, list):
+        # A value a reader kept as it was written (a tool's number, object or flag, as
+        # pydantic-ai's returns may be): the wire's content is text, so it travels as
+        # its JSON text, neither lost nor sent as a type the provider refuses.
+        return orjson.dumps(content, option=orjson.OPT_NON_STR_KEYS).decode()
     parts = []
     for part in content:
         if not isinstance(part, dict):

@@ -85,18 +85,21 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import call_id, part_text, read_json, unchanged
-from inspector.formats.canonical import metadata as _md
-from inspector.formats.canonical import text_of as _text
+from inspector.formats.jsondoc import part_text, read_json
+from inspector.formats.jsondoc import text_of as _text
+from inspector.formats.private import call_id, unchanged
+from inspector.formats.private import metadata as _md
 
 NAME = "opencode"
 PROVIDER = "anthropic"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "OpenCode export or storage records (JSON)"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 100
 
 SRC = "_src"
-# A part's own fields that hold text but not its words (``canonical.part_text``).
+# A part's own fields that hold text but not its words (``jsondoc.part_text``).
 _PART_IDS = ("id", "sessionID", "messageID")
 
 # OpenCode's own words for the parts it turns into text (message-v2.ts).

@@ -68,15 +68,17 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import call_id, kept_calls, unchanged
-from inspector.formats.canonical import metadata as _md
 from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
+from inspector.formats.private import call_id, kept_calls, unchanged
+from inspector.formats.private import metadata as _md
 
 NAME = "pi"
 PROVIDER = "anthropic"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "pi coding-agent session (JSONL)"
 EXTENSION = "jsonl"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 80
 
 SRC = "_src"
 

@@ -47,26 +47,19 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import (
-    PART,
-    REC,
-    Alternatives,
-    Message,
-    call_id,
-    dump_like,
-    kept_calls,
-    message_list,
-    public,
-    read_json,
-)
-from inspector.formats.canonical import metadata as _md
-from inspector.formats.canonical import text_of as _joined
+from inspector.formats.detect import Alternatives, opens_json
+from inspector.formats.jsondoc import dump_list, message_list, written_state
+from inspector.formats.jsondoc import text_of as _joined
+from inspector.formats.private import PART, REC, Message, call_id, kept_calls, public
+from inspector.formats.private import metadata as _md
 
 NAME = "pydantic-ai"
 PROVIDER = "openai-chat"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "pydantic-ai message history"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 110
 
 SYNTHESIZED = "pydantic_ai_synthesized_tool_return"
 
@@ -85,7 +78,7 @@ _STATES = {"interrupted": "turn_aborted", "incomplete": "stream_ended"}
 
 
 def sniff(head: bytes) -> float:
-    if head.lstrip()[:1] not in (b"[", b"{"):
+    if not opens_json(head):
         return 0.0
     if _STRONG.search(head) and _KIND.search(head):
         return 0.95
@@ -96,9 +89,8 @@ def sniff(head: bytes) -> float:
 
 
 def parse(data: bytes) -> Parsed:
-    doc = read_json(data)
     records, wrapper = message_list(
-        doc, "not a list of pydantic-ai messages (nor an object with 'messages')"
+        data, "not a list of pydantic-ai messages (nor an object with 'messages')"
     )
     if not any(isinstance(r, dict) and r.get("kind") in ("request", "response") for r in records):
         raise FormatError("no message has 'kind' 'request' or 'response'")
@@ -142,7 +134,7 @@ def parse(data: bytes) -> Parsed:
             sources.append([number])
     if not messages:
         raise FormatError("no message holds a part this reader knows")
-    state = {"data": data, "doc": doc, "records": records, "wrapper": wrapper}
+    state = {"data": data, "records": records, "wrapper": wrapper}
     return Parsed(NAME, messages, sources, problems, causes=causes, meta=meta, state=state)
 
 
@@ -262,15 +254,10 @@ def _user_content(value: Any) -> Any:
 
 
 def serialise(messages: list[Message], original: Parsed) -> bytes:
-    state = original.state
-    if not isinstance(state, dict) or "records" not in state:
-        raise FormatError("serialise needs the Parsed that parse() returned for this file")
+    state = written_state(original, "records")
     if messages == original.messages:
         return bytes(state["data"])
-    out = _Writer(state["records"], original.messages).write(messages)
-    wrapper = state["wrapper"]
-    doc: Any = out if wrapper is None else {**wrapper, "messages": out}
-    return dump_like(doc, state["data"])
+    return dump_list(_Writer(state["records"], original.messages).write(messages), state)
 
 
 class _Writer:

@@ -4,7 +4,7 @@ Containers read, and written back in the same container:
 
 - a bare JSON list of input items, or a request body ``{"model", "input",
   "instructions", ...}`` (``instructions`` becomes a leading system message);
-- a recording of exchanges (``{"interactions": [...]}``, see ``canonical``):
+- a recording of exchanges (``{"interactions": [...]}``, see ``exchanges``):
   the last request's input with that response's ``output`` items appended,
   except when the output asks for tool calls (then they are named in
   ``meta["pending_calls"]``: the recording ends where the client stopped).
@@ -32,7 +32,7 @@ tool message keeps ``item`` in its metadata: its output item's fields beyond
 its content (kind, id, status, an output that is not text), left out for the
 output kind its call's kind takes and nothing else. An assistant ``message``
 item's text and refusal parts keep its other fields (item id ``msg_...``,
-``status``, ``phase``) under ``item`` (``canonical.message_envelope``).
+``status``, ``phase``) under ``item`` (``message_envelope``).
 
 ``sources`` are the 1-based numbers of the items a message came from; the
 response's items continue the numbering after the request's.
@@ -92,29 +92,20 @@ from inspector.engine.providers import (
     responses_kind_known,
 )
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.canonical import (
+from inspector.formats.detect import Alternatives, opens_json, refuse_others
+from inspector.formats.exchanges import read_request, write_request
+from inspector.formats.jsondoc import arguments_string, read_json, text_of
+from inspector.formats.private import (
     END,
-    MESSAGE_PARTS,
     REC,
     SYSTEM_REC,
-    Alternatives,
     Message,
-    append_exchange,
-    arguments_string,
     by_origin,
     call_id,
     calls_of,
-    dump_like,
-    exchanges,
-    list_shape,
-    marked_parts,
-    message_envelope,
     metadata,
     origin,
     public,
-    read_json,
-    text_of,
-    use_exchange,
 )
 
 NAME = "responses"
@@ -122,6 +113,40 @@ PROVIDER = "responses"
 # What the upload form and the lists call this shape, and the extension its files take.
 LABEL = "OpenAI Responses"
 EXTENSION = "json"
+# Where it stands among the shapes when two sniffs are as sure (see ``base``).
+ORDER = 40
+
+
+# The keys of a Responses message item that its canonical parts hold, or that every
+# message item has: what ``message_envelope`` leaves out.
+_MESSAGE_KEYS = frozenset({"type", "role", "content"})
+# The content parts of a Responses message item that stay in it when it is written.
+# (A tuple: a part's type may be any JSON value, and ``in`` on a tuple hashes nothing.)
+MESSAGE_PARTS = ("text", "refusal")
+
+
+def message_envelope(item: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a Responses assistant ``message`` item beyond its content: its item
+    id (``msg_...``), ``status``, ``phase`` (``commentary`` / ``final_answer``)...
+
+    Its text and refusal parts carry them (``marked_parts``) so an export writes the
+    item back as it was: a model told the ``phase`` of its earlier messages is told it
+    again, and one item goes out under its id once. Codex's reader marks them too.
+    """
+    return {k: v for k, v in item.items() if k not in _MESSAGE_KEYS}
+
+
+def marked_parts(parts: list[Any], envelope: dict[str, Any]) -> list[Any]:
+    """``parts``, each text or refusal part carrying ``envelope`` under ``item``."""
+    if not envelope:
+        return parts
+    return [
+        {**part, "item": envelope}
+        if isinstance(part, dict) and part.get("type") in MESSAGE_PARTS
+        else part
+        for part in parts
+    ]
+
 
 # The public metadata key of the system message a request's ``instructions`` became.
 INSTRUCTIONS = "instructions"
@@ -136,6 +161,9 @@ _CLIENT_CALLS = frozenset(
         "apply_patch_call",
     }
 )
+# What names a history the server stores, which a body continues, and the ``meta`` key
+# that keeps it (``conversation`` there names a conversation of a file of several).
+STORED_HISTORY = {"previous_response_id": "previous_response_id", "conversation": "conversation_id"}
 _CALL_FIELDS = frozenset({"type", "id", "call_id", "status", "name"})
 # The fields of a call item that its canonical call holds, by kind (any other kind: its
 # call id and name, and every field outside ``_CALL_FIELDS``, which are its arguments).
@@ -169,47 +197,52 @@ _STRONG = Alternatives(
 
 
 def sniff(head: bytes) -> float:
-    if head.lstrip()[:1] not in (b"[", b"{"):
+    if not opens_json(head):
         return 0.0
     if _STRONG.search(head):
         return 0.8
     return 0.2 if b'"input"' in head else 0.0
 
 
+def stored_history(parsed: Parsed) -> dict[str, Any]:
+    """What names the history a request body continues on the server (the ``base`` hook):
+    ``{"previous_response_id": ...}`` or ``{"conversation": ...}`` as the body named it,
+    or ``{}``."""
+    if not isinstance(parsed.meta, dict):
+        return {}
+    for key, kept in STORED_HISTORY.items():
+        value = parsed.meta.get(kept)
+        if value is not None and value != "":
+            return {key: value}
+    return {}
+
+
 def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
     """Read any container above; ``conversation`` picks another exchange (0-based)."""
     doc = read_json(data)
-    state: dict[str, Any] = {"data": data, "doc": doc}
-    meta: dict[str, Any] = {}
-    body: dict[str, Any] = {}
+    request = read_request(
+        doc,
+        data,
+        NAME,
+        "input",
+        conversation,
+        refused="no 'input' items, item list or recorded exchanges found",
+        is_body=lambda doc: "input" in doc,
+        text_input=True,
+    )
+    state, meta, body, items = request.state, request.meta, request.body, request.items
     output: list[Any] = []
-    if isinstance(doc, list):
-        items: Any = doc  # decoded JSON, until checked to be a list
-        state["mode"] = "list"
-    elif isinstance(doc, dict) and (found := exchanges(doc)) is not None:
-        chosen = use_exchange(found, NAME, conversation, meta, state)
-        body = chosen.request
-        output = _response_output(chosen.response, meta)
-    elif isinstance(doc, dict) and "input" in doc:
-        body = doc
-        state["mode"] = "body"
-    else:
-        raise FormatError("no 'input' items, item list or recorded exchanges found")
+    if state["mode"] == "exchange":
+        output = _response_output(request.response, meta)
     if state["mode"] != "list":
-        items = body.get("input")
-        if isinstance(items, str):
-            items = [{"role": "user", "content": items}]
-            state["input_text"] = True
-        if not isinstance(items, list):
-            raise FormatError("the request body has no 'input' list")
-        if body.get("previous_response_id"):
-            # The server holds the earlier turns; this input is only the tail of the history.
-            meta["previous_response_id"] = body["previous_response_id"]
-    if not items:
-        raise FormatError("the list of input items is empty")
-    shape = list_shape(items)
-    if shape not in (None, NAME):
-        raise FormatError(f"the items are written in the {shape} shape, not {NAME}")
+        for key, kept in STORED_HISTORY.items():
+            value = body.get(key)
+            if value is not None and value != "":
+                # The server holds the earlier turns; this input is only the tail of the
+                # history (a conversation is named by its id, or an object holding it).
+                meta[kept] = value
+                break
+    refuse_others(items, NAME, "input items")
     pending = [call_id_of(i) for i in output if isinstance(i, dict) and _is_call(i)]
     if pending and meta.get("response_complete", True):
         meta["pending_calls"] = pending
@@ -245,15 +278,9 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
         data: bytes = state["data"]
         return data
     instructions, items = _wire(messages, state)
-    if state["mode"] == "list":
-        return dump_like(items, state["data"])
-    body = dict(state["body"])
-    body["input"] = items
-    if instructions is not None:
-        body["instructions"] = instructions
-    if state["mode"] == "body":
-        return dump_like(body, state["data"])
-    return dump_like(append_exchange(state["doc"], state["exchange"], body), state["data"])
+    # A body's ``instructions`` stay when the repaired history has none to give.
+    given = {} if instructions is None else {"instructions": instructions}
+    return write_request(state, "input", items, **given)
 
 
 def to_wire(messages: list[Message], *, memo: dict[Any, Any] | None = None) -> dict[str, Any]:
@@ -490,7 +517,7 @@ def _read(
             messages.append({"role": "tool", "content": _output_content(item), "metadata": md})
             sources.append([index + 1])
         elif _is_call(item):
-            call = _canonical_call(item)
+            call = canonical_call(item)
             names[call["tool_call_id"]] = call["name"]
             kinds.setdefault(call["tool_call_id"], item["type"])
             current = open_group(index)
@@ -511,7 +538,10 @@ def _read(
     return messages, sources, problems
 
 
-def _canonical_call(item: dict[str, Any]) -> dict[str, Any]:
+def canonical_call(item: dict[str, Any]) -> dict[str, Any]:
+    """The canonical call for a call item; what the item holds beyond its call id, name
+    and arguments (its kind, item id, status) under ``item``, which the export writes
+    back (Codex's rollouts read their tool searches so too)."""
     kind = item.get("type")
     if kind == "function_call":
         arguments: Any = item.get("arguments", "")
@@ -830,7 +860,7 @@ def _wire_assistant(message: Message, template: list[Any], native_only: bool) ->
     sources = _source_items(calls, old_calls)
     parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
     places = _call_places(calls, len(parts))
-    out: list[Any] = []
+    out: list[Any] = _carried_reasoning(message, parts)
     texts: list[Any] = []  # the text parts of the message item being made
     envelope: Any = None  # the fields of the item they were read from, if any
     waiting = 0  # the calls already placed
@@ -878,6 +908,20 @@ def _wire_assistant(message: Message, template: list[Any], native_only: bool) ->
     flush()
     place(len(parts))
     return out
+
+
+def _carried_reasoning(message: Message, parts: list[Any]) -> list[Any]:
+    """The reasoning items another shape kept beside the turn (Codex's, in
+    ``metadata["reasoning"]``), which go out first, before the turn's text and calls:
+    the model that wrote them reads them back, and a call it made after reasoning is
+    sent with that reasoning before it, as Codex itself sends it. None when the
+    content holds reasoning parts of its own (a Responses file's)."""
+    carried = metadata(message).get("reasoning")
+    if not isinstance(carried, list) or any(
+        isinstance(part, dict) and part.get("type") == "reasoning" for part in parts
+    ):
+        return []
+    return [item for item in carried if isinstance(item, dict) and item.get("type") == "reasoning"]
 
 
 def _call_places(calls: list[dict[str, Any]], count: int) -> list[int]:
@@ -943,7 +987,7 @@ def _source_items(calls: list[dict[str, Any]], old_calls: list[dict[str, Any]]) 
     for call in calls:
         found = None
         for index in range(start, len(old_calls)):
-            read = _canonical_call(old_calls[index])
+            read = canonical_call(old_calls[index])
             if read["name"] == call.get("name") and read["arguments"] == call.get("arguments"):
                 found = index
                 break

@@ -3,10 +3,20 @@
 No Django: the console command ``transcript-inspector`` runs on this and the
 pure core alone, without a server or a database.
 
-- ``agents``: each agent whose sessions we read, where it keeps them and how
-  it resumes one;
-- ``sessions``: finding those sessions and diagnosing them;
-- ``fix``: repairing one session file in place, safely, and undoing that;
-- ``confine``: where ``fix`` and ``undo`` may write (the session's own store
-  and its backup folder), the one place every path they write is checked.
+Floors, each importing only those below it (``tests/test_layers.py`` holds them):
+
+- ``confine``: where a fix may write (the session's own store and its backup
+  folder), the one place every path written is checked; ``follow``: reading
+  only what was appended to a file;
+- ``agents``: each agent whose sessions we read, where it keeps them, how it
+  resumes one, and which store kinds hold them (``Agent.store``);
+- ``outcome``: what a check and a fix report (``Checked``, ``Outcome``) and
+  the proof a repair holds (``verify``), from bytes, reading nothing;
+- ``store``: ``LocalStore``, the base of a store kind with its named hooks
+  (list, read, confine, fix, undo), itself the one-session-one-file kind;
+- ``opencode``, ``opencode_db``: OpenCode's folder of record files and its
+  database, each a ``LocalStore`` kind;
+- ``stores``: the registry of store kinds by ``Agent.store``;
+- ``sessions``: finding sessions and diagnosing them; ``fix``: repairing one
+  in place, safely, and undoing that. Both ask ``stores`` and name no kind.
 """

@@ -4,6 +4,13 @@ One definition for every caller: the console command's ``list`` and ``fix``,
 the web timeline's "to resume" hint and the watcher all read this table.
 Each folder can be overridden (``--root claude-code=/path``, or the agent's
 own environment variable, which the agent itself honours too).
+
+Adding an agent is one ``Agent`` row. Its ``format`` names the shape its
+files are in (``inspector.formats.FORMATS``). Where a session is not one file
+(a folder of record files, or a database like OpenCode's ``opencode.db``),
+``store`` names the store kinds that read, fix and undo it
+(``inspector.local.stores.STORES``, each a ``store.LocalStore`` subclass
+in its own module): ``sessions`` and ``fix`` find it there, unedited.
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ class Agent:
     where ``home`` is ``$env`` when that is set, else ``~/default_home``.
     ``resume`` is the command that resumes a session, with ``{session}`` for
     its id (and ``{path}`` for its file, where the agent takes a path).
+    ``store`` names its store kinds in ``inspector.local.stores.STORES``;
+    empty, one session is one file.
     """
 
     name: str
@@ -36,6 +45,7 @@ class Agent:
     # Files in the folder that are not resumable sessions of their own.
     skip_prefixes: tuple[str, ...] = ()
     skip_folders: tuple[str, ...] = ()
+    store: str = ""
 
     def root(self, environ: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
         """The folder holding this agent's sessions on this machine."""
@@ -126,6 +136,7 @@ AGENTS: tuple[Agent, ...] = (
         sessions="opencode/storage",
         pattern="session/*/ses_*.json",
         resume="opencode --session {session}",
+        store="opencode",
     ),
 )
 

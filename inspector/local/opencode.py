@@ -40,7 +40,9 @@ they were read, refused while the session or the database was written in
 the last few seconds, read back and put back if not clean; ``undo`` restores
 the rows.
 
-What may be written is stated once (``fix.confinement``, ``confine.Confined``):
+This module is the ``Files`` store kind (``store.LocalStore``); ``opencode_db``
+is the ``Database`` one. What may be written is stated once (``confinement``,
+``confine.Confined``):
 the storage folder and the backup folder, resolved as found on disk. The
 names of the files written and removed are the names found on disk: ``read``
 refuses a session any of whose records is a link, sits in a linked folder,
@@ -57,34 +59,28 @@ backup set.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import re
 import sqlite3
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from glob import escape as glob_escape
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
+from inspector.local.agents import BY_NAME
 from inspector.local.confine import Confined, Refused, absolute, safe_name, sync_folder
-
-if TYPE_CHECKING:
-    from inspector.local.agents import Agent
-    from inspector.local.fix import Outcome
+from inspector.local.outcome import Outcome, alive, diagnosed, sha256
+from inspector.local.outcome import StoreError as StoreError  # its old home: callers read it here
+from inspector.local.store import LocalStore, Run, repair_of
 
 BACKUPS = "transcript-inspector-backups"
 NOTE = "note.json"
 _TEMP = "tmp"
 # The id OpenCode gives a record it adds (``Identifier.ascending``): a prefix, ``_``, base62.
 NEW_ID = re.compile(r"(msg|prt)_[0-9A-Za-z]{1,64}")
-
-
-class StoreError(ValueError):
-    """A session's files cannot be read as one session."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -425,40 +421,20 @@ def changes(store: Store, repaired: bytes) -> list[Change]:
 # --- fix and undo ------------------------------------------------------------------------
 
 
+def confinement(path: Path, backup_dir: Path | None = None) -> Confined:
+    """The storage folder (its ``session/``, ``message/``, ``part/``) and the backup folder."""
+    root = storage_root(absolute(path)).resolve()
+    return Confined.to(root, backup_base(root, backup_dir))
+
+
 def backup_base(root: Path, backup_dir: Path | None) -> Path:
     """Where backup sets go: ``backup_dir``, else beside the storage folder; resolved."""
     return (absolute(backup_dir) if backup_dir else root.parent / BACKUPS).resolve()
 
 
-def fix(
-    path: Path,
-    agent: Agent | None,
-    *,
-    dry_run: bool,
-    backup_dir: Path | None,
-    quiet_seconds: float,
-    clock: Callable[[], float] = time.time,
-) -> Outcome:
-    """Repair the session ``path`` names in its storage folder (see the module docstring)."""
-    from inspector.local import fix as single
-
-    outcome = single.Outcome
-    if agent is None:
-        from inspector.local.agents import BY_NAME
-
-        agent = BY_NAME["opencode"]
-    if is_db_session(path):
-        from inspector.local import opencode_db
-
-        return opencode_db.fix(
-            path,
-            agent,
-            dry_run=dry_run,
-            backup_dir=backup_dir,
-            quiet_seconds=quiet_seconds,
-            clock=clock,
-        )
-    root = storage_root(path)
+def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
+    outcome = Outcome
+    root, base = confined.roots
     db = database(root)
     if db is not None:
         return outcome(
@@ -469,33 +445,8 @@ def fix(
             f"in the database instead (transcript-inspector fix {db / path.stem}); nothing was "
             "changed.",
         )
-    try:
-        safe_name(path.stem, "the session id")
-        confined = single.confinement(path, backup_dir)
-        root = confined.roots[0]
-        path = confined.check(root / path.relative_to(storage_root(path)))
-        return _fix(path, confined, agent, dry_run, quiet_seconds, clock)
-    except Refused as refused:
-        return outcome(path, "refused", f"{refused}; nothing was changed")
-    except OSError as error:  # the backup set could not be made: nothing was written yet
-        reason = f"could not write {error.filename or path}: {error.strerror or error}"
-        return outcome(path, "failed", f"{reason}; the session is as it was")
-
-
-def _fix(
-    path: Path,
-    confined: Confined,
-    agent: Agent,
-    dry_run: bool,
-    quiet_seconds: float,
-    clock: Callable[[], float],
-) -> Outcome:
-    from inspector.diagnosis import repaired_bytes
-    from inspector.local import fix as single
-    from inspector.local.sessions import check
-
-    outcome = single.Outcome
-    root, base = confined.roots
+    run = replace(run, agent=run.agent or BY_NAME["opencode"])
+    dry_run, clock = run.dry_run, run.clock
     _sweep(base / _TEMP, confined)
     try:
         before = _stamps(path)
@@ -503,27 +454,16 @@ def _fix(
     except (OSError, StoreError) as error:
         reason = f"cannot read the session {path.stem}: {error}; nothing was changed"
         return outcome(path, "refused", reason)
-    data = store.export_bytes()
-    checked = check(path, agent, data)
-    if checked.error or checked.parsed is None or checked.diagnosis is None:
-        reason = f"cannot read {path.stem}: {checked.error}; nothing was changed"
-        return outcome(path, "refused", reason)
-    if not checked.diagnosis.needs_repair:
-        return outcome(path, "clean", "nothing to repair", checked)
     newest = max(stamp[1] for stamp in before.values()) / 1e9
-    age = clock() - newest
-    if age < quiet_seconds and not dry_run:
-        return outcome(
-            path,
-            "refused",
-            f"session {path.stem} was written {max(age, 0):.1f} s ago: OpenCode may still be "
-            "running. Close it (or wait) and run fix again; nothing was changed.",
-        )
-    repaired = repaired_bytes(checked.parsed)
-    problem = single.verify(checked, repaired)
-    if problem:
-        reason = f"the repair did not verify ({problem}); nothing was changed"
-        return outcome(path, "failed", reason)
+    checked, repaired = repair_of(
+        path,
+        store.export_bytes(),
+        run,
+        newest,
+        name=path.stem,
+        what=f"session {path.stem}",
+        who="OpenCode",
+    )
     try:
         planned = changes(store, repaired)
         for change in planned:
@@ -550,10 +490,10 @@ def _fix(
             copy = folder / "files" / change.path.relative_to(root)
             confined.mkdir(copy.parent)
             confined.create(copy, change.old, change.path.lstat().st_mode)
-            entry["original_sha256"] = _sha256(change.old)
+            entry["original_sha256"] = sha256(change.old)
             entry["copy"] = str(copy)
         if change.new is not None:
-            entry["written_sha256"] = _sha256(change.new)
+            entry["written_sha256"] = sha256(change.new)
         entry["order"] = n
         note["files"].append(entry)
     confined.create(folder / NOTE, orjson.dumps(note, option=orjson.OPT_INDENT_2), None)
@@ -578,7 +518,7 @@ def _fix(
         return outcome(path, "failed", f"could not write {error}; the session is as it was")
 
     try:
-        again = check(path, checked.agent, export_bytes(path))
+        again = diagnosed(path, checked.agent, export_bytes(path))
         clean = not (again.error or again.needs_repair)
     except (OSError, StoreError):  # a file of it changed or went meanwhile
         clean = False
@@ -630,21 +570,6 @@ def backups(path: Path, backup_dir: Path | None = None) -> list[Path]:
     return sorted(p for p in folder.iterdir() if (p / NOTE).is_file())
 
 
-def undo(path: Path, *, backup_dir: Path | None = None, force: bool = False) -> Outcome:
-    """Put back the newest backup set of the session, if its files are still fix's."""
-    from inspector.local import fix as single
-
-    try:
-        safe_name(path.stem, "the session id")
-        confined = single.confinement(path, backup_dir)
-        path = confined.check(confined.roots[0] / path.relative_to(storage_root(path)))
-        return _undo(path, confined, backup_dir, force)
-    except StoreError as error:
-        return single.Outcome(path, "refused", f"cannot read the session: {error}")
-    except Refused as refused:
-        return single.Outcome(path, "refused", f"{refused}; nothing was changed")
-
-
 def _session_file_of(root: Path, session_id: str, messages: set[str], target: Path) -> bool:
     """``target`` is a file of the session ``session_id`` under ``root``: its info, one of
     its messages, or a part of one of ``messages`` (its own): the only files ``undo`` writes."""
@@ -666,15 +591,12 @@ def _session_file_of(root: Path, session_id: str, messages: set[str], target: Pa
     return kind == "part" and folder in messages
 
 
-def _undo(path: Path, confined: Confined, backup_dir: Path | None, force: bool) -> Outcome:
-    from inspector.local import fix as single
-
-    outcome = single.Outcome
+def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> Outcome:
+    outcome = Outcome
     root, base = confined.roots
-    found = backups(path, backup_dir)
-    if not found:
+    if not backups:
         return outcome(path, "refused", f"no backup of the session {path.stem} to restore")
-    folder = found[-1]
+    folder = backups[-1]
     try:
         note = orjson.loads(confined.read(folder / NOTE))
         entries = note["files"]
@@ -701,7 +623,7 @@ def _undo(path: Path, confined: Confined, backup_dir: Path | None, force: bool) 
     for entry, target in zip(entries, targets, strict=True):
         current = confined.read(target) if target.exists() else None
         expected = entry.get("written_sha256")
-        now = _sha256(current) if current is not None else None
+        now = sha256(current) if current is not None else None
         if now != expected and not force:
             return outcome(
                 path,
@@ -714,7 +636,7 @@ def _undo(path: Path, confined: Confined, backup_dir: Path | None, force: bool) 
     for entry, copy in zip(entries, copies, strict=True):
         if copy is not None:
             originals[copy] = confined.read(copy)
-            if _sha256(originals[copy]) != entry.get("original_sha256"):
+            if sha256(originals[copy]) != entry.get("original_sha256"):
                 return outcome(path, "refused", f"{folder} is not the copy fix made", backup=folder)
     temporary = base / _TEMP
     order = sorted(range(len(entries)), key=lambda n: -_order(entries[n]))
@@ -749,15 +671,31 @@ def _backup_folder(
 
 def _sweep(folder: Path, confined: Confined) -> None:
     """Remove temporary files a killed ``fix`` left (its process is gone)."""
-    from inspector.local import fix as single
-
     if not folder.is_dir() or folder.is_symlink():
         return
     for leftover in folder.glob("*.tmp"):
         pid = leftover.name.removesuffix(".tmp").rsplit(".", 1)[-1].split("-")[0]
-        if pid.isdigit() and not single.alive(int(pid)):
+        if pid.isdigit() and not alive(int(pid)):
             confined.unlink(leftover)
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+class Files(LocalStore):
+    """OpenCode's storage folder: a session is its info file and its messages' and parts' files."""
+
+    owns = staticmethod(is_session_file)
+    stat = staticmethod(stat)
+    read = staticmethod(export_bytes)
+    confinement = staticmethod(confinement)
+    backups = staticmethod(backups)
+
+    def locate(self, path: Path, backup_dir: Path | None) -> tuple[Confined, Path]:
+        safe_name(path.stem, "the session id")
+        confined = confinement(path, backup_dir)
+        return confined, confined.check(confined.roots[0] / path.relative_to(storage_root(path)))
+
+    repair = staticmethod(_fix)
+    restore = staticmethod(_undo)
+    whole = "the session"
+
+
+STORE = Files()

@@ -23,21 +23,18 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import sqlite3
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from inspector.local import opencode
 from inspector.local.confine import Confined, Refused, absolute, safe_name
-
-if TYPE_CHECKING:
-    from inspector.local.agents import Agent
-    from inspector.local.fix import Outcome
+from inspector.local.outcome import Outcome, StoreError, diagnosed
+from inspector.local.store import LocalStore, Run, repair_of
 
 ROWS = "rows.json"
 TABLES = ("message", "part")
@@ -230,78 +227,42 @@ def data_dir(path: Path) -> Path:
     return path.parent.parent
 
 
+def confinement(path: Path, backup_dir: Path | None = None) -> Confined:
+    """The folder holding the database, and the backup folder."""
+    data = data_dir(absolute(path)).resolve()
+    return Confined.to(data, backup_base(path, backup_dir))
+
+
 def backup_base(path: Path, backup_dir: Path | None) -> Path:
     """Where backup sets go: ``backup_dir``, else beside the database; resolved."""
     return opencode.backup_base(data_dir(absolute(path)).resolve() / "storage", backup_dir)
 
 
-def fix(
-    path: Path,
-    agent: Agent | None,
-    *,
-    dry_run: bool,
-    backup_dir: Path | None,
-    quiet_seconds: float,
-    clock: Callable[[], float] = time.time,
-) -> Outcome:
-    """Repair the session ``path`` (``<data>/opencode.db/<sessionID>``) in its database."""
-    from inspector.local import fix as single
-
-    outcome = single.Outcome
-    try:
-        confined, path = _confined(path, backup_dir)
-        return _fix(path, confined, agent, dry_run, quiet_seconds, clock)
-    except Refused as refused:
-        return outcome(path, "refused", f"{refused}; nothing was changed")
-
-
 def _confined(path: Path, backup_dir: Path | None) -> tuple[Confined, Path]:
     """Where fix may write for the session ``path``, and ``path`` with its database checked."""
-    from inspector.local import fix as single
-
     path = absolute(path)
-    confined = single.confinement(path, backup_dir)
+    confined = confinement(path, backup_dir)
     db = confined.check(confined.roots[0] / path.parent.name)
     return confined, db / safe_name(path.name, "the session id")
 
 
-def _fix(
-    path: Path,
-    confined: Confined,
-    agent: Agent | None,
-    dry_run: bool,
-    quiet_seconds: float,
-    clock: Callable[[], float],
-) -> Outcome:
-    from inspector.diagnosis import repaired_bytes
-    from inspector.local import fix as single
-    from inspector.local.sessions import check
-
-    outcome = single.Outcome
+def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
+    outcome = Outcome
+    dry_run, clock = run.dry_run, run.clock
     db, session_id = path.parent, path.name
     try:
         rows, session_row, data = _read(db, session_id)
-    except (OSError, sqlite3.Error, opencode.StoreError) as error:
+    except (OSError, sqlite3.Error, StoreError) as error:
         return outcome(path, "refused", f"cannot read the session {session_id}: {error}")
-    checked = check(path, agent, data)
-    if checked.error or checked.parsed is None or checked.diagnosis is None:
-        reason = f"cannot read {session_id}: {checked.error}; nothing was changed"
-        return outcome(path, "refused", reason)
-    if not checked.diagnosis.needs_repair:
-        return outcome(path, "clean", "nothing to repair", checked)
-    age = clock() - _newest_write(db, rows, session_row)
-    if age < quiet_seconds and not dry_run:
-        return outcome(
-            path,
-            "refused",
-            f"session {session_id} (or {db.name}) was written {max(age, 0):.1f} s ago: OpenCode "
-            "may still be running. Close it (or wait) and run fix again; nothing was changed.",
-        )
-    repaired = repaired_bytes(checked.parsed)
-    problem = single.verify(checked, repaired)
-    if problem:
-        reason = f"the repair did not verify ({problem}); nothing was changed"
-        return outcome(path, "failed", reason)
+    checked, repaired = repair_of(
+        path,
+        data,
+        run,
+        _newest_write(db, rows, session_row),
+        name=session_id,
+        what=f"session {session_id} (or {db.name})",
+        who="OpenCode",
+    )
     if orjson.loads(repaired)["info"] != orjson.loads(data)["info"]:
         reason = "the repair changes the session's own row, which fix does not write"
         reason += "; nothing was changed"
@@ -334,7 +295,7 @@ def _fix(
         confined.rmtree(folder)
         return outcome(path, "failed", f"could not write {db}: {error}; the session is as it was")
 
-    again = check(path, checked.agent, opencode.db_export_bytes(path))
+    again = diagnosed(path, checked.agent, opencode.db_export_bytes(path))
     if again.error or again.needs_repair:
         try:
             with _writing(db) as connection:
@@ -392,26 +353,12 @@ def backups(path: Path, backup_dir: Path | None = None) -> list[Path]:
     )
 
 
-def undo(path: Path, *, backup_dir: Path | None = None, force: bool = False) -> Outcome:
-    """Put back the rows of the newest backup set, if they are still the ones ``fix`` wrote."""
-    from inspector.local import fix as single
-
-    try:
-        confined, path = _confined(path, backup_dir)
-    except Refused as refused:
-        return single.Outcome(path, "refused", f"{refused}; nothing was changed")
-    return _undo(path, confined, backup_dir, force)
-
-
-def _undo(path: Path, confined: Confined, backup_dir: Path | None, force: bool) -> Outcome:
-    from inspector.local import fix as single
-
-    outcome = single.Outcome
+def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> Outcome:
+    outcome = Outcome
     db, session_id = path.parent, path.name
-    found = backups(path, backup_dir)
-    if not found:
+    if not backups:
         return outcome(path, "refused", f"no backup of the session {session_id} to restore")
-    folder = found[-1]
+    folder = backups[-1]
     try:
         note = orjson.loads(confined.read(folder / opencode.NOTE))
         raw = confined.read(folder / ROWS)
@@ -446,3 +393,31 @@ def _undo(path: Path, confined: Confined, backup_dir: Path | None, force: bool) 
         return outcome(path, "refused", f"could not write {db}: {error}; nothing was changed")
     confined.rmtree(folder)
     return outcome(path, "restored", f"restored from {folder}", backup=folder)
+
+
+class Database(LocalStore):
+    """OpenCode's ``opencode.db``: a session is its rows (``<data>/opencode.db/<sessionID>``)."""
+
+    owns = staticmethod(opencode.is_db_session)
+    read = staticmethod(opencode.db_export_bytes)
+    confinement = staticmethod(confinement)
+    locate = staticmethod(_confined)
+    backups = staticmethod(backups)
+
+    repair = staticmethod(_fix)
+    restore = staticmethod(_undo)
+    whole = "the session"
+
+    def sessions(self, root: Path) -> list[tuple[Path, int, float]] | None:
+        # Newer OpenCode reads only its database (beside ``storage/``, which a new
+        # install never makes); the JSON files, where they are, are an older copy.
+        db = opencode.database(root)
+        if db is None:
+            return None
+        try:
+            return opencode.db_sessions(db)
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot read {db}: {error}") from None
+
+
+STORE = Database()

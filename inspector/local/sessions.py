@@ -4,6 +4,8 @@
 returns the session files newest first, with a warning for each folder that
 is missing or cannot be read, so one bad folder never hides the others.
 ``check`` reads and diagnoses one file without ever writing anything.
+Which store a session is in (one file, OpenCode's folder or database) is
+``stores``' answer; this module names none.
 """
 
 from __future__ import annotations
@@ -11,17 +13,23 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from inspector import formats
-from inspector.diagnosis import ENGINE_VERSION, Diagnosis, diagnose
-from inspector.engine import InvalidTranscript
-from inspector.local import opencode
+from inspector.diagnosis import ENGINE_VERSION
+from inspector.local import stores
 from inspector.local.agents import AGENTS, Agent
+from inspector.local.outcome import Checked, StoreError, diagnosed, first_line
+
+# The names every reader of many files (a scan, the watcher) takes for a session's.
+SUFFIXES = (".jsonl", ".json")
+
+
+def is_session_name(name: str) -> bool:
+    return name.lower().endswith(SUFFIXES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,43 +42,6 @@ class Session:
     @property
     def guessed_id(self) -> str:
         return self.agent.session_id(self.path)
-
-
-@dataclass(slots=True)
-class Checked:
-    """One session file read and diagnosed; ``error`` says why it could not be."""
-
-    path: Path
-    agent: Agent | None
-    parsed: formats.Parsed | None = None
-    diagnosis: Diagnosis | None = None
-    error: str = ""
-    unread: list[formats.Problem] = field(default_factory=list)
-
-    @property
-    def session_id(self) -> str:
-        meta_id = self.parsed.meta.get("session_id") if self.parsed else None
-        if self.agent is None:
-            return str(meta_id or self.path.stem)
-        return self.agent.session_id(self.path, meta_id if isinstance(meta_id, str) else None)
-
-    @property
-    def needs_repair(self) -> bool:
-        return bool(self.diagnosis and self.diagnosis.needs_repair)
-
-    @property
-    def verdict(self) -> str:
-        if self.error:
-            return "unreadable"
-        return "needs repair" if self.needs_repair else "clean"
-
-    def resume_command(self) -> str | None:
-        if self.agent is None:
-            return None
-        cwd = self.parsed.meta.get("cwd") if self.parsed else None
-        return self.agent.resume_command(
-            self.session_id, self.path, cwd if isinstance(cwd, str) else None
-        )
 
 
 def roots(
@@ -88,13 +59,13 @@ def find(folders: Iterable[tuple[Agent, Path]]) -> tuple[list[Session], list[str
     found: list[Session] = []
     warnings: list[str] = []
     for agent, root in folders:
-        if agent.format == "opencode" and (db := opencode.database(root)) is not None:
-            # Newer OpenCode reads only its database (beside ``storage/``, which a new
-            # install never makes); the JSON files, where they are, are an older copy.
-            try:
-                found.extend(Session(agent, *row) for row in opencode.db_sessions(db))
-            except sqlite3.Error as error:
-                warnings.append(f"{agent.label}: cannot read {db}: {error}")
+        try:
+            listed = _listed(agent, root)
+        except StoreError as error:
+            warnings.append(f"{agent.label}: {error}")
+            continue
+        if listed is not None:  # a store that lists its own sessions (a database)
+            found.extend(Session(agent, *row) for row in listed)
             continue
         if not root.is_dir():
             warnings.append(f"{agent.label}: no folder at {root} (skipped)")
@@ -111,20 +82,24 @@ def find(folders: Iterable[tuple[Agent, Path]]) -> tuple[list[Session], list[str
             if not _is_session(agent, root, path):
                 continue
             try:
-                if opencode.is_session_file(path):  # its messages and parts are files too
-                    size, mtime = opencode.stat(path)
-                else:
-                    stat = path.stat()
-                    size, mtime = stat.st_size, stat.st_mtime
+                size, mtime = stores.for_path(path).stat(path)
             except OSError as error:
                 warnings.append(f"{agent.label}: cannot read {path}: {error.strerror or error}")
                 continue
-            except opencode.StoreError as error:  # listed, and ``check`` says why it is unread
+            except StoreError as error:  # listed, and ``check`` says why it is unread
                 warnings.append(f"{agent.label}: {error}")
                 size, mtime = path.lstat().st_size, path.lstat().st_mtime
             found.append(Session(agent, path, size, mtime))
     found.sort(key=lambda s: (-s.mtime, str(s.path)))
     return found, warnings
+
+
+def _listed(agent: Agent, root: Path) -> list[tuple[Path, int, float]] | None:
+    """The sessions a store of ``agent`` lists itself (a database's), or ``None``."""
+    for store in stores.of(agent):
+        if (listed := store.sessions(root)) is not None:
+            return listed
+    return None
 
 
 def _is_session(agent: Agent, root: Path, path: Path) -> bool:
@@ -147,31 +122,22 @@ def agent_for(path: Path, folders: Iterable[tuple[Agent, Path]]) -> Agent | None
 
 
 def session_bytes(path: Path) -> bytes:
-    """A session as the readers take it: a file's bytes, or an OpenCode session's export."""
-    if opencode.is_session_file(path):  # the session's files, as one export
-        return opencode.export_bytes(path)
-    if opencode.is_db_session(path):  # a session in OpenCode's database
-        return opencode.db_export_bytes(path)
-    return path.read_bytes()
+    """A session as the readers take it: a file's bytes, or its store's export of its records."""
+    return stores.for_path(path).read(path)
 
 
 def check(path: Path, agent: Agent | None = None, data: bytes | None = None) -> Checked:
     """Read and diagnose one file; nothing is written."""
-    checked = Checked(path=path, agent=agent)
-    try:
-        raw = data if data is not None else session_bytes(path)
-        fmt = agent.format if agent is not None and agent.format in formats.FORMATS else "auto"
-        checked.parsed = formats.load(raw, fmt)
-        checked.diagnosis = diagnose(checked.parsed)
-    except OSError as error:
-        checked.error = f"cannot read {path}: {error.strerror or error}"
-    except sqlite3.Error as error:
-        checked.error = f"cannot read {path.parent}: {error}"
-    except (formats.FormatError, InvalidTranscript, opencode.StoreError) as error:
-        checked.error = first_line(str(error))
-    else:
-        checked.unread = [p for p in checked.parsed.problems if p.kind == "unreadable"]
-    return checked
+    if data is None:
+        try:
+            data = session_bytes(path)
+        except OSError as error:
+            return Checked(path, agent, error=f"cannot read {path}: {error.strerror or error}")
+        except sqlite3.Error as error:
+            return Checked(path, agent, error=f"cannot read {path.parent}: {error}")
+        except StoreError as error:
+            return Checked(path, agent, error=first_line(str(error)))
+    return diagnosed(path, agent, data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +215,17 @@ def default_cache_path() -> Path:
     return Path(base) / "transcript-inspector" / "sessions.json"
 
 
-def first_line(text: str) -> str:
-    text = text.strip()
-    return text.splitlines()[0] if text else "unknown error"
+__all__ = [
+    "Checked",
+    "Session",
+    "Verdict",
+    "VerdictCache",
+    "agent_for",
+    "check",
+    "default_cache_path",
+    "find",
+    "first_line",
+    "is_session_name",
+    "roots",
+    "session_bytes",
+]

@@ -11,7 +11,8 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db.models import F, QuerySet
 
 from inspector.diagnosis import REPAIR_RULES
-from inspector.scan.sources import ZipRefused, is_session_name, plan_zip
+from inspector.local.sessions import is_session_name
+from inspector.scan.sources import ZipRefused, plan_zip
 from inspector.scan.tasks import zip_limits
 from inspector.web.forms import check_size, describe_size, format_choices
 

@@ -8,9 +8,10 @@ from typing import Any
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
 
+from inspector.local.sessions import is_session_name
 from inspector.scan import tasks
 from inspector.scan.models import ScanJob
-from inspector.scan.sources import Found, is_session_name, walk
+from inspector.scan.sources import Found, walk
 from inspector.web.models import Project
 
 

@@ -156,6 +156,35 @@ def sessions_of(project: Project) -> QuerySet[Session]:
     )
 
 
+def needing_repair_beside(transcript: Transcript) -> dict[str, Transcript | None] | None:
+    """The project's sessions that need repair just before and after this one, by date.
+
+    In the dashboard's dates and order (``sessions_of``).
+    """
+    project = transcript.project
+    if project is None:
+        return None
+    sessions = sessions_of(project).filter(needs_repair=True)
+    here = sessions_of(project).filter(pk=transcript.pk).values_list("date", flat=True)
+    date = here.first()
+    if date is None:
+        return None
+    earlier = Q(date__lt=date) | Q(date=date, pk__lt=transcript.pk)
+    later = Q(date__gt=date) | Q(date=date, pk__gt=transcript.pk)
+    previous = sessions.filter(earlier).order_by("-date", "-pk").first()
+    following = sessions.filter(later).order_by("date", "pk").first()
+    if previous is None and following is None:
+        return None
+    return {"previous": previous, "next": following}
+
+
+def timeline_neighbours(
+    sender: type[Transcript], transcript: Transcript, **kwargs: object
+) -> dict[str, Any]:
+    """The timeline's links to those sessions (``web.events.timeline_shown``, ``apps.ready``)."""
+    return {"neighbours": needing_repair_beside(transcript)}
+
+
 def unreadable_files(project: Project) -> QuerySet[ScanFile]:
     """The project's paths whose latest scan could not read them."""
     later = ScanFile.objects.filter(

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
-SUFFIXES = (".jsonl", ".json")
+from inspector.local.sessions import is_session_name
+
 # Members smaller than this cannot do harm whatever their ratio; JSON of a
 # few KB often compresses better than 100 to 1.
 RATIO_FLOOR = 1024 * 1024
@@ -52,17 +53,9 @@ class ZipPlan:
     members: list[tuple[zipfile.ZipInfo, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    @property
-    def total_bytes(self) -> int:
-        return sum(info.file_size for info, _ in self.members)
-
 
 class ZipRefused(ValueError):
     """The zip breaks a limit; ``str()`` says which, in plain words."""
-
-
-def is_session_name(name: str) -> bool:
-    return name.lower().endswith(SUFFIXES)
 
 
 def walk(root: Path) -> tuple[list[Found], list[str]]:

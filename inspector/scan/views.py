@@ -1,13 +1,13 @@
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.forms import Form
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
@@ -16,9 +16,13 @@ from inspector.scan import downloads, jobs, reports, tasks
 from inspector.scan.forms import ScanForm, SessionFilterForm
 from inspector.scan.models import ScanFile, ScanJob
 from inspector.watch.views import watched_rows
-from inspector.web.http import SignedInRequest
+from inspector.web.http import SignedInRequest, owned_or_404
+from inspector.web.http import bad_request as _bad_request
 from inspector.web.models import Project
 from inspector.web.store import project_for
+
+if TYPE_CHECKING:
+    from inspector.scan.reports import Session
 
 PAGE_SIZE = 50
 # The job page lists at most this many unreadable files; the dashboard has them all.
@@ -27,18 +31,12 @@ JOB_ERRORS_SHOWN = 200
 
 def _get_project_for_user(request: HttpRequest, slug: str) -> Project:
     """The signed-in user's project, or 404 (also for anyone else's)."""
-    return get_object_or_404(Project, slug=slug, owner=request.user)
+    return owned_or_404(request, Project, slug=slug)
 
 
 def _get_job_for_user(request: HttpRequest, public_id: str) -> ScanJob:
     """The signed-in user's scan job, or 404 (also for anyone else's)."""
-    return get_object_or_404(
-        ScanJob.objects.select_related("project"), public_id=public_id, owner=request.user
-    )
-
-
-def _bad_request(request: HttpRequest, form: Form) -> HttpResponse:
-    return render(request, "inspector/bad_request.html", {"form": form}, status=400)
+    return owned_or_404(request, ScanJob.objects.select_related("project"), public_id=public_id)
 
 
 @login_required
@@ -77,30 +75,36 @@ def project_detail(request: SignedInRequest, slug: str) -> HttpResponse:
 @login_required
 @require_safe
 def project_csv(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttpResponse:
-    project = _get_project_for_user(request, slug)
-    form = SessionFilterForm(request.GET)
-    if not form.is_valid():
-        return _bad_request(request, form)
-    sessions = form.apply(reports.sessions_of(project)).iterator(chunk_size=500)
-    rows = downloads.sessions_csv(sessions, request.build_absolute_uri)
-    response = StreamingHttpResponse(rows, content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = content_disposition_header(True, f"{project.slug}.csv")
-    return response
+    def rows(sessions: Iterator[Session]) -> Iterator[str]:
+        return downloads.sessions_csv(sessions, request.build_absolute_uri)
+
+    return _sessions_download(request, slug, 500, rows, "text/csv; charset=utf-8", "{}.csv")
 
 
 @login_required
 @require_safe
 def project_zip(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttpResponse:
+    zipped = downloads.repaired_zip
+    return _sessions_download(request, slug, 100, zipped, "application/zip", "{}-repaired.zip")
+
+
+def _sessions_download(
+    request: HttpRequest,
+    slug: str,
+    chunk_size: int,
+    body: Callable[[Iterator[Session]], Iterator[str] | Iterator[bytes]],
+    content_type: str,
+    name: str,
+) -> HttpResponse | StreamingHttpResponse:
+    """The project's sessions the query's filters choose, streamed through ``body`` as ``name``
+    (``{}`` the project's slug); the 400 page for a bad filter."""
     project = _get_project_for_user(request, slug)
     form = SessionFilterForm(request.GET)
     if not form.is_valid():
         return _bad_request(request, form)
-    sessions = form.apply(reports.sessions_of(project)).iterator(chunk_size=100)
-    response = StreamingHttpResponse(
-        downloads.repaired_zip(sessions), content_type="application/zip"
-    )
-    name = f"{project.slug}-repaired.zip"
-    response["Content-Disposition"] = content_disposition_header(True, name)
+    sessions = form.apply(reports.sessions_of(project)).iterator(chunk_size=chunk_size)
+    response = StreamingHttpResponse(body(sessions), content_type=content_type)
+    response["Content-Disposition"] = content_disposition_header(True, name.format(project.slug))
     return response
 
 

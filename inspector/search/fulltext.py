@@ -1,8 +1,8 @@
 """Full-text search across a project's sessions: one interface, a backend per database.
 
-The interface::
+The interface (a transcript just stored is queued for ``index_stored`` by
+``signals.queue_indexing``, on the web floor's ``events.transcript_stored``)::
 
-    transcript_stored(transcript)              queue a transcript just stored (store_upload)
     index_rows(transcript, rows, version)      replace a transcript's entries with these rows
     index_stored(transcript)                   the same, from its stored diagnosis
     stale(project), catch_up(project, seconds) transcripts not indexed at this engine version
@@ -73,6 +73,7 @@ from inspector.diagnosis.select import PAGE_SIZE, Filters
 from inspector.redact import mask
 from inspector.search.models import SearchIndexed, SearchRow
 from inspector.share.content import shown_row
+from inspector.web import store
 from inspector.web.models import Project, Transcript
 
 if TYPE_CHECKING:
@@ -335,20 +336,6 @@ def backend() -> Backend | None:
 # --- indexing ----------------------------------------------------------------
 
 
-def transcript_stored(transcript: Transcript) -> None:
-    """Queue the indexing of a transcript ``store_upload`` has just stored (``tasks``).
-
-    A failure to queue is logged and does not fail the upload: the transcript
-    stays unindexed, and the next search of its project indexes it (``catch_up``).
-    """
-    from inspector.search.tasks import index_transcript
-
-    try:
-        index_transcript.enqueue(transcript.pk)
-    except DatabaseError:
-        log.exception("queueing transcript %s for search failed", transcript.public_id)
-
-
 def index_rows(transcript: Transcript, rows: Iterable[Row], engine_version: str) -> int:
     """Replace the transcript's entries with these rows (its timeline's, in order).
 
@@ -396,8 +383,6 @@ def index_stored(transcript: Transcript) -> int:
     Rows are read from the cache file a chunk at a time. A transcript whose
     bytes no longer read is recorded with no rows, so it is not tried again.
     """
-    from inspector.web import store  # store calls this module
-
     try:
         diagnosis = store.get_page_diagnosis(transcript)
     except store.UnreadableTranscript as error:

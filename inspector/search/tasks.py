@@ -16,6 +16,9 @@ import logging
 from django.db import DatabaseError
 from django.tasks import task
 
+from inspector.search import fulltext
+from inspector.web.models import Transcript
+
 log = logging.getLogger(__name__)
 
 # Below a scan's files (priority 0): the scan's results come first, the index after.
@@ -25,9 +28,6 @@ PRIORITY = -10
 @task(priority=PRIORITY)
 def index_transcript(transcript_pk: int) -> str:
     """Index one transcript's timeline rows, read from its stored diagnosis."""
-    from inspector.search import fulltext
-    from inspector.web.models import Transcript
-
     transcript = Transcript.objects.filter(pk=transcript_pk).first()
     if transcript is None:
         return "deleted"

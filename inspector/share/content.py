@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
-from inspector.diagnosis import TEXT_LIMIT
+from inspector.diagnosis import TEXT_LIMIT, report_head
 from inspector.diagnosis.stored import AT_HAND, Clipped
 from inspector.engine.canonical import call_id_text
 from inspector.engine.causes import CAUSES
@@ -490,11 +490,7 @@ def redacted_report(diagnosis: DiagnosisView) -> dict[str, Any]:
             "A redacted share: message text, tool arguments, tool results and thinking are "
             "replaced by their length; ids, tool names, findings and verdicts are kept."
         ),
-        "format": diagnosis.format,
-        "engine_version": diagnosis.engine_version,
-        "messages": diagnosis.message_count,
-        "repaired_messages": diagnosis.repaired_count,
-        "needs_repair": diagnosis.needs_repair,
+        **report_head(diagnosis),
         "findings": [
             {
                 name: _redacted_finding(finding).get(name)

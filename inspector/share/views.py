@@ -22,7 +22,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
-from django.utils.http import content_disposition_header
 from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
@@ -37,6 +36,7 @@ from inspector.diagnosis.select import (
     session_map,
 )
 from inspector.engine import RULES
+from inspector.formats import extension_of
 from inspector.redact import DETECTOR_VERSION, mask
 from inspector.share.content import (
     SecretCount,
@@ -52,7 +52,7 @@ from inspector.share.forms import RevokeForm, ShareForm
 from inspector.share.models import ShareLink, hash_token
 from inspector.web import store, words
 from inspector.web.forms import TimelineForm
-from inspector.web.http import HtmxRequest, SignedInRequest
+from inspector.web.http import HtmxRequest, SignedInRequest, attachment
 from inspector.web.models import Transcript
 from inspector.web.views import _bad_request, _get_transcript_for_user, _in_order
 
@@ -255,20 +255,15 @@ def shared_download(request: HttpRequest, token: str, kind: str) -> HttpResponse
     if kind not in DOWNLOADS[link.mode]:
         raise Http404
     transcript = link.transcript
-    try:
-        with store.depth_guarded():
-            if link.mode == ShareLink.REDACTED:
-                report = redacted_report(store.get_diagnosis(transcript))
-                data = orjson.dumps(report, option=orjson.OPT_INDENT_2)
-                name = "shared-transcript.redacted-report.json"
-            else:
-                data, name = _full_download(transcript, kind)
-    except store.UnreadableTranscript as error:
-        return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
-    content_type = "application/json" if name.endswith(".json") else "application/octet-stream"
-    response = HttpResponse(data, content_type=content_type)
-    response["Content-Disposition"] = content_disposition_header(True, name)
-    return response
+
+    def made() -> tuple[bytes, str]:
+        if link.mode == ShareLink.REDACTED:
+            report = redacted_report(store.get_diagnosis(transcript))
+            data = orjson.dumps(report, option=orjson.OPT_INDENT_2)
+            return data, "shared-transcript.redacted-report.json"
+        return _full_download(transcript, kind)
+
+    return attachment(made)
 
 
 def _full_download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
@@ -276,9 +271,7 @@ def _full_download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
     file_name = mask(transcript.file_name)
     stem, dot, extension = file_name.rpartition(".")
     if not dot:
-        stem = file_name
-        jsonl = transcript.format in ("claude-code", "codex", "pi", "codex-exec")
-        extension = "jsonl" if jsonl else "json"
+        stem, extension = file_name, extension_of(transcript.format)
     if kind == "original":
         return mask_file(store.read_raw(transcript)), file_name
     if kind == "report":

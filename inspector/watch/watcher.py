@@ -27,7 +27,7 @@ from django.utils import timezone
 from inspector.local import opencode
 from inspector.local.fix import BACKUP_MARK
 from inspector.local.follow import Follower
-from inspector.scan.sources import is_session_name
+from inspector.local.sessions import is_session_name
 from inspector.watch import ingest
 from inspector.watch.models import WatchedFile, WatchedFolder
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 import html
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -506,14 +506,6 @@ def readable_row(
     ]
     content["calls"] = [_call(call, seen, subagent_links) for call in row.get("calls") or ()]
     return content
-
-
-def readable_rows(
-    rows: Iterable[Row], subagent_links: Mapping[str, str] | None = None
-) -> list[dict[str, Any]]:
-    """``readable_row`` of each row, in order (for tests and scripts; pages use the tag)."""
-    page = Page()
-    return [readable_row(row, page, subagent_links) for row in rows]
 
 
 def _call(

@@ -44,7 +44,7 @@ from inspector.diagnosis.select import GROUP_LIMIT
 from inspector.diagnosis.stored import StoredDiagnosis
 from inspector.engine.errors import InvalidTranscript
 from inspector.formats.base import Parsed
-from inspector.search import fulltext
+from inspector.web import events
 from inspector.web.models import Project, Transcript, new_public_id, storage_dir
 
 log = logging.getLogger(__name__)
@@ -209,7 +209,7 @@ def store_upload(
     if encoded is not None:
         path = _diagnosis_path(transcript.public_id, transcript.engine_version)
         _remember(transcript, encoded.open(_opener(path)))
-    fulltext.transcript_stored(transcript)
+    events.transcript_stored.send(sender=Transcript, transcript=transcript)
     return transcript, True
 
 

@@ -22,7 +22,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.encoding import force_str
-from django.utils.http import content_disposition_header, urlsafe_base64_decode
+from django.utils.http import urlsafe_base64_decode
 from django.views import defaults
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
@@ -41,9 +41,9 @@ from inspector.diagnosis.select import (
     session_map,
 )
 from inspector.engine import RULES
-from inspector.formats import FORMATS
+from inspector.formats import extension_of
 from inspector.local import agents
-from inspector.web import spec, store, words
+from inspector.web import events, spec, store, words
 from inspector.web.forms import (
     ApiUploadForm,
     SearchForm,
@@ -54,7 +54,8 @@ from inspector.web.forms import (
     check_size,
     too_many_files,
 )
-from inspector.web.http import SignedInRequest
+from inspector.web.http import SignedInRequest, attachment, owned_or_404
+from inspector.web.http import bad_request as _bad_request
 from inspector.web.models import ApiToken, Transcript, hash_token
 from inspector.web.render import timing_words
 from inspector.web.signin import signin_tokens
@@ -70,13 +71,7 @@ DOWNLOADS = ("repaired", "in-place", "canonical", "report", "original")
 
 def _get_transcript_for_user(request: HttpRequest, public_id: str) -> Transcript:
     """The signed-in user's transcript, or 404 (also for anyone else's)."""
-    return get_object_or_404(
-        Transcript.objects.select_related("project"), public_id=public_id, owner=request.user
-    )
-
-
-def _bad_request(request: HttpRequest, form: Form) -> HttpResponse:
-    return render(request, "inspector/bad_request.html", {"form": form}, status=400)
+    return owned_or_404(request, Transcript.objects.select_related("project"), public_id=public_id)
 
 
 # --- pages -----------------------------------------------------------------
@@ -217,7 +212,7 @@ def timeline(request: SignedInRequest, public_id: str) -> HttpResponse:
         ],
         "resume": _resume_hint(transcript),
         "in_place": _in_place(transcript),
-        "neighbours": _needing_repair_beside(transcript),
+        **events.timeline_context(transcript),  # what the apps above add (scan: neighbours)
         "parent": _parent_session(transcript),
         "branch_links": True,
         "conversations": conversation_list(transcript, filters.conversation),
@@ -349,27 +344,6 @@ def _in_place(transcript: Transcript) -> dict[str, str] | None:
     return {"name": name, "path": path, "commands": commands, "env": agent.env, "home": home}
 
 
-def _needing_repair_beside(transcript: Transcript) -> dict[str, Transcript | None] | None:
-    """The project's sessions that need repair just before and after this one, by date."""
-    project = transcript.project
-    if project is None:
-        return None
-    from inspector.scan.reports import sessions_of  # the dashboard's dates and order
-
-    sessions = sessions_of(project).filter(needs_repair=True)
-    here = sessions_of(project).filter(pk=transcript.pk).values_list("date", flat=True)
-    date = here.first()
-    if date is None:
-        return None
-    earlier = Q(date__lt=date) | Q(date=date, pk__lt=transcript.pk)
-    later = Q(date__gt=date) | Q(date=date, pk__gt=transcript.pk)
-    previous = sessions.filter(earlier).order_by("-date", "-pk").first()
-    following = sessions.filter(later).order_by("date", "pk").first()
-    if previous is None and following is None:
-        return None
-    return {"previous": previous, "next": following}
-
-
 def _resume_hint(transcript: Transcript) -> dict[str, str] | None:
     if transcript.format not in agents.IN_PLACE_FORMATS:
         return None
@@ -386,21 +360,13 @@ def download(request: HttpRequest, public_id: str, kind: str) -> HttpResponse:
     transcript = _get_transcript_for_user(request, public_id)
     if kind not in DOWNLOADS:
         raise Http404("No such download.")
-    try:
-        with store.depth_guarded():
-            data, name = _download(transcript, kind)
-    except store.UnreadableTranscript as error:
-        return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
-    content_type = "application/json" if name.endswith(".json") else "application/octet-stream"
-    response = HttpResponse(data, content_type=content_type)
-    response["Content-Disposition"] = content_disposition_header(True, name)
-    return response
+    return attachment(lambda: _download(transcript, kind))
 
 
 def _download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
     stem, dot, extension = transcript.file_name.rpartition(".")
     if not dot:
-        stem, extension = transcript.file_name, _extension(transcript.format)
+        stem, extension = transcript.file_name, extension_of(transcript.format)
     in_place = _in_place(transcript) if kind == "in-place" else None
     if kind == "in-place" and in_place is None:
         raise Http404("Only an agent's own session files are put in place.")
@@ -420,11 +386,6 @@ def _download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
         if in_place is not None:
             name = in_place["name"]  # the agent's own name for it, to replace the original
     return data, name
-
-
-def _extension(format: str) -> str:
-    module = FORMATS.get(format)
-    return module.EXTENSION if module is not None else "json"
 
 
 @login_required

@@ -34,7 +34,7 @@ PLAIN: dict[str, Plain] = {
     "ID-3": Plain(
         "A call id one provider refuses",
         "The id is fine for the tool that wrote it, but a provider's rules for ids (Anthropic's "
-        "letters, digits, - and _; OpenAI Responses' 64 characters) refuse it.",
+        "letters, digits, - and _; OpenAI Chat's 40 characters, Responses' 64) refuse it.",
         "The export to that provider sends the call and its result under a new id, always the "
         "same one for the same history; the file itself keeps the old id.",
         "Nothing to do: send the exported history to that provider as it is.",

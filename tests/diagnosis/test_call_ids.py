@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from inspector import formats
 from inspector.diagnosis import diagnose
 from inspector.engine.canonical import call_id, call_id_text
-from inspector.formats import canonical as canonical_format
+from inspector.formats import private
 from tests.engine.test_properties import histories
 
 SPELLINGS = [
@@ -25,7 +25,7 @@ SPELLINGS = [
 def test_every_reader_reads_the_engines_id(holder):
     assert call_id(holder) == "abc"
     assert call_id_text(holder) == "abc"
-    assert canonical_format.call_id(holder) == "abc"
+    assert private.call_id(holder) == "abc"
 
 
 # The canonical reader refuses a null id outright (an unreadable record), so it is left out here.

@@ -25,8 +25,8 @@ from inspector.diagnosis import provider_verdicts
 from inspector.diagnosis.rows import _render_arguments
 from inspector.diagnosis.verdicts import _Wires
 from inspector.engine import repair_history
+from inspector.engine.canonical import arguments_object
 from inspector.engine.providers import PROVIDERS, validate
-from inspector.formats.canonical import arguments_object
 
 Message = dict[str, Any]
 

@@ -43,7 +43,7 @@ def test_openai_unanswered_call_names_its_ids():
             {"role": "user", "content": "next"},
         ]
     }
-    problems = p.validate_openai_chat(wire)
+    problems = p.validate("openai-chat", wire)
     assert texts(problems) == [
         "An assistant message with 'tool_calls' must be followed by tool messages responding to"
         " each 'tool_call_id'. The following tool_call_ids did not have response messages: b"
@@ -59,7 +59,7 @@ def test_openai_answered_calls_pass():
         {"role": "tool", "tool_call_id": "a", "content": "A"},
         {"role": "assistant", "content": "done"},
     ]
-    assert p.validate_openai_chat(wire) == []
+    assert p.validate("openai-chat", wire) == []
 
 
 def test_openai_tool_message_without_call_uses_their_spelling():
@@ -67,7 +67,7 @@ def test_openai_tool_message_without_call_uses_their_spelling():
         {"role": "user", "content": "hi"},
         {"role": "tool", "tool_call_id": "x", "content": "?"},
     ]
-    problems = p.validate_openai_chat(wire)
+    problems = p.validate("openai-chat", wire)
     assert texts(problems) == [
         "Invalid parameter: messages with role 'tool' must be a response to a preceeding message"
         " with 'tool_calls'."
@@ -82,7 +82,7 @@ def test_openai_result_for_a_call_of_the_turn_before_is_an_orphan():
         {"role": "assistant", "content": "so"},
         {"role": "tool", "tool_call_id": "a", "content": "A again"},
     ]
-    assert [(x.code, x.index) for x in p.validate_openai_chat(wire)] == [("orphan_result", 3)]
+    assert [(x.code, x.index) for x in p.validate("openai-chat", wire)] == [("orphan_result", 3)]
 
 
 def test_openai_second_result_for_one_call_is_a_result_with_no_call():
@@ -93,7 +93,7 @@ def test_openai_second_result_for_one_call_is_a_result_with_no_call():
         {"role": "tool", "tool_call_id": "a", "content": "A"},
         {"role": "tool", "tool_call_id": "a", "content": "A2"},
     ]
-    problems = p.validate_openai_chat(wire)
+    problems = p.validate("openai-chat", wire)
     assert texts(problems) == [p.OPENAI_ORPHAN_RESULT]
     assert [(x.code, x.index) for x in problems] == [("duplicate_result", 2)]
 
@@ -103,7 +103,7 @@ def test_openai_repeated_call_id_in_one_message():
         {"role": "assistant", "content": None, "tool_calls": [chat_call("a"), chat_call("a")]},
         {"role": "tool", "tool_call_id": "a", "content": "A"},
     ]
-    problems = p.validate_openai_chat(wire)
+    problems = p.validate("openai-chat", wire)
     assert [x.code for x in problems] == ["duplicate_call_id"]
     assert problems[0].text == p.OPENAI_DUPLICATE_CALL_ID.format(M=1, id="a", N=0)
 
@@ -113,12 +113,12 @@ def test_openai_arguments_must_be_a_json_string():
         {"role": "assistant", "content": None, "tool_calls": [chat_call("a", {"q": "x"})]},
         {"role": "tool", "tool_call_id": "a", "content": "A"},
     ]
-    assert texts(p.validate_openai_chat(wire)) == [
+    assert texts(p.validate("openai-chat", wire)) == [
         "Invalid type for 'messages[0].tool_calls[0].function.arguments': expected a string,"
         " but got an object instead."
     ]
     wire[0]["tool_calls"][0]["function"]["arguments"] = '{"q": "x"}'
-    assert p.validate_openai_chat(wire) == []
+    assert p.validate("openai-chat", wire) == []
 
 
 # --- Anthropic Messages -------------------------------------------------------------------
@@ -140,7 +140,7 @@ def test_anthropic_tool_use_without_result_in_next_message():
             {"role": "user", "content": [result("toolu_2")]},
         ]
     }
-    problems = p.validate_anthropic(wire)
+    problems = p.validate("anthropic", wire)
     assert texts(problems) == [
         "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after:"
         " toolu_1. Each `tool_use` block must have a corresponding `tool_result` block in the"
@@ -156,7 +156,7 @@ def test_anthropic_answered_tool_use_passes():
         {"role": "user", "content": [result(), {"type": "text", "text": "thanks"}]},
         {"role": "assistant", "content": "done"},
     ]
-    assert p.validate_anthropic(wire) == []
+    assert p.validate("anthropic", wire) == []
 
 
 def test_anthropic_result_without_tool_use_in_previous_message():
@@ -165,7 +165,7 @@ def test_anthropic_result_without_tool_use_in_previous_message():
         {"role": "assistant", "content": "hello"},
         {"role": "user", "content": [{"type": "text", "text": "x"}, result("toolu_9")]},
     ]
-    problems = p.validate_anthropic(wire)
+    problems = p.validate("anthropic", wire)
     assert texts(problems) == [
         "messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks: toolu_9."
         " Each `tool_result` block must have a corresponding `tool_use` block in the previous"
@@ -182,7 +182,7 @@ def test_anthropic_tool_use_ids_must_be_unique_within_a_turn():
         {"role": "assistant", "content": [use("toolu_1")]},
         {"role": "user", "content": [result("toolu_1")]},
     ]
-    assert texts(p.validate_anthropic(wire)) == [
+    assert texts(p.validate("anthropic", wire)) == [
         "messages.2.content.0: `tool_use` ids must be unique"
     ]
 
@@ -198,38 +198,40 @@ def test_anthropic_accepts_an_id_used_again_in_a_later_turn():
         {"role": "assistant", "content": [use("toolu_1")]},
         {"role": "user", "content": [result("toolu_1")]},
     ]
-    assert p.validate_anthropic(wire) == []
+    assert p.validate("anthropic", wire) == []
 
 
 def test_anthropic_empty_text_block():
     wire = [{"role": "user", "content": [{"type": "text", "text": ""}]}]
-    assert texts(p.validate_anthropic(wire)) == ["messages: text content blocks must be non-empty"]
+    assert texts(p.validate("anthropic", wire)) == [
+        "messages: text content blocks must be non-empty"
+    ]
     wire[0]["content"][0]["text"] = "hi"
-    assert p.validate_anthropic(wire) == []
+    assert p.validate("anthropic", wire) == []
 
 
 def test_anthropic_whitespace_only_text_block():
     wire = [{"role": "user", "content": [{"type": "text", "text": " \n"}]}]
-    assert texts(p.validate_anthropic(wire)) == [p.ANTHROPIC_WHITESPACE_TEXT]
+    assert texts(p.validate("anthropic", wire)) == [p.ANTHROPIC_WHITESPACE_TEXT]
 
 
 def test_anthropic_final_assistant_text_ending_in_whitespace():
     # A prefill: the last message is the assistant's, and its text ends in whitespace.
     for content in ["Sure, here ", [{"type": "text", "text": "title:\n"}]]:
         wire = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": content}]
-        assert texts(p.validate_anthropic(wire)) == [p.ANTHROPIC_TRAILING_WHITESPACE]
+        assert texts(p.validate("anthropic", wire)) == [p.ANTHROPIC_TRAILING_WHITESPACE]
         # Not the last message, or not ending in text: accepted.
-        assert p.validate_anthropic([*wire, {"role": "user", "content": "go on"}]) == []
+        assert p.validate("anthropic", [*wire, {"role": "user", "content": "go on"}]) == []
     # Ending in a thinking block, it does not end in text: refused for its thinking alone.
     thought = {"type": "thinking", "thinking": "t", "signature": "s"}
     wire = [
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": [{"type": "text", "text": "a "}, thought]},
     ]
-    assert p.ANTHROPIC_TRAILING_WHITESPACE not in texts(p.validate_anthropic(wire))
+    assert p.ANTHROPIC_TRAILING_WHITESPACE not in texts(p.validate("anthropic", wire))
     # The export writes the last text without it: the history is not at fault.
     canonical = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Sure "}]
-    assert p.validate_anthropic(to_wire(canonical, "anthropic")) == []
+    assert p.validate("anthropic", to_wire(canonical, "anthropic")) == []
 
 
 def test_anthropic_empty_message_except_final_assistant():
@@ -237,7 +239,7 @@ def test_anthropic_empty_message_except_final_assistant():
         {"role": "user", "content": []},
         {"role": "assistant", "content": ""},
     ]
-    assert texts(p.validate_anthropic(wire)) == [
+    assert texts(p.validate("anthropic", wire)) == [
         "messages.0: all messages must have non-empty content except for the optional final"
         " assistant message"
     ]
@@ -249,13 +251,13 @@ def test_anthropic_tool_use_id_pattern():
         {"role": "assistant", "content": [use("functions.search:0")]},
         {"role": "user", "content": [result("functions.search:0")]},
     ]
-    assert texts(p.validate_anthropic(wire)) == [
+    assert texts(p.validate("anthropic", wire)) == [
         "messages.1.content.0.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'",
         "messages.2.content.0.tool_result.tool_use_id: String should match pattern"
         " '^[a-zA-Z0-9_-]+$'",
     ]
     wire[1]["content"][0]["id"] = wire[2]["content"][0]["tool_use_id"] = "functions_search_0"
-    assert p.validate_anthropic(wire) == []
+    assert p.validate("anthropic", wire) == []
 
 
 def test_anthropic_tool_use_input_must_be_an_object():
@@ -264,7 +266,7 @@ def test_anthropic_tool_use_input_must_be_an_object():
         {"role": "assistant", "content": [{**use(), "input": '{"q": "x"}'}]},
         {"role": "user", "content": [result()]},
     ]
-    assert texts(p.validate_anthropic(wire)) == [
+    assert texts(p.validate("anthropic", wire)) == [
         "messages.1.content.0.tool_use.input: Input should be a valid dictionary"
     ]
 
@@ -281,7 +283,7 @@ def test_anthropic_server_tool_use_is_not_a_client_call():
             ],
         },
     ]
-    assert p.validate_anthropic(wire) == []
+    assert p.validate("anthropic", wire) == []
 
 
 # --- OpenAI Responses ---------------------------------------------------------------------
@@ -298,38 +300,38 @@ def out(cid: str) -> dict[str, Any]:
 
 def test_responses_call_without_output():
     wire = {"input": [{"role": "user", "content": "hi"}, fc("call_a")]}
-    problems = p.validate_responses(wire)
+    problems = p.validate("responses", wire)
     assert texts(problems) == ["No tool output found for function call call_a."]
     assert (problems[0].index, problems[0].path) == (1, "input.1")
 
 
 def test_responses_output_may_come_later_but_must_come():
     wire = [fc("a"), {"role": "assistant", "content": "thinking"}, fc("b"), out("a"), out("b")]
-    assert p.validate_responses(wire) == []
+    assert p.validate("responses", wire) == []
 
 
 def test_responses_output_without_call():
     wire = [{"role": "user", "content": "hi"}, out("call_z")]
-    assert texts(p.validate_responses(wire)) == [
+    assert texts(p.validate("responses", wire)) == [
         "No tool call found for function call output with call_id call_z."
     ]
 
 
 def test_responses_output_before_its_call_has_no_call():
     wire = [out("a"), fc("a")]
-    assert [x.code for x in p.validate_responses(wire)] == ["orphan_result", "missing_result"]
+    assert [x.code for x in p.validate("responses", wire)] == ["orphan_result", "missing_result"]
 
 
 def test_responses_repeated_call_id():
     wire = [fc("a"), out("a"), fc("a"), out("a")]
-    problems = p.validate_responses(wire)
+    problems = p.validate("responses", wire)
     assert [(x.code, x.index) for x in problems] == [("duplicate_call_id", 2)]
     assert problems[0].text == "Duplicate call_id found in input: a."
 
 
 def test_responses_repeated_item_id():
     wire = [fc("a", "fc_1"), out("a"), fc("b", "fc_1"), out("b")]
-    assert texts(p.validate_responses(wire)) == [
+    assert texts(p.validate("responses", wire)) == [
         "Duplicate item found with id fc_1. Remove duplicate items from your input and try again."
     ]
 
@@ -338,9 +340,11 @@ def test_responses_custom_tool_calls_pair_like_function_calls():
     call = {"type": "custom_tool_call", "call_id": "c", "name": "patch", "input": "x"}
     # The kind in words, as recorded for local shell calls ("No tool output found for local
     # shell call call_MEmr...", openai/openai-agents-python#1855).
-    assert texts(p.validate_responses([call])) == ["No tool output found for custom tool call c."]
+    assert texts(p.validate("responses", [call])) == [
+        "No tool output found for custom tool call c."
+    ]
     answer = {"type": "custom_tool_call_output", "call_id": "c", "output": "done"}
-    assert p.validate_responses([call, answer]) == []
+    assert p.validate("responses", [call, answer]) == []
 
 
 # --- Gemini -------------------------------------------------------------------------------
@@ -363,19 +367,19 @@ def test_gemini_response_count_must_match_call_count():
             user_responses("a"),
         ]
     }
-    problems = p.validate_gemini(wire)
+    problems = p.validate("gemini", wire)
     assert texts(problems) == [
         "Please ensure that the number of function response parts is equal to the number of"
         " function call parts of the function call turn."
     ]
     assert (problems[0].index, problems[0].path) == (2, "contents.2")
     wire["contents"][2] = user_responses("a", "b")
-    assert p.validate_gemini(wire) == []
+    assert p.validate("gemini", wire) == []
 
 
 def test_gemini_call_turn_at_the_end_is_unanswered():
     wire = [{"role": "user", "parts": [{"text": "hi"}]}, model_calls("a")]
-    assert [x.code for x in p.validate_gemini(wire)] == ["count_mismatch"]
+    assert [x.code for x in p.validate("gemini", wire)] == ["count_mismatch"]
 
 
 def test_gemini_merges_consecutive_turns_of_one_role():
@@ -388,14 +392,14 @@ def test_gemini_merges_consecutive_turns_of_one_role():
         model_calls("a"),
         user_responses("a"),
     ]
-    assert p.validate_gemini(wire) == []
+    assert p.validate("gemini", wire) == []
     wire.append(user_responses("a"))  # one user turn with two responses to one call
-    assert [(x.code, x.index) for x in p.validate_gemini(wire)] == [("count_mismatch", 3)]
+    assert [(x.code, x.index) for x in p.validate("gemini", wire)] == [("count_mismatch", 3)]
 
 
 def test_gemini_history_may_not_start_with_a_call_turn():
     wire = [model_calls("a"), user_responses("a")]
-    assert [x.code for x in p.validate_gemini(wire)] == ["call_turn_placement"]
+    assert [x.code for x in p.validate("gemini", wire)] == ["call_turn_placement"]
 
 
 def test_gemini_response_turn_must_follow_a_call_turn():
@@ -404,7 +408,7 @@ def test_gemini_response_turn_must_follow_a_call_turn():
         {"role": "model", "parts": [{"text": "hello"}]},
         user_responses("a"),
     ]
-    assert texts(p.validate_gemini(wire)) == [
+    assert texts(p.validate("gemini", wire)) == [
         "Please ensure that function response turn comes immediately after a function call turn."
     ]
 
@@ -418,7 +422,7 @@ def test_gemini_turn_without_parts_is_refused():
         {"role": "user"},
         {"role": "user", "parts": [{"text": "again"}]},
     ]
-    problems = p.validate_gemini(wire)
+    problems = p.validate("gemini", wire)
     assert texts(problems) == [
         "* GenerateContentRequest.contents[1].parts: contents.parts must not be empty.",
         "* GenerateContentRequest.contents[2].parts: contents.parts must not be empty.",
@@ -438,7 +442,7 @@ def test_gemini_chained_call_turns_pass():
         user_responses("b", "c"),
         {"role": "model", "parts": [{"text": "done"}]},
     ]
-    assert p.validate_gemini(wire) == []
+    assert p.validate("gemini", wire) == []
 
 
 # --- dispatch -----------------------------------------------------------------------------
@@ -446,7 +450,7 @@ def test_gemini_chained_call_turns_pass():
 
 def test_validate_dispatches_by_provider_name():
     wire = [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "x", "content": ""}]
-    assert p.validate("openai-chat", wire) == p.validate_openai_chat(wire)
+    assert p.validate("openai-chat", wire)  # a tool message no assistant call answers
     assert set(p.PROVIDERS) == {"openai-chat", "anthropic", "responses", "gemini"}
     with pytest.raises(ValueError, match="unknown provider"):
         p.validate("cohere", wire)
@@ -559,7 +563,7 @@ def test_anthropic_merges_consecutive_assistant_messages_before_pairing():
         {"role": "assistant", "content": [use("toolu_2")]},
         {"role": "user", "content": [result("toolu_1"), result("toolu_2")]},
     ]
-    assert p.validate_anthropic(wire) == []
+    assert p.validate("anthropic", wire) == []
 
 
 def test_anthropic_results_must_open_the_next_turn():
@@ -569,13 +573,13 @@ def test_anthropic_results_must_open_the_next_turn():
         {"role": "user", "content": "first this"},
         {"role": "user", "content": [result("toolu_1")]},
     ]
-    assert texts(p.validate_anthropic(wire)) == [
+    assert texts(p.validate("anthropic", wire)) == [
         "messages.2: Did not find 1 `tool_result` block(s) at the beginning of this message."
         " Messages following `tool_use` blocks must begin with a matching number of"
         " `tool_result` blocks."
     ]
     wire[2:4] = [wire[3], wire[2]]  # results first, then the text: one turn, accepted
-    assert p.validate_anthropic(wire) == []
+    assert p.validate("anthropic", wire) == []
 
 
 def test_anthropic_whitespace_text_before_a_tool_use_of_an_earlier_turn_passes():
@@ -585,12 +589,12 @@ def test_anthropic_whitespace_text_before_a_tool_use_of_an_earlier_turn_passes()
         {"role": "assistant", "content": [blank, use("toolu_1")]},
         {"role": "user", "content": [result("toolu_1")]},
     ]
-    assert p.validate_anthropic(wire) == []
+    assert p.validate("anthropic", wire) == []
     # Not before a tool_use, or in the last message: refused.
     wire.append({"role": "assistant", "content": [blank, use("toolu_2")]})
-    assert [x.code for x in p.validate_anthropic(wire)] == ["empty_text", "missing_result"]
+    assert [x.code for x in p.validate("anthropic", wire)] == ["empty_text", "missing_result"]
     wire[1]["content"] = [use("toolu_1"), blank]
-    assert p.ANTHROPIC_WHITESPACE_TEXT in texts(p.validate_anthropic(wire[:3]))
+    assert p.ANTHROPIC_WHITESPACE_TEXT in texts(p.validate("anthropic", wire[:3]))
 
 
 def test_anthropic_server_tool_use_answered_by_a_client_result_is_unanswered():
@@ -600,7 +604,7 @@ def test_anthropic_server_tool_use_answered_by_a_client_result_is_unanswered():
         {"role": "assistant", "content": [use("srvtoolu_1"), {"type": "text", "text": "x"}]},
         {"role": "user", "content": [result("srvtoolu_1")]},
     ]
-    problems = p.validate_anthropic(wire)
+    problems = p.validate("anthropic", wire)
     assert problems[0].text == p.ANTHROPIC_MISSING_RESULT.format(N=1, ids="srvtoolu_1")
     assert [x.code for x in problems] == ["missing_result", "orphan_result"]
 
@@ -614,9 +618,9 @@ def test_responses_every_client_call_kind_pairs_with_its_output_kind():
             "id": "fc_1" if call_kind == "function_call" else "x_1",
         }
         answer = {"type": output_kind, "call_id": "c1"}
-        assert p.validate_responses([call, answer]) == [], call_kind
+        assert p.validate("responses", [call, answer]) == [], call_kind
         words = call_kind.replace("_", " ")
-        assert texts(p.validate_responses([call])) == [f"No tool output found for {words} c1."]
+        assert texts(p.validate("responses", [call])) == [f"No tool output found for {words} c1."]
 
 
 def test_responses_items_the_provider_ran_need_no_output():
@@ -634,25 +638,25 @@ def test_responses_items_the_provider_ran_need_no_output():
 def test_responses_reasoning_needs_a_following_item_of_the_model():
     reasoning = {"type": "reasoning", "id": "rs_1", "summary": []}
     wire = [{"role": "user", "content": "hi"}, reasoning]
-    assert texts(p.validate_responses(wire)) == [
+    assert texts(p.validate("responses", wire)) == [
         "Item 'rs_1' of type 'reasoning' was provided without its required following item."
     ]
     wire.append({"role": "user", "content": "again"})
-    assert [x.code for x in p.validate_responses(wire)] == ["reasoning_alone"]
+    assert [x.code for x in p.validate("responses", wire)] == ["reasoning_alone"]
     wire[2:] = [{**reasoning, "id": "rs_2"}, fc("c", "fc_1"), out("c")]
-    assert p.validate_responses(wire) == []
+    assert p.validate("responses", wire) == []
 
 
 def test_responses_call_id_has_a_length_limit():
     long = "c" * 65
     wire = [fc(long), out(long)]
-    assert texts(p.validate_responses(wire)) == [
+    assert texts(p.validate("responses", wire)) == [
         "Invalid 'input[0].call_id': string too long. Expected a string with maximum length 64,"
         " but got a string with length 65 instead.",
         "Invalid 'input[1].call_id': string too long. Expected a string with maximum length 64,"
         " but got a string with length 65 instead.",
     ]
-    assert p.validate_responses([fc("c" * 64), out("c" * 64)]) == []
+    assert p.validate("responses", [fc("c" * 64), out("c" * 64)]) == []
 
 
 def test_responses_a_stored_history_cannot_be_told_from_the_body():
@@ -679,7 +683,7 @@ def test_gemini_a_turn_mixing_calls_and_responses_is_refused():
         {"role": "user", "parts": [{"functionCall": {"name": "f", "args": {}}}]},
         {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}]},
     ]
-    assert texts(p.validate_gemini(wire)) == [p.GEMINI_MIXED_TURN]
+    assert texts(p.validate("gemini", wire)) == [p.GEMINI_MIXED_TURN]
 
 
 def test_gemini_3_needs_the_thought_signature_of_the_current_turn():
@@ -726,17 +730,17 @@ def test_openai_chat_refuses_an_empty_tool_calls_list():
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": "a", "tool_calls": []},
     ]
-    assert texts(p.validate_openai_chat(wire)) == [p.OPENAI_EMPTY_TOOL_CALLS.format(N=1)]
+    assert texts(p.validate("openai-chat", wire)) == [p.OPENAI_EMPTY_TOOL_CALLS.format(N=1)]
     del wire[1]["tool_calls"]
-    assert p.validate_openai_chat(wire) == []
+    assert p.validate("openai-chat", wire) == []
 
 
 def test_openai_chat_function_role_needs_its_name():
     call = {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": "{}"}}
     wire = [{"role": "user", "content": "hi"}, call, {"role": "function", "content": "ok"}]
-    assert texts(p.validate_openai_chat(wire)) == [p.OPENAI_FUNCTION_WITHOUT_NAME]
+    assert texts(p.validate("openai-chat", wire)) == [p.OPENAI_FUNCTION_WITHOUT_NAME]
     wire[2]["name"] = "f"
-    assert p.validate_openai_chat(wire) == []
+    assert p.validate("openai-chat", wire) == []
 
 
 def test_anthropic_cached_empty_text_has_its_own_text():
@@ -746,9 +750,9 @@ def test_anthropic_cached_empty_text_has_its_own_text():
             "content": [{"type": "text", "text": "", "cache_control": {"type": "ephemeral"}}],
         },
     ]
-    assert texts(p.validate_anthropic(wire)) == [p.ANTHROPIC_CACHED_EMPTY_TEXT.format(N=0, M=0)]
+    assert texts(p.validate("anthropic", wire)) == [p.ANTHROPIC_CACHED_EMPTY_TEXT.format(N=0, M=0)]
     wire[0]["content"][0]["text"] = "hi"
-    assert p.validate_anthropic(wire) == []
+    assert p.validate("anthropic", wire) == []
 
 
 def test_responses_item_ids_begin_with_their_kinds_prefix():
@@ -764,14 +768,14 @@ def test_responses_item_ids_begin_with_their_kinds_prefix():
         },
         {"type": "function_call_output", "call_id": "c1", "output": "ok"},
     ]
-    assert texts(p.validate_responses(wire)) == [
+    assert texts(p.validate("responses", wire)) == [
         "Invalid 'input[0].id': '019f629b-43ee'. Expected an ID that begins with 'msg'.",
         "Invalid 'input[1].id': 'item_df7e'. Expected an ID that begins with 'rs'.",
         "Invalid 'input[2].id': 'item_c270'. Expected an ID that begins with 'fc'.",
     ]
     for item, good in zip(wire, ["msg_1", "rs_1", "fc_1"], strict=False):
         item["id"] = good
-    assert p.validate_responses(wire) == []
+    assert p.validate("responses", wire) == []
 
 
 def test_gemini_roles_are_user_and_model():
@@ -781,9 +785,9 @@ def test_gemini_roles_are_user_and_model():
             {"role": "assistant", "parts": [{"text": "a"}]},
         ]
     }
-    assert texts(p.validate_gemini(wire)) == [p.GEMINI_BAD_ROLE]
+    assert texts(p.validate("gemini", wire)) == [p.GEMINI_BAD_ROLE]
     wire["contents"][1]["role"] = "model"
-    assert p.validate_gemini(wire) == []
+    assert p.validate("gemini", wire) == []
 
 
 THOUGHT = {"type": "thinking", "thinking": "let me see", "signature": "EqQB"}
@@ -795,27 +799,27 @@ def test_anthropic_thinking_blocks_need_their_fields():
         {"role": "assistant", "content": [{"type": "thinking", "thinking": "x"}, use("toolu_1")]},
         {"role": "user", "content": [result("toolu_1")]},
     ]
-    assert texts(p.validate_anthropic(wire)) == [
+    assert texts(p.validate("anthropic", wire)) == [
         "messages.1.content.0.thinking.signature: Field required"
     ]
     wire[1]["content"][0] = THOUGHT
-    assert p.validate_anthropic(wire) == []
+    assert p.validate("anthropic", wire) == []
 
 
 def test_anthropic_thinking_in_the_final_assistant_message():
     wire = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [THOUGHT]}]
     # A prefill holding thinking, in a request that does not enable it, and one ending in it.
-    assert texts(p.validate_anthropic(wire)) == [
+    assert texts(p.validate("anthropic", wire)) == [
         p.ANTHROPIC_THINKING_WHEN_DISABLED.format(N=1, M=0),
         p.ANTHROPIC_THINKING_LAST.format(N=1),
     ]
     body = {"thinking": {"type": "enabled", "budget_tokens": 1024}, "messages": wire}
-    assert texts(p.validate_anthropic(body)) == [p.ANTHROPIC_THINKING_LAST.format(N=1)]
+    assert texts(p.validate("anthropic", body)) == [p.ANTHROPIC_THINKING_LAST.format(N=1)]
     wire[1]["content"] = [THOUGHT, {"type": "text", "text": "Sure"}]
-    assert p.validate_anthropic(body) == []
+    assert p.validate("anthropic", body) == []
     # Not the final message: accepted (a later user turn closes it).
     wire.append({"role": "user", "content": "go on"})
-    assert p.validate_anthropic(wire) == []
+    assert p.validate("anthropic", wire) == []
 
 
 def test_anthropic_with_thinking_on_the_turn_a_request_continues_starts_with_thinking():
@@ -827,11 +831,11 @@ def test_anthropic_with_thinking_on_the_turn_a_request_continues_starts_with_thi
             {"role": "user", "content": [result("toolu_1")]},
         ],
     }
-    assert texts(p.validate_anthropic(body)) == [
+    assert texts(p.validate("anthropic", body)) == [
         p.ANTHROPIC_THINKING_FIRST.format(N=1, found="tool_use")
     ]
     body["messages"][1]["content"] = [{"type": "text", "text": "Let me check."}, use("toolu_1")]
-    assert texts(p.validate_anthropic(body)) == [
+    assert texts(p.validate("anthropic", body)) == [
         p.ANTHROPIC_THINKING_FIRST.format(N=1, found="text")
     ]
     # Its first message starts with thinking; the later calls of the turn need none.
@@ -840,15 +844,15 @@ def test_anthropic_with_thinking_on_the_turn_a_request_continues_starts_with_thi
         {"role": "assistant", "content": [use("toolu_2")]},
         {"role": "user", "content": [result("toolu_2")]},
     ]
-    assert p.validate_anthropic(body) == []
+    assert p.validate("anthropic", body) == []
     # A turn the user closed by writing: nothing is continued.
     body["messages"][1]["content"] = [use("toolu_1")]
     body["messages"].append({"role": "user", "content": "thanks"})
-    assert p.validate_anthropic(body) == []
+    assert p.validate("anthropic", body) == []
     # Thinking off: no such requirement.
     del body["messages"][-1]
     body["thinking"] = {"type": "disabled"}
-    assert p.validate_anthropic(body) == []
+    assert p.validate("anthropic", body) == []
 
 
 def test_anthropic_export_sends_thinking_only_where_the_api_takes_it():
@@ -871,7 +875,7 @@ def test_anthropic_export_sends_thinking_only_where_the_api_takes_it():
     wire = to_wire(messages, "anthropic")
     assert [b["type"] for b in wire["messages"][1]["content"]] == ["tool_use"]
     assert wire["messages"][3]["content"] == [{"type": "text", "text": "Done."}]
-    assert p.validate_anthropic(wire) == []
+    assert p.validate("anthropic", wire) == []
     # Not the last message, a signed thinking block goes out as it is.
     messages.append({"role": "user", "content": "and?", "metadata": {}})
     assert to_wire(messages, "anthropic")["messages"][3]["content"][0] == THOUGHT

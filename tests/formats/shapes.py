@@ -9,7 +9,8 @@ import orjson
 from hypothesis import strategies as st
 
 from inspector.formats.base import Parsed
-from inspector.formats.canonical import call_id, calls_of, text_of
+from inspector.formats.jsondoc import text_of
+from inspector.formats.private import call_id, calls_of
 from tests.engine.helpers import repair_history
 
 

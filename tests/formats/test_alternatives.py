@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from inspector.formats.canonical import Alternatives, _leading_text
+from inspector.formats.detect import Alternatives, _leading_text
 
 PATTERNS = (
     rb'"tool_calls"\s*:',

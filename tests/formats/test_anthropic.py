@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from inspector.formats import FormatError, anthropic
-from inspector.formats.canonical import strip_private
+from inspector.formats.private import strip_private
 from tests import testdata
 from tests.engine.helpers import repair_history
 from tests.testdata import read

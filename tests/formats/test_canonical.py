@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.formats import FormatError, canonical
+from inspector.formats import FormatError, canonical, private
 
 MESSAGES = [
     {"role": "system", "content": "be brief", "metadata": {}},
@@ -131,5 +131,5 @@ def test_same_start_counts_the_leading_run_of_the_same_objects(left, right):
         if a is not b:
             break
         expected += 1
-    assert canonical.same_start(before, after) == expected
-    assert canonical.same_start(before, [dict(m) for m in after]) == 0
+    assert private.same_start(before, after) == expected
+    assert private.same_start(before, [dict(m) for m in after]) == 0

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inspector.formats import FormatError, anthropic, cline, load
-from inspector.formats.canonical import calls_of, text_of
+from inspector.formats.jsondoc import text_of
+from inspector.formats.private import calls_of
 from tests.formats.shapes import check_written_back, findings, outline, repair, repaired_round_trip
 from tests.testdata import CORPUS, files, read
 

@@ -121,7 +121,7 @@ def test_repaired_rollout_reloads_with_nothing_left_to_repair(path: Path) -> Non
 
 
 def test_codex_exec_event_stream_is_not_a_rollout() -> None:
-    path = files(CORPUS / "other", "*codex-exec-json.log")[0]
+    path = files(CORPUS / "codex-exec", "*codex-exec-json.log")[0]
     assert cx.sniff(read(path)[:65536]) == 0
     with pytest.raises(FormatError):
         cx.parse(read(path))
@@ -488,3 +488,72 @@ def test_the_phase_of_each_message_goes_out_with_it() -> None:
         {"type": "text", "text": "Looking."},
         {"type": "text", "text": "Done."},
     ]
+
+
+# Codex pairs a tool search it ran (``execution: "client"``) with its output by call_id,
+# as its own ``tool_pairing`` does; one the server ran has its output beside it.
+def _search_rollout(*, answered: bool, execution: str = "client") -> bytes:
+    stamp = "2026-03-01T10:00:00.000Z"
+    payloads: list[dict[str, Any]] = [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]},
+        {
+            "type": "tool_search_call",
+            "call_id": "search-1",
+            "status": "completed",
+            "execution": execution,
+            "arguments": {"query": "calendar create", "limit": 1},
+        },
+    ]
+    if answered:
+        payloads.append(
+            {
+                "type": "tool_search_output",
+                "call_id": "search-1",
+                "status": "completed",
+                "execution": execution,
+                "tools": [{"type": "function", "name": "calendar_create"}],
+            }
+        )
+    payloads.append(
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "next"}]}
+    )
+    lines = [
+        orjson.dumps({"timestamp": stamp, "type": "response_item", "payload": p}) for p in payloads
+    ]
+    return b"\n".join(lines) + b"\n"
+
+
+def test_a_tool_search_codex_ran_is_a_call_answered_by_its_output() -> None:
+    data = _search_rollout(answered=True)
+    parsed = cx.parse(data)
+    calls = [c for m in parsed.messages for c in m["metadata"].get("tool_calls", [])]
+    assert [c["tool_call_id"] for c in calls] == ["search-1"]
+    result = next(m for m in parsed.messages if m["role"] == "tool")
+    assert "calendar_create" in result["content"]
+    assert repair_history(parsed.messages).actions == []
+    assert cx.serialise(parsed.messages, parsed) == data
+
+
+def test_a_tool_search_cut_before_its_output_is_answered_in_the_rollout_and_the_export() -> None:
+    parsed = cx.parse(_search_rollout(answered=False))
+    repaired = repair_history(parsed.messages)
+    assert [a.rule for a in repaired.actions] == ["PAIR-1"]
+    written = cx.serialise(repaired.messages, parsed)
+    added = [orjson.loads(line)["payload"] for line in written.splitlines()][2]
+    # The output Codex pairs with the call, finding no tools: nothing made up.
+    assert added == {
+        "type": "tool_search_output",
+        "call_id": "search-1",
+        "status": "completed",
+        "execution": "client",
+        "tools": [],
+    }
+    assert repair_history(cx.parse(written).messages).actions == []
+    wire, _ = formats.export_wire(repaired.messages, "responses")
+    assert [i.get("type") for i in wire["input"][1:3]] == ["tool_search_call", "tool_search_output"]
+
+
+def test_a_tool_search_the_server_ran_waits_for_nothing() -> None:
+    parsed = cx.parse(_search_rollout(answered=False, execution="server"))
+    assert not any(m["metadata"].get("tool_calls") for m in parsed.messages)
+    assert repair_history(parsed.messages).actions == []

@@ -21,10 +21,12 @@ from tests.formats.shapes import (
 )
 from tests.testdata import CORPUS, files, read
 
-LOGS = [*files(CORPUS / "codex-exec"), *files(CORPUS / "other", "*codex-exec-json.log")]
+LOGS = files(CORPUS / "codex-exec")
 TAKOPI = CORPUS / "codex-exec" / "banteg-takopi__codex_exec_json_all_formats.jsonl"
 ARVO = (
-    CORPUS / "other" / "soldudo-ARVO-Codex-Logger__arvo-42513136-vul-1766251130.codex-exec-json.log"
+    CORPUS
+    / "codex-exec"
+    / "soldudo-ARVO-Codex-Logger__arvo-42513136-vul-1766251130.codex-exec-json.log"
 )
 
 

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from inspector.formats import FORMATS, FormatError, cursor, load
-from inspector.formats.canonical import calls_of, text_of
+from inspector.formats.jsondoc import text_of
+from inspector.formats.private import calls_of
 from tests.formats.shapes import check_written_back, damaged, repair
 from tests.testdata import CORPUS, files, read
 

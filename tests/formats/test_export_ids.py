@@ -166,3 +166,74 @@ def test_the_finding_says_why_an_id_the_provider_takes_was_rewritten():
         "call id functions_search_0 is an earlier call's new id: the export sends it to"
         " Anthropic as functions_search_0_1",
     ]
+
+
+# pi-mono#1022: ids another agent made, a Responses call_id and item id joined by "|".
+LONG_FOREIGN = "call_N7iYNRPXLl9czpXh3bDyMpIL|fc_" + "0e76718634eca88f016a76fdc89aec8191" * 12
+
+
+def test_an_id_of_452_characters_is_refused_by_openai_chat_and_fits_every_export():
+    assert len(LONG_FOREIGN) > 400
+    history = turn(LONG_FOREIGN, "a")
+    # As it is: OpenAI Chat answers with its quoted length error.
+    problems = validate("openai-chat", formats.to_wire(history, "openai-chat"))
+    assert any("maximum length 40" in problem.text for problem in problems), problems
+    limits = {"openai-chat": 40, "responses": 64, "anthropic": 64}
+    for provider in PROVIDERS:
+        wire, renamed = formats.export_wire(history, provider)
+        assert validate(provider, wire) == []
+        if provider in limits:
+            assert len(renamed[LONG_FOREIGN]) <= limits[provider]
+            # The same input gives the same id, call and result alike.
+            assert renamed == formats.export_wire(history, provider)[1]
+            body = orjson.dumps(wire).decode()
+            assert LONG_FOREIGN not in body and body.count(renamed[LONG_FOREIGN]) == 2
+
+
+def test_the_verdict_that_changes_for_a_long_id_is_explained_by_id3():
+    diagnosis = diagnose(canonical.parse(orjson.dumps(turn(LONG_FOREIGN, "a"))))
+    id3 = [f for f in diagnosis.findings if f["rule"] == "ID-3"]
+    assert any("OpenAI Chat" in f["text"] for f in id3), id3
+    verdict = diagnosis.providers["openai-chat"]
+    assert verdict["before"] and not verdict["after"], verdict
+    assert any("maximum length 40" in issue["text"] for issue in verdict["before"])
+
+
+def _chat_turn(cid: str, text: str) -> list[dict[str, Any]]:
+    call = {"id": cid, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    return [
+        {"role": "user", "content": f"ask {text}"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": cid, "content": "r"},
+        {"role": "assistant", "content": "ok"},
+    ]
+
+
+def test_a_reused_id_the_bodys_own_provider_takes_is_reported_as_taken():
+    # OpenAI Chat takes an id used again in a later turn; Responses refuses it.
+    body = {"messages": _chat_turn("call_1", "a") + _chat_turn("call_1", "b")}
+    diagnosis = diagnose(formats.load(orjson.dumps(body)))
+    assert not diagnosis.providers["openai-chat"]["before"]
+    id1 = [f["text"] for f in diagnosis.findings if f["rule"] == "ID-1"]
+    assert id1 and all(
+        "OpenAI Chat, which this file is written for, takes the id as it is: the new id is"
+        " for OpenAI Responses, which refuses it." in text
+        for text in id1
+    )
+
+
+def test_a_reused_id_the_bodys_own_provider_refuses_says_nothing_of_taking_it():
+    # Two calls of one message under one id: OpenAI Chat refuses it too.
+    call = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    body = {
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": None, "tool_calls": [call, dict(call)]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "r"},
+            {"role": "tool", "tool_call_id": "call_1", "content": "s"},
+        ]
+    }
+    diagnosis = diagnose(formats.load(orjson.dumps(body)))
+    assert diagnosis.providers["openai-chat"]["before"]
+    id1 = [f["text"] for f in diagnosis.findings if f["rule"] == "ID-1"]
+    assert id1 and not any("takes the id as it is" in text for text in id1)

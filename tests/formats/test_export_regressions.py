@@ -95,7 +95,7 @@ def test_claude_code_whitespace_text_blocks_before_thinking():
     )
     parsed = formats.load(read(path))
     diagnosis = diagnose(parsed)
-    assert diagnosis.accepted_after, diagnosis.providers
+    assert not any(v["after"] for v in diagnosis.providers.values()), diagnosis.providers
     wire, _ = formats.export_wire(parsed.messages, "anthropic")
     blocks = [b for m in wire["messages"] for b in m["content"] if isinstance(m["content"], list)]
     assert all(b["text"].strip() for b in blocks if b["type"] == "text")

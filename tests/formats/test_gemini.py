@@ -10,7 +10,7 @@ import pytest
 from inspector import formats
 from inspector.engine.providers import check
 from inspector.formats import FormatError, gemini
-from inspector.formats.canonical import strip_private
+from inspector.formats.private import strip_private
 from tests import testdata
 from tests.engine.helpers import repair_history
 from tests.testdata import read
@@ -422,3 +422,49 @@ def test_an_unchanged_file_round_trips_byte_for_byte(path):
     except FormatError:
         pytest.skip("not a history reading takes")
     assert gemini.serialise(parsed.messages, parsed) == data
+
+
+def _call_turn(*names: str) -> dict[str, Any]:
+    return {"role": "model", "parts": [{"functionCall": {"name": n, "args": {}}} for n in names]}
+
+
+def _response(name: str) -> dict[str, Any]:
+    return {"role": "user", "parts": [{"functionResponse": {"name": name, "response": {"ok": 1}}}]}
+
+
+def test_parallel_calls_answered_in_consecutive_contents_pair_as_gemini_pairs_them() -> None:
+    # Three parallel calls answered by three user contents of one response each: Gemini
+    # accepts it, so no call is unanswered and no response an orphan.
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "go"}]},
+            _call_turn("a", "b", "c"),
+            _response("a"),
+            _response("b"),
+            _response("c"),
+            {"role": "model", "parts": [{"text": "done"}]},
+        ]
+    }
+    data = orjson.dumps(body)
+    assert check("gemini", body).accepted
+    parsed = gemini.parse(data)
+    calls = parsed.messages[1]["metadata"]["tool_calls"]
+    answers = [m["metadata"]["tool_call_id"] for m in parsed.messages if m["role"] == "tool"]
+    assert answers == [c["tool_call_id"] for c in calls]
+    assert repair_history(parsed.messages).actions == []
+    assert gemini.serialise(parsed.messages, parsed) == data
+
+
+def test_a_response_after_the_users_words_answers_nothing_of_the_turn_before() -> None:
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "go"}]},
+            _call_turn("a", "b"),
+            _response("a"),
+            {"role": "user", "parts": [{"text": "stop"}]},
+            _response("b"),
+        ]
+    }
+    parsed = gemini.parse(orjson.dumps(body))
+    rules = sorted(a.rule for a in repair_history(parsed.messages).actions)
+    assert rules == ["PAIR-1", "PAIR-3"]

@@ -264,7 +264,7 @@ def test_sniff() -> None:
     assert lc.sniff(read(chat)[:65536]) == 0
     responses = (
         CORPUS
-        / "openai-responses"
+        / "responses"
         / "pydantic-ai__test_openai_responses__test_openai_responses_model_retry.extracted.json"
     )
     assert lc.sniff(read(responses)[:65536]) == 0

@@ -20,10 +20,10 @@ from tests.formats.shapes import (
 )
 from tests.testdata import CORPUS, files, read
 
-SESSIONS = [*files(CORPUS / "pi"), *files(CORPUS / "other", "*.pi.jsonl")]
+SESSIONS = files(CORPUS / "pi")
 LARGE = CORPUS / "pi" / "badlogic-pi-mono__large-session.jsonl"
 COMPACTED = CORPUS / "pi" / "badlogic-pi-mono__before-compaction.jsonl"
-AGENTICLAW = CORPUS / "other" / "agentiagency-agenticlaw__real-session.pi.jsonl"
+AGENTICLAW = CORPUS / "pi" / "agentiagency-agenticlaw__real-session.pi.jsonl"
 
 
 def _id(path: Path) -> str:

@@ -10,12 +10,12 @@ import pytest
 from inspector import formats
 from inspector.engine.providers import check
 from inspector.formats import FormatError, responses
-from inspector.formats.canonical import strip_private
+from inspector.formats.private import strip_private
 from tests import testdata
 from tests.engine.helpers import repair_history
 from tests.testdata import read
 
-CORPUS = testdata.CORPUS / "openai-responses"
+CORPUS = testdata.CORPUS / "responses"
 INTERLEAVED = (
     CORPUS / "pydantic-ai__test_deepseek_responses__test_deepseek_responses_rejects_"
     "interleaved_function_calls.extracted.json"

@@ -589,12 +589,12 @@ def test_an_oracle_body_goes_out_with_every_item_as_it_was_sent(path):
 
 @pytest.mark.parametrize(
     "path",
-    [*files(CORPUS / "openai-responses"), *ORACLE_CASES],
+    [*files(CORPUS / "responses"), *ORACLE_CASES],
     ids=lambda p: p.name[:80],
 )
 def test_an_unchanged_file_round_trips_byte_for_byte(path):
     data = read(path)
-    if path.parent.name == "responses":  # an oracle case: its request, as a file
+    if ORACLE in path.parents:  # an oracle case: its request, as a file
         data = orjson.dumps(orjson.loads(data)["request"], option=orjson.OPT_INDENT_2)
     parsed = responses.parse(data)
     assert responses.serialise(parsed.messages, parsed) == data
@@ -689,7 +689,78 @@ def test_a_call_of_a_kind_no_check_knows_goes_out_as_a_function_call():
         ],
     }
     diagnosis = diagnose(formats.load(orjson.dumps(body)))
-    assert diagnosis.accepted_after, diagnosis.providers
+    assert not any(v["after"] for v in diagnosis.providers.values()), diagnosis.providers
     wire = formats.to_wire(formats.load(orjson.dumps(body)).messages, "responses")
     kinds = [item.get("type") for item in wire["input"]]
     assert "function_call" in kinds and " unction_call" not in kinds
+
+
+def _sequence(items: list[Any]) -> list[tuple[Any, ...]]:
+    """Each model item of a Responses input as (type, call_id), messages by role."""
+    return [
+        (i.get("type") or "message", i.get("role"), i.get("call_id"))
+        for i in items
+        if isinstance(i, dict)
+    ]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "JeiKeiLim-claude-code-log-viewer-cli__real-v116-session.jsonl",
+        "kvsankar-agent-history__codex_with_escalation.jsonl",
+        "madshn-localpush__rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",
+    ],
+)
+def test_a_codex_turns_reasoning_goes_out_before_its_calls_as_codex_sent_it(name: str) -> None:
+    # Codex keeps a turn's reasoning items beside its message (metadata "reasoning"); the
+    # Responses export sends them again, each before the items the model made after it.
+    data = read(CORPUS / "codex" / name)
+    sent = [
+        orjson.loads(line)["payload"]
+        for line in data.splitlines()
+        if line.strip() and orjson.loads(line).get("type") == "response_item"
+    ]
+    written = [i for i in sent if i.get("type") == "reasoning"]
+    assert written
+    parsed = formats.load(data, "codex")
+    wire = formats.to_wire(parsed.messages, "responses")
+    exported = [i for i in wire["input"] if i.get("type") == "reasoning"]
+    assert exported == written
+    # Each reasoning item is followed by what followed it in the rollout.
+    items = wire["input"]
+    for item in exported:
+        after_export = items[items.index(item) + 1]
+        after_rollout = sent[sent.index(item) + 1]
+        assert _sequence([after_export]) == _sequence([after_rollout])
+    repaired, _ = formats.export_wire(repair_history(parsed.messages).messages, "responses")
+    assert check("responses", repaired).accepted
+    assert [i for i in repaired["input"] if i.get("type") == "reasoning"] == written
+
+
+def test_a_cut_codex_call_keeps_its_reasoning_before_it_in_the_repaired_export() -> None:
+    reasoning = {"type": "reasoning", "summary": [], "encrypted_content": "e1"}
+    call = {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "call_c"}
+    lines = [
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "go"}],
+            },
+        },
+        {"type": "response_item", "payload": reasoning},
+        {"type": "response_item", "payload": call},
+    ]
+    data = b"\n".join(orjson.dumps({"timestamp": "2026-01-01T00:00:00Z", **line}) for line in lines)
+    parsed = formats.load(data + b"\n", "codex")
+    repaired = repair_history(parsed.messages)
+    wire, _ = formats.export_wire(repaired.messages, "responses")
+    assert _sequence(wire["input"]) == [
+        ("message", "user", None),
+        ("reasoning", None, None),
+        ("function_call", None, "call_c"),
+        ("function_call_output", None, "call_c"),
+    ]
+    assert check("responses", wire).accepted

@@ -117,5 +117,4 @@ def test_words_under_an_unknown_field_are_refused_or_named_never_read_blank(shap
 
 
 def test_every_shape_is_sampled():
-    # No corpus file is canonical (the spec's own form); test_foreign_shapes holds it.
-    assert {shape for shape, _ in samples()} == set(FORMATS) - {"canonical"}
+    assert {shape for shape, _ in samples()} == set(FORMATS)

@@ -18,7 +18,7 @@ import pytest
 
 from inspector import diagnosis, formats
 from inspector.engine.providers import CANNOT_TELL, check
-from inspector.formats.canonical import request_shape
+from inspector.formats.exchanges import request_shape
 from tests.testdata import CORPUS, ORACLE, files, read
 from transcript_inspector import guard
 

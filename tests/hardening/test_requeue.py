@@ -1,4 +1,4 @@
-"""A task left RUNNING by a killed worker is queued again when a worker starts."""
+"""A task left RUNNING by a killed worker is queued again when a worker starts or beats."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from inspector.web.management.commands.worker import requeue_stale_tasks
+from inspector.web.management.commands.worker import requeue_orphaned_tasks
 
 pytestmark = pytest.mark.django_db
 
@@ -24,12 +24,20 @@ def _task(status: str, started_ago: timedelta | None) -> DBTaskResult:
     )
 
 
-def test_only_tasks_running_past_the_threshold_are_requeued():
-    stale = _task("RUNNING", timedelta(hours=2))
-    fresh = _task("RUNNING", timedelta(seconds=5))
+def _claimed(worker_id: str, started_ago: timedelta) -> DBTaskResult:
+    task = _task("RUNNING", started_ago)
+    task.worker_ids = [worker_id]
+    task.save(update_fields=["worker_ids"])
+    return task
+
+
+def test_tasks_of_a_worker_that_never_beat_are_requeued_once_past_the_threshold():
+    # A plain db_worker elsewhere: no beat, so the task's age decides.
+    stale = _claimed("elsewhere:51:ffffffff", timedelta(hours=2))
+    fresh = _claimed("elsewhere:51:ffffffff", timedelta(seconds=5))
     done = _task("SUCCESSFUL", timedelta(hours=2))
 
-    assert requeue_stale_tasks(stale_seconds=600) == 1
+    assert requeue_orphaned_tasks(beat_seconds=10, stale_seconds=600) == 1
 
     for row in (stale, fresh, done):
         row.refresh_from_db()
@@ -39,20 +47,12 @@ def test_only_tasks_running_past_the_threshold_are_requeued():
 
 
 def test_requeued_task_is_picked_up_again():
-    stale = _task("RUNNING", timedelta(hours=2))
-    requeue_stale_tasks(stale_seconds=600)
+    stale = _claimed("elsewhere:52:gggggggg", timedelta(hours=2))
+    requeue_orphaned_tasks(beat_seconds=10, stale_seconds=600)
     assert DBTaskResult.objects.ready().filter(pk=stale.pk).exists()
 
 
-def _claimed(worker_id: str, started_ago: timedelta) -> DBTaskResult:
-    task = _task("RUNNING", started_ago)
-    task.worker_ids = [worker_id]
-    task.save(update_fields=["worker_ids"])
-    return task
-
-
 def test_a_task_of_a_worker_whose_beat_stopped_is_requeued_without_an_age():
-    from inspector.web.management.commands.worker import requeue_orphaned_tasks
     from inspector.web.models import WorkerBeat
 
     now = timezone.now()
@@ -74,7 +74,6 @@ def test_a_task_of_a_dead_process_on_this_machine_is_requeued_at_once():
     import subprocess
     import sys
 
-    from inspector.web.management.commands.worker import requeue_orphaned_tasks
     from inspector.web.models import WorkerBeat
 
     gone = subprocess.run(

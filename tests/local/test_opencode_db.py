@@ -186,19 +186,19 @@ def test_a_repair_that_does_not_read_back_clean_is_put_back(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = rows_of(db)
-    real = sessions.check
+    real = opencode_db.diagnosed
     calls = {"n": 0}
 
     def unclean_after_commit(*args: object, **kwargs: object) -> sessions.Checked:
         checked = real(*args, **kwargs)  # type: ignore[arg-type]
         calls["n"] += 1
-        if calls["n"] == 2:  # the read, then the read back after the commit
-            checked.error = "simulated"
+        checked.error = "simulated"  # the read back after the commit (the read is store's)
         return checked
 
-    monkeypatch.setattr(sessions, "check", unclean_after_commit)
+    monkeypatch.setattr(opencode_db, "diagnosed", unclean_after_commit)
     outcome = fix.fix(db / SESSION)
     assert outcome.status == "failed" and "it is back" in outcome.reason
+    assert calls["n"] == 1
     assert rows_of(db) == before
     assert fix.backups_of(db / SESSION) == []
 

@@ -395,3 +395,23 @@ def test_an_upload_queues_its_indexing_for_a_worker_instead_of_doing_it(settings
     assert queued.priority == PRIORITY < 0
     assert index_transcript.call(transcript.pk) == "2 rows"
     assert SearchRow.objects.filter(transcript=transcript).count() == 2
+
+
+def test_a_queue_that_fails_leaves_the_upload_stored_and_logs_why(store_in, monkeypatch, caplog):
+    # The web floor only sends ``events.transcript_stored``; search's receiver (wired in
+    # SearchConfig.ready) queues the indexing, and a failure to queue fails nothing.
+    from inspector.search import signals
+    from inspector.web.models import Transcript
+
+    class Refusing:
+        def enqueue(self, pk: int) -> None:
+            raise DatabaseError("queue table is locked")
+
+    monkeypatch.setattr(signals, "index_transcript", Refusing())
+    with caplog.at_level("ERROR", logger="inspector.search.signals"):
+        transcript = store_in(
+            canonical(user("where is the refund"), assistant(content="ok")), "r.json"
+        )
+    assert Transcript.objects.filter(pk=transcript.pk).exists()
+    assert f"queueing transcript {transcript.public_id} for search failed" in caplog.text
+    assert not SearchRow.objects.filter(transcript=transcript).exists()

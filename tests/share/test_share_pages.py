@@ -12,6 +12,8 @@ from django.urls import reverse
 from inspector import formats
 from inspector.share.models import ShareLink
 from tests.diagnosis.test_redact import PLANTED
+from tests.formats.registry import seed_of
+from tests.testdata import read
 from tests.web.conftest import assistant, call, canonical, result, user
 
 pytestmark = pytest.mark.django_db
@@ -427,3 +429,20 @@ def test_the_log_filter_is_installed_where_request_paths_are_logged():
         assert any(isinstance(f, RedactShareTokens) for f in filters), name
     handlers = logging.getLogger().handlers
     assert any(isinstance(f, RedactShareTokens) for handler in handlers for f in handler.filters)
+
+
+@pytest.mark.parametrize("shape", list(formats.FORMATS))
+def test_a_download_of_a_file_without_an_extension_takes_its_shapes(
+    client, owner_client, store_for, make_link, shape
+):
+    """The shared and the owner's repaired download name the shape's EXTENSION (one file of
+    each registered shape, named without one), never a list of JSONL shapes."""
+    seed = seed_of(shape)
+    assert seed is not None
+    transcript = store_for(read(seed), "session")
+    assert transcript.format == shape
+    _, token = make_link("full", for_transcript=transcript)
+    shared = client.get(download_url(token, "repaired"))["Content-Disposition"]
+    owned = owner_client.get(reverse("download", args=[transcript.public_id, "repaired"]))
+    wanted = f'session.repaired.{formats.FORMATS[shape].EXTENSION}"'
+    assert shared.endswith(wanted) and owned["Content-Disposition"].endswith(wanted)

@@ -211,14 +211,15 @@ def test_a_result_reads_in_the_light_of_its_call():
         {"role": "tool", "text": '{"ok": true}', "result": {"id": "c9"}},
         {"role": "tool", "text": "plain <b>", "result": {"id": "c8"}},
     ]  # fmt: skip
-    shown = render.readable_rows(rows)
+    page = render.Page()  # one page: a result reads in the light of a call drawn above it
+    shown = [render.readable_row(row, page) for row in rows]
     assert [content["output"]["kind"] for content in shown[1:]] == ["excerpt", "json", "output"]
     assert shown[3]["output"]["html"] == "plain &lt;b&gt;"
     assert rows[0]["calls"][0].keys() == {"id", "new_id", "name", "arguments"}, "rows unchanged"
 
 
 def test_long_text_folds_and_says_how_long():
-    content = render.readable_rows([{"role": "user", "text": "line\n" * 40}])[0]
+    content = render.readable_row({"role": "user", "text": "line\n" * 40}, render.Page())
     assert content["fold"] and content["lines"] == 41
     out = render.output_view("x\n" * 100, None)
     assert out["folded"] and out["lines"] == 101

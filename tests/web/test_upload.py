@@ -29,7 +29,7 @@ CORPUS_FILES = [
     ),
     (
         CORPUS
-        / "openai-responses"
+        / "responses"
         / "pydantic-ai__test_openai_responses__test_openai_responses_model_retry.extracted.json",
         "responses",
     ),

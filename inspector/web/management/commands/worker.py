@@ -30,7 +30,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection
-from django.db.models import Q
 from django.utils import timezone
 from django.utils.crypto import get_random_string
 from django_tasks_db.management.commands.db_worker import Command as DbWorkerCommand
@@ -51,17 +50,6 @@ def new_worker_id() -> str:
     """``host:pid:random``, at most 64 characters: whose process it is, and where."""
     host = socket.gethostname()[:40].replace(":", "-")
     return f"{host}:{os.getpid()}:{get_random_string(8)}"
-
-
-def requeue_stale_tasks(stale_seconds: int) -> int:
-    """Put tasks RUNNING for longer than ``stale_seconds`` back in the queue."""
-    cutoff = timezone.now() - timedelta(seconds=stale_seconds)
-    count = DBTaskResult.objects.filter(
-        Q(started_at__lte=cutoff) | Q(started_at__isnull=True), status="RUNNING"
-    ).update(status="READY", started_at=None)
-    if count:
-        log.warning("requeued %d task(s) whose worker stopped while running them", count)
-    return count
 
 
 def requeue_orphaned_tasks(beat_seconds: float, stale_seconds: int, me: str = "") -> int:

@@ -1,0 +1,36 @@
+"""Which store a session is in: the registry of store kinds, by the name an agent gives.
+
+``Agent.store`` (``agents.py``) names an entry of ``STORES``: the store kinds
+that hold that agent's sessions, tried in order. An agent that names none
+keeps one session per file (``store.FILE``, the base). A new store kind is
+one module with a ``store.LocalStore`` subclass that overrides the hooks it
+needs, and one line here; ``sessions`` and ``fix`` ask this module and never
+name a kind themselves.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from inspector.local import opencode, opencode_db
+from inspector.local.agents import Agent
+from inspector.local.store import FILE, LocalStore
+
+STORES: dict[str, tuple[LocalStore, ...]] = {
+    # The database first: where OpenCode has one, it reads only that.
+    "opencode": (opencode_db.STORE, opencode.STORE),
+}
+
+
+def of(agent: Agent) -> tuple[LocalStore, ...]:
+    """The stores that list ``agent``'s sessions themselves, before its pattern is globbed."""
+    return STORES.get(agent.store, ())
+
+
+def for_path(path: Path) -> LocalStore:
+    """The store whose session ``path`` names: the first kind that owns it, else one file."""
+    for kinds in STORES.values():
+        for kind in kinds:
+            if kind.owns(path):
+                return kind
+    return FILE
