@@ -116,14 +116,12 @@ from inspector.formats.jsondoc import part_text
 from inspector.formats.jsonl import (
     JsonlFile,
     Record,
-    has_glued,
     head_records,
     iter_jsonl,
-    join_lines,
     release,
-    unglue,
 )
-from inspector.formats.private import call_id, unchanged
+from inspector.formats.private import call_id
+from inspector.formats.records import SRC, RecordWriter
 
 NAME = "claude-code"
 PROVIDER = "anthropic"
@@ -132,8 +130,6 @@ LABEL = "Claude Code session (JSONL)"
 EXTENSION = "jsonl"
 # Where it stands among the shapes when two sniffs are as sure (see ``base``).
 ORDER = 60
-
-SRC = "_src"
 
 STOP_MARKERS = ("[Request interrupted by user]", "[Request interrupted by user for tool use]")
 
@@ -379,15 +375,7 @@ def parse(data: bytes, *, leaf: str | None = None) -> Parsed:
     problems.sort(key=lambda p: p.line)
     # Messages and meta are made: what serialise needs of a record it decodes again.
     release(records)
-    return Parsed(
-        format=NAME,
-        messages=messages,
-        sources=sources,
-        problems=problems,
-        causes=causes,
-        meta=meta,
-        state=state,
-    )
+    return Parsed(NAME, messages, sources, problems, causes, meta=meta, state=state)
 
 
 def _read(data: bytes) -> tuple[JsonlFile, dict[str, Any] | None, Iterator[Any]]:
@@ -1235,18 +1223,6 @@ def _branches(
 # --------------------------------------------------------------------------- serialise
 
 
-def serialise(messages: list[dict[str, Any]], original: Parsed) -> bytes:
-    """Write ``messages`` back into the session ``original`` was read from."""
-    state = original.state
-    if not isinstance(state, _State):
-        raise FormatError("serialise needs the Parsed that parse() returned for this file")
-    if unchanged(messages, original.messages):
-        if has_glued(original.problems):  # a lost newline: each record on its own line
-            return unglue(state.data, state.records, state.crlf)
-        return state.data
-    return _Writer(state, original.messages).write(messages)
-
-
 # "This chain reaches a root": the reader continues it from the record above.
 _ROOT = object()
 
@@ -1272,19 +1248,22 @@ class _Unit:
     replaces: int | None = None  # the record a note was made from (it may take its place)
 
 
-class _Writer:
+class _Writer(RecordWriter[_State]):
     """Maps repaired canonical messages back onto the session's records.
 
     The records of untouched messages stay where they are; new and moved
     messages are placed after what precedes them in the repaired history, and
     new results of a turn go after the turn's last record (the reader puts a
     turn's results back in call order). Then ``parentUuid`` is relinked so
-    the active branch is one chain again.
+    the active branch is one chain again: the file's order is the base's
+    ``order``, overridden.
     """
 
+    STATE = _State
+    UNGLUES = True
+
     def __init__(self, state: _State, before: list[dict[str, Any]]) -> None:
-        self.state = state
-        self.before = before
+        super().__init__(state, before)
         # Decoded again from the file (parse let go of them), once for the whole write.
         self.values: list[Any] = [r.value if r.ok else None for r in state.records]
         self.inplace: dict[int, _Unit] = {}
@@ -1292,7 +1271,7 @@ class _Writer:
         # Units are placed by their records' places in the history (the
         # branch's order, which is the file's when every parent comes first);
         # where in the file each one goes is decided when it is written.
-        self.order = state.branch
+        self.branch = state.branch
         self.place = {rec: n for n, rec in enumerate(state.branch)}
         self.cursor = -1  # latest place in the history filled so far, in repaired order
         self.floor = -1  # latest place something was anchored after
@@ -1303,60 +1282,51 @@ class _Writer:
 
     # -- placing ---------------------------------------------------------------
 
-    def write(self, messages: list[dict[str, Any]]) -> bytes:
-        used: set[int] = set()
-        running_max = -1
-        for m in messages:
-            src = self._origin(m, used)
-            role = m.get("role")
-            if role == "assistant" or (role != "tool" and self.deferred):
-                self._flush()
-            if role == "assistant":
-                self.in_turn = True
-            if src is not None and src > running_max:
-                running_max = src
-                for rec, blocks, string, touched in self._pieces(m, src):
-                    self._place_inplace(rec, blocks, string, touched, role)
-                continue
-            if src is not None:  # the repair moved it: its pieces go where it now stands
-                units = [
-                    _Unit((0, 0, 0), _kind(role), rec, blocks, string, True)
-                    for rec, blocks, string, _ in self._pieces(m, src)
-                ]
-            else:
-                units = [self._new_unit(m)]
-            # A message made from an original one (an orphan result turned
-            # into a note) stands where that one stood, or later.
-            at = self._replaced(m, used)
-            if src is None and at >= 0:
-                units[0].replaces = self.order[at]
-            for unit in units:
-                if role == "tool" and self.in_turn:
-                    self.deferred.append(unit)
-                else:
-                    self._anchor(unit, at)
-        self._flush()
-        return self._emit()
+    def on_original(self, m: dict[str, Any], src: int, moved: bool) -> None:
+        role = self._turn(m)
+        if not moved:
+            for rec, blocks, string, touched in self._pieces(m, src):
+                self._place_inplace(rec, blocks, string, touched, role)
+            return
+        # The repair moved it: its pieces go where it now stands.
+        units = [
+            _Unit((0, 0, 0), _kind(role), rec, blocks, string, True)
+            for rec, blocks, string, _ in self._pieces(m, src)
+        ]
+        self._place(role, units, -1)
 
-    def _replaced(self, m: dict[str, Any], used: set[int]) -> int:
+    def on_new(self, m: dict[str, Any]) -> None:
+        role = self._turn(m)
+        unit = self._new_unit(m)
+        # A message made from an original one (an orphan result turned
+        # into a note) stands where that one stood, or later.
+        at = self._replaced(m)
+        if at >= 0:
+            unit.replaces = self.branch[at]
+        self._place(role, [unit], at)
+
+    def _turn(self, m: dict[str, Any]) -> Any:
+        """Results held for the end of a turn go before the next message that is no result."""
+        role = m.get("role")
+        if role == "assistant" or (role != "tool" and self.deferred):
+            self._flush()
+        if role == "assistant":
+            self.in_turn = True
+        return role
+
+    def _place(self, role: Any, units: list[_Unit], at: int) -> None:
+        for unit in units:
+            if role == "tool" and self.in_turn:
+                self.deferred.append(unit)
+            else:
+                self._anchor(unit, at)
+
+    def _replaced(self, m: dict[str, Any]) -> int:
         """The place of the last record of the original message ``m`` was made from, or -1."""
-        metadata = m.get("metadata")
-        src = metadata.get(SRC) if isinstance(metadata, dict) else None
-        if not isinstance(src, int) or isinstance(src, bool) or not 0 <= src < len(self.before):
-            return -1
-        if src in used:
+        src = self.source(m)
+        if src is None or src in self.used:
             return -1
         return max(self.place[rec] for rec, _ in self.state.pieces[src])
-
-    def _origin(self, m: dict[str, Any], used: set[int]) -> int | None:
-        metadata = m.get("metadata")
-        src = metadata.get(SRC) if isinstance(metadata, dict) else None
-        if not isinstance(src, int) or isinstance(src, bool) or not 0 <= src < len(self.before):
-            return None
-        if src in used or self.before[src]["role"] != m.get("role"):
-            return None  # a copy, or a tool result the repair turned into a note
-        used.add(src)
-        return src
 
     def _place_inplace(
         self,
@@ -1522,7 +1492,11 @@ class _Writer:
 
     # -- writing ---------------------------------------------------------------
 
-    def _emit(self) -> bytes:
+    def order(self) -> list[Any]:
+        """The records in the file's order: original records where they were (an ``int``,
+        written as it was), the branch's changed, new and moved ones (records) after the
+        last original record before them in the history."""
+        self._flush()  # results still held for the end of the last turn
         state = self.state
         in_branch = set(state.branch)
         # A copy Claude Code repeated on resume is ignored after the first; once
@@ -1537,7 +1511,7 @@ class _Writer:
         # last original record before it in the history (never before its
         # parent), so untouched lines keep their order.
         latest, after = -1, []
-        for rec in self.order:
+        for rec in self.branch:
             latest = max(latest, rec)
             after.append(latest)
         items: list[tuple[tuple[int, int, int], Any]] = [
@@ -1567,7 +1541,7 @@ class _Writer:
                 out.append({**value, "parentUuid": redirects[link]})
             else:
                 out.append(item)
-        return self._bytes(out)
+        return out
 
     def _keep_leaf_last(
         self, items: list[tuple[Any, Any]], leaf: _Unit | None, records: dict[int, Any]
@@ -1614,8 +1588,8 @@ class _Writer:
         """Each unit's final record (an int: the original record, untouched)."""
         state, values = self.state, self.values
         pred: dict[int, int | None] = {}
-        for k, rec in enumerate(self.order):
-            pred[rec] = self.order[k - 1] if k else None
+        for k, rec in enumerate(self.branch):
+            pred[rec] = self.branch[k - 1] if k else None
         session = state.session_id
         emitted: set[int] = set()
         reach: dict[int, Any] = {}  # id(unit) -> last assistant unit on its chain
@@ -1754,21 +1728,21 @@ class _Writer:
             record["timestamp"] = template["timestamp"]
         return record
 
-    def _bytes(self, out: list[Any]) -> bytes:
+    def emit(self) -> bytes:
         state = self.state
-        if state.loglines is not None:
-            doc = dict(state.loglines)
-            doc["loglines"] = [self.values[x] if isinstance(x, int) else x for x in out]
-            return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
-        cr = b"\r" if state.crlf else b""
-        records = state.records
-        lines = [
-            (records[x].raw + cr if records[x].glued else records[x].raw)
-            if isinstance(x, int)
-            else orjson.dumps(x) + cr
-            for x in out
-        ]
-        return join_lines(lines, state.final_newline)
+        if state.loglines is None:
+            return super().emit()
+        doc = dict(state.loglines)
+        doc["loglines"] = [self.values[x] if isinstance(x, int) else x for x in self.order()]
+        return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
+
+    def kept_record(self, rec: int) -> Any:
+        record = self.state.records[rec]
+        # A record of a glued line gets a line of its own, ending as the file's lines do.
+        return record.raw + b"\r" if record.glued and self.state.crlf else record.raw
+
+
+serialise = _Writer.serialise
 
 
 def _kind(role: Any) -> str:

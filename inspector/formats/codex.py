@@ -72,13 +72,11 @@ from inspector.formats.base import NO_FACTS, Facts, FormatError, Parsed, Problem
 from inspector.formats.jsondoc import part_text
 from inspector.formats.jsonl import (
     Record,
-    has_glued,
     head_records,
-    join_lines,
     read_jsonl,
-    unglue,
 )
-from inspector.formats.private import call_id, unchanged
+from inspector.formats.private import call_id
+from inspector.formats.records import DROP, SRC, RecordWriter
 from inspector.formats.responses import marked_parts, message_envelope
 
 NAME = "codex"
@@ -89,7 +87,6 @@ EXTENSION = "jsonl"
 # Where it stands among the shapes when two sniffs are as sure (see ``base``).
 ORDER = 70
 
-SRC = "_src"
 
 _ENVELOPE_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
@@ -242,15 +239,7 @@ def parse(data: bytes) -> Parsed:
         pieces=[e.pieces for e in reader.entries],
     )
     problems.sort(key=lambda p: p.line)
-    return Parsed(
-        format=NAME,
-        messages=messages,
-        sources=sources,
-        problems=problems,
-        causes=reader.causes,
-        meta=reader.meta,
-        state=state,
-    )
+    return Parsed(NAME, messages, sources, problems, reader.causes, meta=reader.meta, state=state)
 
 
 def _kind(value: dict[str, Any], first: bool) -> str | None:
@@ -569,80 +558,45 @@ def _order_results(entries: list[_Entry]) -> None:
 # --------------------------------------------------------------------------- serialise
 
 
-def serialise(messages: list[dict[str, Any]], original: Parsed) -> bytes:
-    """Write ``messages`` back into the rollout ``original`` was read from."""
-    state = original.state
-    if not isinstance(state, _State):
-        raise FormatError("serialise needs the Parsed that parse() returned for this file")
-    before = original.messages
-    if unchanged(messages, before):
-        if has_glued(original.problems):  # a lost newline: each record on its own line
-            return unglue(state.data, state.records, state.crlf)
-        return state.data
-    return _Writer(state, before).write(messages)
-
-
-_DROP = object()  # an item the repair removed
-
-
 @dataclass(slots=True)
 class _Unit:
-    """A record of the written file that holds history.
+    """A record a repaired message moved or made: an original record with
+    its changed items (as in ``changed``), or ``payload``, a new item."""
 
-    For an original record: ``items`` maps each changed item (``None`` for the
-    record's own payload, or a replacement_history index) to its new value or
-    ``_DROP``. For a new record, ``payload`` is the item to write.
-    """
-
-    key: tuple[int, int, int]
     rec: int | None = None
     items: dict[int | None, Any] = field(default_factory=dict)
     payload: dict[str, Any] | None = None
 
 
-class _Writer:
+class _Writer(RecordWriter[_State]):
+    """``changed`` holds, for an original record kept in place, each changed item
+    (``None`` for the record's own payload, or a replacement_history index)
+    mapped to its new value or ``DROP``."""
+
+    STATE = _State
+    UNGLUES = True
+
     def __init__(self, state: _State, before: list[dict[str, Any]]) -> None:
-        self.state = state
-        self.before = before
-        self.inplace: dict[int, _Unit] = {}
-        self.anchored: list[_Unit] = []
+        super().__init__(state, before)
         self.placed: set[int] = set()
-        self.cursor = -1
-        self.floor = -1
-        self.seq = 0
+        self.cursor = -1  # the latest record kept in place
+        self.floor = -1  # the latest record something was put after
         self.call_kinds: dict[str, str] = {}  # call id as repaired -> item type
+        self.timestamp: Any = None  # of the last record written
 
-    def write(self, messages: list[dict[str, Any]]) -> bytes:
-        used: set[int] = set()
-        running_max = -1
-        for m in messages:
-            src = self._origin(m, used)
-            if src is None:
-                self._anchor(_Unit((0, 0, 0), payload=self._new_item(m)))
-                continue
-            changes = self._changes(m, src)
-            in_place = src > running_max
-            running_max = max(running_max, src)
-            for piece, new in changes:
-                if in_place and piece.rec > self.floor:
-                    unit = self.inplace.setdefault(piece.rec, _Unit((piece.rec, 0, 0), piece.rec))
-                    if new is not None:
-                        unit.items[piece.item] = new
-                    self.placed.add(piece.rec)
-                    self.cursor = max(self.cursor, piece.rec)
-                elif new is not _DROP:
-                    self._move(piece, new)
-        return self._emit()
+    def on_new(self, m: dict[str, Any]) -> None:
+        self._anchor(_Unit(payload=self._new_item(m)))
 
-    def _origin(self, m: dict[str, Any], used: set[int]) -> int | None:
-        metadata = m.get("metadata")
-        src = metadata.get(SRC) if isinstance(metadata, dict) else None
-        if not isinstance(src, int) or isinstance(src, bool) or not 0 <= src < len(self.before):
-            return None
-        if src in used or self.before[src]["role"] != m.get("role"):
-            return None
-        used.add(src)
-        return src
+    def on_original(self, m: dict[str, Any], src: int, moved: bool) -> None:
+        for piece, new in self._changes(m, src):
+            if not moved and piece.rec > self.floor:
+                items = self.changed.setdefault(piece.rec, {})
+                if new is not None:
+                    items[piece.item] = new
+                self.placed.add(piece.rec)
+                self.cursor = max(self.cursor, piece.rec)
+            elif new is not DROP:
+                self._move(piece, new)
 
     def _item(self, piece: _Piece) -> dict[str, Any]:
         value = self.state.values[piece.rec]
@@ -660,22 +614,19 @@ class _Writer:
         """Write an item the repair moved where it now stands, not where it was."""
         if piece.item is None:
             # The whole record moves, with its own bytes unless it changed.
-            self._anchor(_Unit((0, 0, 0), piece.rec, {} if new is None else {None: new}))
+            self._anchor(_Unit(piece.rec, {} if new is None else {None: new}))
             return
         # An item of a compacted record's replacement history becomes a record.
-        unit = self.inplace.setdefault(piece.rec, _Unit((piece.rec, 0, 0), piece.rec))
-        unit.items[piece.item] = _DROP
+        self.changed.setdefault(piece.rec, {})[piece.item] = DROP
         self.placed.add(piece.rec)
-        self._anchor(_Unit((0, 0, 0), payload=new or self._item(piece)))
+        self._anchor(_Unit(payload=new or self._item(piece)))
 
     def _anchor(self, unit: _Unit) -> None:
-        self.seq += 1
-        unit.key = (self.cursor, 1, self.seq)
+        self.insert(self.cursor, unit)
         self.floor = max(self.floor, self.cursor)
-        self.anchored.append(unit)
 
     def _changes(self, m: dict[str, Any], src: int) -> list[tuple[_Piece, Any]]:
-        """Per item of the message: None (as it was), a new item, or ``_DROP``."""
+        """Per item of the message: None (as it was), a new item, or ``DROP``."""
         before = self.before[src]
         pieces = self.state.pieces[src]
         role = m.get("role")
@@ -706,11 +657,11 @@ class _Writer:
                         else:
                             out.append((piece, None))
                     else:
-                        out.append((piece, _DROP))  # the repair removed this call
+                        out.append((piece, DROP))  # the repair removed this call
                 elif kind == "message" and text_changed:
                     # Changed prose goes into the reply's first text item.
                     if wrote_text:
-                        out.append((piece, _DROP))
+                        out.append((piece, DROP))
                     else:
                         text = _response_content(m.get("content"), "output_text")
                         out.append((piece, {**item, "content": text}))
@@ -756,59 +707,51 @@ class _Writer:
         kind = "output_text" if role == "assistant" else "input_text"
         return {"type": "message", "role": wire_role, "content": _response_content(content, kind)}
 
-    def _emit(self) -> bytes:
-        state = self.state
-        history = set(state.history)
-        items: list[tuple[tuple[int, int, int], Any]] = []
-        for idx in range(len(state.records)):
-            if idx in self.inplace:
-                items.append(((idx, 0, 0), self.inplace[idx]))
-            elif idx not in history or idx in self.placed:
-                items.append(((idx, 0, 0), idx))
-            # else: a history record none of whose items survived
-        items.extend((u.key, u) for u in self.anchored)
-        items.sort(key=lambda item: item[0])
-        lines: list[bytes] = []
-        cr = b"\r" if state.crlf else b""
-        timestamp: Any = None
-        for _, item in items:
-            if isinstance(item, int):
-                value = state.values[item]
-                if isinstance(value, dict) and "timestamp" in value:
-                    timestamp = value["timestamp"]
-                lines.append(state.records[item].raw)
-                continue
-            if item.rec is not None:
-                record = self._rebuilt(item)
-                value = state.values[item.rec]
-                if isinstance(value, dict) and "timestamp" in value:
-                    timestamp = value["timestamp"]
-                if record is None:
-                    lines.append(state.records[item.rec].raw)
-                elif record is not _DROP:
-                    lines.append(orjson.dumps(record) + cr)
-                continue
-            lines.append(orjson.dumps(self._wrap(item.payload, timestamp)) + cr)
-        return join_lines(lines, state.final_newline)
+    # -- writing -----------------------------------------------------------------------
 
-    def _rebuilt(self, unit: _Unit) -> Any:
-        """The record with the unit's changes; None if unchanged, _DROP if emptied."""
-        if not unit.items or all(v is None for v in unit.items.values()):
+    def emit(self) -> bytes:
+        for rec in self.state.history:
+            if rec not in self.placed:
+                self.changed[rec] = DROP  # a history record none of whose items survived
+        return super().emit()
+
+    def kept_record(self, rec: int) -> Any:
+        self._saw(rec)
+        return super().kept_record(rec)
+
+    def changed_record(self, rec: int, change: Any) -> Any:
+        self._saw(rec)
+        record = self._rebuilt(rec, change)
+        return self.log.records[rec].raw if record is None else record
+
+    def new_record(self, item: Any) -> Any:
+        if item.rec is not None:  # a record the repair moved
+            return self.changed_record(item.rec, item.items)
+        return self._wrap(item.payload, self.timestamp)
+
+    def _saw(self, rec: int) -> None:
+        """A new record takes the timestamp of the last record written before it."""
+        value = self.state.values[rec]
+        if isinstance(value, dict) and "timestamp" in value:
+            self.timestamp = value["timestamp"]
+
+    def _rebuilt(self, rec: int, items: dict[int | None, Any]) -> Any:
+        """The record with its changed items; None if unchanged, DROP if emptied."""
+        if not items or all(v is None for v in items.values()):
             return None
-        assert unit.rec is not None  # only an original record is rebuilt
-        value = self.state.values[unit.rec]
+        value = self.state.values[rec]
         inner = self.state.envelope and "payload" in value
         payload = value["payload"] if inner else value
-        if None in unit.items:
-            new = unit.items[None]
-            if new is _DROP:
-                return _DROP
+        if None in items:
+            new = items[None]
+            if new is DROP:
+                return DROP
             payload = new
         else:
             history = list(payload.get("replacement_history") or [])
-            for k in sorted((k for k in unit.items if isinstance(k, int) and k >= 0), reverse=True):
-                new = unit.items[k]
-                if new is _DROP:
+            for k in sorted((k for k in items if isinstance(k, int) and k >= 0), reverse=True):
+                new = items[k]
+                if new is DROP:
                     del history[k]
                 elif new is not None:
                     history[k] = new
@@ -826,6 +769,9 @@ class _Writer:
         record["type"] = "response_item"
         record["payload"] = payload
         return record
+
+
+serialise = _Writer.serialise
 
 
 def _response_content(content: Any, text_type: str) -> list[Any]:

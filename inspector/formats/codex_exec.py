@@ -68,9 +68,10 @@ import orjson
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.jsondoc import text_of as _text
 from inspector.formats.jsondoc import unread_text_fields
-from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
-from inspector.formats.private import call_id, unchanged
+from inspector.formats.jsonl import Record, head_records, read_jsonl
+from inspector.formats.private import call_id
 from inspector.formats.private import metadata as _md
+from inspector.formats.records import ANY_ROLE, DROP, SRC, RecordWriter
 
 NAME = "codex-exec"
 PROVIDER = "responses"
@@ -80,7 +81,6 @@ EXTENSION = "jsonl"
 # Where it stands among the shapes when two sniffs are as sure (see ``base``).
 ORDER = 90
 
-SRC = "_src"
 
 _EVENTS = frozenset(
     {
@@ -209,16 +209,8 @@ def parse(data: bytes) -> Parsed:
         final_newline=read.final_newline,
         crlf=read.crlf,
     )
-    return Parsed(
-        format=NAME,
-        messages=messages,
-        sources=sources,
-        problems=problems,
-        causes=causes,
-        not_started=reader.not_started,
-        meta=reader.meta,
-        state=state,
-    )
+    meta = reader.meta
+    return Parsed(NAME, messages, sources, problems, causes, reader.not_started, meta, state)
 
 
 def _kept(entry: _Entry) -> bool:
@@ -487,80 +479,42 @@ def _order_results(entries: list[_Entry]) -> None:
 # --------------------------------------------------------------------------- serialise
 
 
-def serialise(messages: list[Message], original: Parsed) -> bytes:
-    """Write ``messages`` back into the event log ``original`` was read from."""
-    state = original.state
-    if not isinstance(state, _State):
-        raise FormatError("serialise needs the Parsed that parse() returned for this file")
-    before = original.messages
-    if unchanged(messages, before):
-        return state.data
-    return _Writer(state, before).write(messages)
+class _Writer(RecordWriter[_State]):
+    STATE = _State
+    # A result that answers nothing: its event becomes the note the repair made of it.
+    ROLE_CHANGES = {"tool": ANY_ROLE}
+    KEEPS_UNREADABLE = False
 
-
-_DROP = object()
-
-
-class _Writer:
     def __init__(self, state: _State, before: list[Message]) -> None:
-        self.state = state
-        self.before = before
-        self.renames: dict[int, str] = {}  # record -> new item id
-        self.replaced: dict[int, Any] = {}  # record -> new event, or _DROP
-        self.after: dict[int, list[dict[str, Any]]] = {}  # record -> events after it
-        self.first: list[dict[str, Any]] = []  # events before every line
+        super().__init__(state, before)
         self.calls: dict[str, _Item] = {}  # call id as repaired -> its item
+        self.cursor = -1  # the last record of the messages kept in place
 
-    def write(self, messages: list[Message]) -> bytes:
-        used: set[int] = set()
-        cursor: int | None = None
-        running = -1
-        for m in messages:
-            src = self._origin(m, used)
-            entry = self.state.entries[src] if src is not None else None
-            if entry is None or src is None:
-                self._insert(cursor, self._new_event(m))
-                continue
-            in_place = src > running
-            running = max(running, src)
-            self._changes(m, src, entry)
-            if in_place:
-                cursor = max(entry.records if cursor is None else [cursor, *entry.records])
-            elif m.get("role") == "tool" and entry.items and entry.items[0].completed is not None:
-                # A result the repair moved: its event goes where the result now stands.
-                done = entry.items[0].completed
-                if not any(done in e.records for e in self.state.entries if e is not entry):
-                    event = self._event_value(done)
-                    self.replaced[done] = _DROP
-                    self._insert(cursor, event)
-        for src, entry in enumerate(self.state.entries):
-            if src in used:
-                continue
-            # A message the repair dropped: its lines go, unless another message holds them.
-            for rec in entry.records:
-                shared = any(
-                    rec in e.records for n, e in enumerate(self.state.entries) if n in used
-                )
-                if not shared:
-                    self.replaced[rec] = _DROP
-        return self._emit()
+    def on_new(self, m: Message) -> None:
+        self._insert(self.cursor, self._new_event(m))
 
-    def _origin(self, m: Message, used: set[int]) -> int | None:
-        metadata = m.get("metadata")
-        src = metadata.get(SRC) if isinstance(metadata, dict) else None
-        if not isinstance(src, int) or isinstance(src, bool) or not 0 <= src < len(self.before):
-            return None
-        old_role = self.before[src]["role"]
-        if src in used or (m.get("role") != old_role and old_role != "tool"):
-            return None
-        used.add(src)
-        return src
+    def on_original(self, m: Message, src: int, moved: bool) -> None:
+        entry = self.state.entries[src]
+        self._changes(m, src, entry)
+        if not moved:
+            self.cursor = max([self.cursor, *entry.records])
+        elif m.get("role") == "tool" and entry.items and entry.items[0].completed is not None:
+            # A result the repair moved: its event goes where the result now stands.
+            done = entry.items[0].completed
+            if not any(done in e.records for e in self.state.entries if e is not entry):
+                event = self._event_value(done)
+                self.changed[done] = DROP
+                self._insert(self.cursor, event)
 
-    def _insert(self, cursor: int | None, event: dict[str, Any]) -> None:
-        if cursor is None:
-            self.first.append(event)
-        else:
-            self.after.setdefault(cursor, []).append(event)
+    def on_dropped(self, src: int) -> None:
+        # A message the repair dropped: its lines go, unless another message holds them.
+        entries = self.state.entries
+        for rec in entries[src].records:
+            if not any(rec in e.records for n, e in enumerate(entries) if n in self.used):
+                self.changed[rec] = DROP
+
+    def _insert(self, after: int, event: dict[str, Any]) -> None:
+        self.insert(after, self._wrap(event, self._stamp(after)))
 
     def _changes(self, m: Message, src: int, entry: _Entry) -> None:
         old = self.before[src]
@@ -579,16 +533,16 @@ class _Writer:
                     self.calls[new_id] = run
                     if new_id != call["tool_call_id"]:
                         for rec in run.records:
-                            self.renames[rec] = new_id
+                            self.renamed[rec] = new_id
                 else:
                     for rec in run.records:  # the repair removed this call
-                        self.replaced[rec] = _DROP
+                        self.changed[rec] = DROP
             return
         if role == "tool":
             new_id = call_id(metadata)
             if new_id != call_id(old["metadata"]):
                 for rec in entry.records:
-                    self.renames[rec] = new_id
+                    self.renamed[rec] = new_id
             return
         if role == "user" and old["role"] == "tool":
             # A result that answers nothing: its event becomes the note.
@@ -596,9 +550,9 @@ class _Writer:
             shared = any(rec in e.records for e in self.state.entries if e is not entry)
             note = self._new_event(m)
             if shared:
-                self.after.setdefault(rec, []).append(note)
+                self._insert(rec, note)
             else:
-                self.replaced[rec] = note
+                self.changed[rec] = self._wrap(note, self._stamp(rec))
 
     def _event_value(self, rec: int) -> dict[str, Any]:
         value = self.state.values[rec]
@@ -619,51 +573,40 @@ class _Writer:
             item = {"id": call, "type": "command_execution", "command": metadata.get("name", "")}
             return {"type": "item.completed", "item": _failed(item, text)}
         if role == "assistant":
-            item = {"id": f"note_{len(self.first) + len(self.after)}", "type": "agent_message"}
+            # Numbered by the places new events went to so far (before every line counts one
+            # for each event there, every other place one).
+            first = len(self.inserted.get(-1, ()))
+            places = len(self.inserted) - (-1 in self.inserted)
+            item = {"id": f"note_{first + places}", "type": "agent_message"}
             return {"type": "item.completed", "item": {**item, "text": text}}
         item = {"id": "repair_note", "type": "error", "message": text}
         return {"type": "item.completed", "item": item}
 
-    def _emit(self) -> bytes:
-        state = self.state
-        cr = b"\r" if state.crlf else b""
-        lines: list[bytes] = []
-        stamp: dict[str, Any] = {}
-
-        def add_new(event: dict[str, Any]) -> None:
-            lines.append(orjson.dumps(self._wrap(event, stamp)) + cr)
-
-        for event in self.first:
-            add_new(event)
-        for idx, rec in enumerate(state.records):
-            value = state.values[idx]
-            if isinstance(value, dict):
-                stamp = {k: value[k] for k in ("timestamp_iso", "timestamp_unix") if k in value}
-            new = self.replaced.get(idx)
-            if not rec.ok:
-                pass  # a line that could not be read is left out of a repaired log
-            elif new is _DROP:
-                pass
-            elif new is not None:
-                add_new(new)
-            elif idx in self.renames:
-                lines.append(orjson.dumps(self._renamed(value, self.renames[idx])) + cr)
-            else:
-                lines.append(rec.raw)
-            for event in self.after.get(idx, []):
-                add_new(event)
-        return join_lines(lines, state.final_newline)
-
-    def _renamed(self, value: dict[str, Any], new_id: str) -> dict[str, Any]:
+    def renamed_record(self, rec: int, new_id: str) -> Any:
+        value = self.state.values[rec]
         wrapped = self.state.wrapped and "log_type" in value
         event = value["data"] if wrapped else value
         event = {**event, "item": {**event["item"], "id": new_id}}
         return {**value, "data": event} if wrapped else event
 
+    def _stamp(self, rec: int) -> dict[str, Any]:
+        """The timestamps of the last record at or before ``rec`` (new events copy them)."""
+        if not self.state.wrapped:
+            return {}
+        values = self.state.values
+        for idx in range(rec, -1, -1):
+            value = values[idx]
+            if isinstance(value, dict):
+                return {k: value[k] for k in ("timestamp_iso", "timestamp_unix") if k in value}
+        return {}
+
     def _wrap(self, event: dict[str, Any], stamp: dict[str, Any]) -> dict[str, Any]:
         if not self.state.wrapped:
             return event
         return {"log_type": "tool_event", **stamp, "data": event}
+
+
+serialise = _Writer.serialise
 
 
 def _failed(item: dict[str, Any], text: str) -> dict[str, Any]:

@@ -59,17 +59,14 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed
-from inspector.formats.jsondoc import dump_line
 from inspector.formats.jsonl import (
     Record,
-    has_glued,
     head_records,
-    join_lines,
     read_jsonl,
-    unglue,
 )
-from inspector.formats.private import REC, Message, public, unchanged
+from inspector.formats.private import REC, Message, public
 from inspector.formats.private import metadata as _md
+from inspector.formats.records import ANY_ROLE, DROP, LogState, RecordWriter
 
 NAME = "cursor"
 PROVIDER = "anthropic"
@@ -162,7 +159,7 @@ def parse(data: bytes) -> Parsed:
             raise FormatError(str(exc), unread=sure) from None
     if not messages:
         raise FormatError("no line holds a Cursor message ('role' and 'message.content')")
-    state = {"data": data, "read": read}
+    state = LogState.of(data, read)
     return Parsed(NAME, messages, sources, read.problems, causes=causes, meta=meta, state=state)
 
 
@@ -226,37 +223,41 @@ def _message(value: dict[str, Any], line: int, meta: dict[str, Any]) -> Message:
     return {"role": role, "content": parts, "metadata": {}}
 
 
-def serialise(messages: list[Message], original: Parsed) -> bytes:
-    state = original.state
-    if not isinstance(state, dict) or "read" not in state:
-        raise FormatError("serialise needs the Parsed that parse() returned for this file")
-    read = state["read"]
-    if unchanged(messages, original.messages):
-        if has_glued(original.problems):
-            return unglue(state["data"], read.records, read.crlf)
-        return bytes(state["data"])
-    records: list[Record] = read.records
-    parsed = {_md(m)[REC]: m for m in original.messages}
-    lines: list[bytes] = []
-    flushed = 0  # records before this index are written (or were messages)
+class _Writer(RecordWriter[LogState]):
+    STATE = LogState
+    # One line, one message: it keeps its line whatever role the repair gave it.
+    ROLE_CHANGES = dict.fromkeys(_ROLES, ANY_ROLE)
+    UNGLUES = True
+    KEEPS_UNREADABLE = False
 
-    def flush(upto: int) -> None:
-        nonlocal flushed
-        for index in range(flushed, upto):
-            if index not in parsed and records[index].ok:
-                lines.append(records[index].raw)
-        flushed = max(flushed, upto)
+    def __init__(self, state: LogState, before: list[Message]) -> None:
+        super().__init__(state, before)
+        self.index = {_md(m)[REC]: n for n, m in enumerate(before)}  # record -> message
+        self.at = -1  # the last message line kept in its place
 
-    for m in messages:
+    def source(self, m: Message) -> int | None:
         rec = _md(m).get(REC)
-        if isinstance(rec, int) and rec in parsed:
-            flush(rec + 1)
-            same = public(parsed[rec]) == public(m)
-            lines.append(records[rec].raw if same else dump_line(_line(m), read.crlf))
+        return self.index.get(rec) if isinstance(rec, int) else None
+
+    def on_original(self, m: Message, src: int, moved: bool) -> None:
+        rec = _md(self.before[src])[REC]
+        same = public(self.before[src]) == public(m)
+        if moved:  # written where it now stands
+            self.changed[rec] = DROP
+            self.insert(self.at, self.state.records[rec].raw if same else _line(m))
         else:
-            lines.append(dump_line(_line(m), read.crlf))
-    flush(len(records))
-    return join_lines(lines, read.final_newline)
+            self.at = rec
+            if not same:
+                self.changed[rec] = _line(m)
+
+    def on_new(self, m: Message) -> None:
+        self.insert(self.at, _line(m))
+
+    def on_dropped(self, src: int) -> None:
+        self.changed[_md(self.before[src])[REC]] = DROP
+
+
+serialise = _Writer.serialise
 
 
 def _line(m: Message) -> dict[str, Any]:

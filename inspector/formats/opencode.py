@@ -87,8 +87,9 @@ import orjson
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.jsondoc import part_text, read_json
 from inspector.formats.jsondoc import text_of as _text
-from inspector.formats.private import call_id, unchanged
+from inspector.formats.private import call_id
 from inspector.formats.private import metadata as _md
+from inspector.formats.records import SRC, RecordWriter
 
 NAME = "opencode"
 PROVIDER = "anthropic"
@@ -98,7 +99,6 @@ EXTENSION = "json"
 # Where it stands among the shapes when two sniffs are as sure (see ``base``).
 ORDER = 100
 
-SRC = "_src"
 # A part's own fields that hold text but not its words (``jsondoc.part_text``).
 _PART_IDS = ("id", "sessionID", "messageID")
 
@@ -593,17 +593,6 @@ def _result(call: dict[str, Any], state: dict[str, Any]) -> Message:
 # --------------------------------------------------------------------------- serialise
 
 
-def serialise(messages: list[Message], original: Parsed) -> bytes:
-    """Write ``messages`` back into the container ``original`` was read from."""
-    state = original.state
-    if not isinstance(state, _State):
-        raise FormatError("serialise needs the Parsed that parse() returned for this file")
-    before = original.messages
-    if unchanged(messages, before):
-        return state.data
-    return _Writer(state, before).write(messages)
-
-
 @dataclass(slots=True)
 class _NewMessage:
     after: int  # index in _State.messages of the message it follows (-1: before all)
@@ -611,48 +600,39 @@ class _NewMessage:
     parts: list[dict[str, Any]]
 
 
-class _Writer:
+class _Writer(RecordWriter[_State]):
+    """A JSON document of messages and their parts: the changes are kept per part and
+    written by ``emit``, not per record."""
+
+    STATE = _State
+
     def __init__(self, state: _State, before: list[Message]) -> None:
-        self.state = state
-        self.before = before
+        super().__init__(state, before)
         self.updated: dict[tuple[int, int], dict[str, Any]] = {}  # (message, part) -> part
         self.removed: set[tuple[int, int]] = set()
         self.dropped: set[int] = set()  # messages removed whole
         self.new: list[_NewMessage] = []
         self.calls: dict[str, tuple[int, int]] = {}  # call id as repaired -> its part
         self.taken = {str(m.info.get("id")) for m in state.messages}
+        self.anchor = -1  # the last message a repaired one comes from
 
-    def write(self, messages: list[Message]) -> bytes:
-        used: set[int] = set()
-        anchor = -1
-        for m in messages:
-            src = self._origin(m, used)
-            if src is not None:
-                origin = self.state.origin[src]
-                anchor = max(anchor, origin.message)
-                if origin.kind == "assistant":
-                    self._assistant(m, src, origin)
-                continue
-            role = m.get("role")
-            metadata = _md(m)
-            if role == "tool":
-                self._answer(m, metadata)
-            elif role == "user":
-                self._note(m, anchor)
-        for src, origin in enumerate(self.state.origin):
-            if src not in used and origin.kind == "assistant":
-                self._drop_step(origin)
-        return self._emit()
+    def on_original(self, m: Message, src: int, moved: bool) -> None:
+        origin = self.state.origin[src]
+        self.anchor = max(self.anchor, origin.message)
+        if origin.kind == "assistant":
+            self._assistant(m, src, origin)
 
-    def _origin(self, m: Message, used: set[int]) -> int | None:
-        metadata = m.get("metadata")
-        src = metadata.get(SRC) if isinstance(metadata, dict) else None
-        if not isinstance(src, int) or isinstance(src, bool) or not 0 <= src < len(self.before):
-            return None
-        if src in used or m.get("role") != self.before[src]["role"]:
-            return None
-        used.add(src)
-        return src
+    def on_new(self, m: Message) -> None:
+        role = m.get("role")
+        if role == "tool":
+            self._answer(m, _md(m))
+        elif role == "user":
+            self._note(m, self.anchor)
+
+    def on_dropped(self, src: int) -> None:
+        origin = self.state.origin[src]
+        if origin.kind == "assistant":
+            self._drop_step(origin)
 
     def _part(self, key: tuple[int, int]) -> dict[str, Any]:
         return self.updated.get(key) or self.state.messages[key[0]].parts[key[1]]
@@ -803,7 +783,7 @@ class _Writer:
                 out.append((None, new.info, new.parts))
         return out
 
-    def _emit(self) -> bytes:
+    def emit(self) -> bytes:
         state = self.state
         if state.container == "records":
             return _dump(self._records(), state.data)
@@ -857,6 +837,9 @@ class _Writer:
 
     def _wrap(self, kind: str, value: dict[str, Any]) -> dict[str, Any]:
         return {"type": kind, "data": value} if self.state.wrapped else value
+
+
+serialise = _Writer.serialise
 
 
 def _successor(value: str) -> str:

@@ -61,16 +61,17 @@ kept entry lands after the compaction (the repair never puts one there).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.jsonl import Record, head_records, join_lines, read_jsonl
-from inspector.formats.private import call_id, kept_calls, unchanged
+from inspector.formats.jsonl import Record, head_records, read_jsonl
+from inspector.formats.private import call_id, kept_calls
 from inspector.formats.private import metadata as _md
+from inspector.formats.records import SRC, RecordWriter
 
 NAME = "pi"
 PROVIDER = "anthropic"
@@ -80,7 +81,6 @@ EXTENSION = "jsonl"
 # Where it stands among the shapes when two sniffs are as sure (see ``base``).
 ORDER = 80
 
-SRC = "_src"
 
 _ENTRY_TYPES = frozenset(
     {
@@ -225,15 +225,8 @@ def parse(data: bytes) -> Parsed:
         final_newline=read.final_newline,
         crlf=read.crlf,
     )
-    return Parsed(
-        format=NAME,
-        messages=reader.messages,
-        sources=[[records[idx].line] for idx in reader.origin],
-        problems=problems,
-        causes=reader.causes,
-        meta=meta,
-        state=state,
-    )
+    sources = [[records[idx].line] for idx in reader.origin]
+    return Parsed(NAME, reader.messages, sources, problems, reader.causes, meta=meta, state=state)
 
 
 def _active_branch(
@@ -434,12 +427,18 @@ def _content(content: Any) -> Any:
                 {"type": "image", "media_type": block.get("mimeType"), "data": block["data"]}
             )
         elif kind == "thinking":
-            part: dict[str, Any] = {"type": "thinking", "thinking": block.get("thinking", "")}
-            if "thinkingSignature" in block:
-                part["signature"] = block["thinkingSignature"]
-            out.append(part)
+            out.append(_thinking(block, "thinkingSignature", "signature"))
         else:
             out.append(block)
+    return out
+
+
+def _thinking(block: dict[str, Any], signature: str, as_key: str) -> dict[str, Any]:
+    """A thinking block, its signature moved from ``signature`` to ``as_key``: pi's is
+    ``thinkingSignature``, canonical's ``signature``."""
+    out: dict[str, Any] = {"type": "thinking", "thinking": block.get("thinking", "")}
+    if signature in block:
+        out[as_key] = block[signature]
     return out
 
 
@@ -473,17 +472,6 @@ def _assistant(message: dict[str, Any]) -> Message | str:
 # --------------------------------------------------------------------------- serialise
 
 
-def serialise(messages: list[Message], original: Parsed) -> bytes:
-    """Write ``messages`` back into the session ``original`` was read from."""
-    state = original.state
-    if not isinstance(state, _State):
-        raise FormatError("serialise needs the Parsed that parse() returned for this file")
-    before = original.messages
-    if unchanged(messages, before):
-        return state.data
-    return _Writer(state, before).write(messages)
-
-
 @dataclass(slots=True, eq=False)
 class _New:
     """An entry the writer makes: its value and the record its line follows."""
@@ -493,75 +481,55 @@ class _New:
     after: int | _New | None = None
 
 
-@dataclass(slots=True)
-class _Plan:
-    changed: dict[int, dict[str, Any]] = field(default_factory=dict)  # rec -> new value
-    removed: set[int] = field(default_factory=set)
-    moved: set[int] = field(default_factory=set)
+class _Writer(RecordWriter[_State]):
+    """``changed`` holds each entry's new value; the file's order is the active branch's."""
 
+    STATE = _State
+    # An orphan result the repair turned into a note: its entry is the note's.
+    ROLE_CHANGES = {"tool": ("user",)}
 
-class _Writer:
     def __init__(self, state: _State, before: list[Message]) -> None:
-        self.state = state
-        self.before = before
-        self.plan = _Plan()
+        super().__init__(state, before)
+        self.removed: set[int] = set()
+        self.moved: set[int] = set()
+        self.kept: set[int] = set()  # entries some repaired message comes from
+        # The branch as the walk places it: (entry, new or moved).
+        self.placed: list[tuple[int | _New, bool]] = []
         self.keys = dict(state.keys)  # with the ids the writer gives (never the parse's)
         self.taken = set(state.keys.values())
         self.made = 0
 
-    # The chain is the active branch as the repaired file will have it: record
-    # indices (original entries) and _New entries, root first.
-    def write(self, messages: list[Message]) -> bytes:
-        state = self.state
-        used: set[int] = set()
-        placed: list[tuple[int | _New, bool]] = []  # (entry, new or moved)
-        running = -1
-        for m in messages:
-            src = self._origin(m, used)
-            if src is None:
-                placed.append((self._new_entry(m, placed), True))
-                continue
-            rec = state.origin[src]
-            in_place = src > running
-            running = max(running, src)
-            new_value = self._changed(m, src, rec)
-            if new_value is not None:
-                self.plan.changed[rec] = new_value
-            if not in_place and rec not in self.plan.moved and self._movable(rec):
-                self.plan.moved.add(rec)
-                placed.append((rec, True))
-            else:
-                placed.append((rec, False))
-        # Entries whose every message the repair dropped lose their line.
-        kept = {state.origin[s] for s in used}
-        for src, rec in enumerate(state.origin):
-            if src not in used and rec not in kept and self._movable(rec):
-                self.plan.removed.add(rec)
-        chain = self._chain(placed)
-        return self._emit(chain)
+    def on_new(self, m: Message) -> None:
+        self.placed.append((self._new_entry(m, self.placed), True))
 
-    def _origin(self, m: Message, used: set[int]) -> int | None:
-        metadata = m.get("metadata")
-        src = metadata.get(SRC) if isinstance(metadata, dict) else None
-        if not isinstance(src, int) or isinstance(src, bool) or not 0 <= src < len(self.before):
-            return None
-        if src in used:
-            return None
-        old_role = self.before[src]["role"]
-        role = m.get("role")
-        if role != old_role and not (old_role == "tool" and role == "user"):
-            return None
-        used.add(src)
-        return src
+    def on_original(self, m: Message, src: int, moved: bool) -> None:
+        rec = self.state.origin[src]
+        self.kept.add(rec)
+        new_value = self._changed(m, src, rec)
+        if new_value is not None:
+            self.changed[rec] = new_value
+        if moved and rec not in self.moved and self._movable(rec):
+            self.moved.add(rec)
+            self.placed.append((rec, True))
+        else:
+            self.placed.append((rec, False))
+
+    def on_dropped(self, src: int) -> None:
+        # An entry whose every message the repair dropped loses its line.
+        rec = self.state.origin[src]
+        if rec not in self.kept and self._movable(rec):
+            self.removed.add(rec)
 
     def _movable(self, rec: int) -> bool:
         """A ``message`` entry (not a compaction or a summary entry)."""
         value = self.state.values[rec]
         return isinstance(value, dict) and value.get("type") == "message"
 
+    # The chain is the active branch as the repaired file will have it: record
+    # indices (original entries) and _New entries, root first.
     def _chain(self, placed: list[tuple[int | _New, bool]]) -> list[int | _New]:
         state = self.state
-        out_of_place = self.plan.removed | self.plan.moved
+        out_of_place = self.removed | self.moved
         chain: list[int | _New] = [rec for rec in state.path if rec not in out_of_place]
         anchor: int | _New | None = None
         for entry, insert in placed:
@@ -658,9 +626,13 @@ class _Writer:
 
     # --- writing ----------------------------------------------------------------------
 
-    def _emit(self, chain: list[int | _New]) -> bytes:
+    def order(self) -> list[Any]:
+        """The active branch relinked (each entry's ``parentId`` the entry before it), in
+        the file's order: the original lines, new and moved entries right after the line
+        before them on the branch; the branch's end last (pi's leaf)."""
         state = self.state
-        values = dict(self.plan.changed)
+        chain = self._chain(self.placed)
+        values = self.changed
         if state.tree:
             root_parent = None
             if chain and isinstance(chain[0], int):
@@ -689,12 +661,10 @@ class _Writer:
                 value = values.get(entry, state.values[entry])
                 if value.get("parentId") != parent:
                     values[entry] = {**value, "parentId": parent}
-        # File order: the original lines, new and moved entries right after the line
-        # before them on the branch; the branch's end last (pi's leaf).
-        out_of_place = self.plan.removed | self.plan.moved
+        out_of_place = self.removed | self.moved
         followers: dict[int | None, list[int | _New]] = {}
         for n, entry in enumerate(chain):
-            if isinstance(entry, _New) or entry in self.plan.moved:
+            if isinstance(entry, _New) or entry in self.moved:
                 followers.setdefault(self._line_anchor(chain, n), []).append(entry)
         order: list[int | _New] = []
 
@@ -718,22 +688,16 @@ class _Writer:
             order.append(leaf)
         if not state.tree:
             self._move_kept_indices(order, values)
-        cr = b"\r" if state.crlf else b""
-        lines: list[bytes] = []
-        for entry in order:
-            if isinstance(entry, _New):
-                lines.append(orjson.dumps(entry.value) + cr)
-            elif entry in values:
-                lines.append(orjson.dumps(values[entry]) + cr)
-            else:
-                lines.append(state.records[entry].raw)
-        return join_lines(lines, state.final_newline)
+        return order
+
+    def new_record(self, item: Any) -> Any:
+        return item.value
 
     def _line_anchor(self, chain: list[int | _New], n: int) -> int | None:
         """The original line a new or moved entry's line follows: the branch's last
         entry before it that stays where it was (None: before every line)."""
         for entry in reversed(chain[:n]):
-            if isinstance(entry, int) and entry not in self.plan.moved:
+            if isinstance(entry, int) and entry not in self.moved:
                 return entry
         return None
 
@@ -765,6 +729,9 @@ class _Writer:
                 values[entry] = {**value, "firstKeptEntryIndex": new_index}
 
 
+serialise = _Writer.serialise
+
+
 def _same(a: int | _New, b: int | _New) -> bool:
     if isinstance(a, _New) or isinstance(b, _New):
         return a is b
@@ -784,25 +751,21 @@ def _pi_content(content: Any) -> list[Any]:
     """Canonical content as pi blocks."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
-    out: list[Any] = []
-    for part in content if isinstance(content, list) else []:
-        if not isinstance(part, dict):
-            continue
-        kind = part.get("type")
-        if kind == "text":
-            out.append({"type": "text", "text": part.get("text", "")})
-        elif kind == "image" and "data" in part:
-            out.append({"type": "image", "data": part["data"], "mimeType": part.get("media_type")})
-        elif kind == "image":
-            out.append({"type": "text", "text": f"[image: {part.get('url')}]"})
-        elif kind == "thinking":
-            block: dict[str, Any] = {"type": "thinking", "thinking": part.get("thinking", "")}
-            if "signature" in part:
-                block["thinkingSignature"] = part["signature"]
-            out.append(block)
-        else:
-            out.append(part)
-    return out
+    parts = content if isinstance(content, list) else []
+    return [_pi_block(part) for part in parts if isinstance(part, dict)]
+
+
+def _pi_block(part: dict[str, Any]) -> Any:
+    kind = part.get("type")
+    if kind == "text":
+        return {"type": "text", "text": part.get("text", "")}
+    if kind == "image" and "data" in part:
+        return {"type": "image", "data": part["data"], "mimeType": part.get("media_type")}
+    if kind == "image":  # pi holds images by their data only
+        return {"type": "text", "text": f"[image: {part.get('url')}]"}
+    if kind == "thinking":
+        return _thinking(part, "signature", "thinkingSignature")
+    return part
 
 
 def _pi_message(m: Message, stamp: int, assistant: dict[str, Any] | None) -> dict[str, Any]:
@@ -856,15 +819,11 @@ def _pi_message(m: Message, stamp: int, assistant: dict[str, Any] | None) -> dic
 
 def _rewrite_assistant(message: dict[str, Any], old: Message, new: Message) -> dict[str, Any]:
     """The assistant message with the repair's changes: calls renamed or removed."""
-    old_calls = old["metadata"].get("tool_calls") or []
-    metadata = _md(new)
-    new_calls = [c for c in metadata.get("tool_calls") or [] if isinstance(c, dict)]
+    kept = kept_calls(old["metadata"].get("tool_calls") or [], _md(new).get("tool_calls") or [])
     content = message.get("content")
-    blocks = content if isinstance(content, list) else []
     text_changed = new.get("content") != old.get("content")
     out: list[Any] = []
-    kept = kept_calls(old_calls, new_calls)
-    for block in blocks:
+    for block in content if isinstance(content, list) else []:
         if isinstance(block, dict) and block.get("type") == "toolCall":
             ids = kept()
             if ids is not None:  # else: the repair removed this call
