@@ -22,6 +22,10 @@ as they were. What it promises (DESIGN §6, SPEC §4's properties):
   engine repairs the whole history (ids chosen knowing every earlier one).
   So guarding a conversation and later the same conversation with more turns
   sends the same first turns both times, and the provider's prompt cache holds.
+  One exception, where the two promises meet: a history the provider accepts
+  only for what follows the cut (a Responses output sent after the next
+  turn answers a call the shorter history leaves unanswered) goes out as it
+  came, while the shorter one had to be repaired.
 - **Deterministic and idempotent:** the same body gives the same bytes;
   guarding a guarded body changes nothing more.
 - **Never raises on an odd body.** What it cannot read (not a dict, no history

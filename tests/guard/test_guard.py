@@ -265,3 +265,23 @@ def test_a_writer_that_fails_leaves_the_body_as_it_was(monkeypatch: pytest.Monke
     assert orjson.dumps(guarded.body) == orjson.dumps(CHAT_UNANSWERED)
     assert rules(guarded) == ["PROV-OPENAI-CHAT", UNREAD]
     assert "KeyError" in guarded.findings[-1]["text"]
+
+
+def test_a_history_the_provider_takes_only_for_what_follows_goes_out_as_it_came() -> None:
+    # Responses takes an output sent after the next turn; the shorter history, whose call
+    # has no output yet, is refused and repaired. The longer one is accepted: never changed.
+    call = {"type": "function_call", "call_id": "c1", "name": "search", "arguments": "{}"}
+    later = {"type": "function_call", "call_id": "c2", "name": "search", "arguments": "{}"}
+    shorter = {"model": "gpt-5", "input": [{"role": "user", "content": "go"}, call]}
+    longer = {
+        **shorter,
+        "input": [
+            *shorter["input"],
+            later,
+            {"type": "function_call_output", "call_id": "c2", "output": "two"},
+            {"type": "function_call_output", "call_id": "c1", "output": "one"},
+        ],
+    }
+    assert check("responses", longer).accepted and not check("responses", shorter).accepted
+    assert guard(shorter, "responses").changed
+    assert not guard(longer, "responses").changed
