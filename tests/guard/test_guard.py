@@ -285,3 +285,26 @@ def test_a_history_the_provider_takes_only_for_what_follows_goes_out_as_it_came(
     assert check("responses", longer).accepted and not check("responses", shorter).accepted
     assert guard(shorter, "responses").changed
     assert not guard(longer, "responses").changed
+
+
+def test_a_gemini_call_id_stays_on_its_call_when_a_later_response_has_none() -> None:
+    # A later id-less response answers a later call with the same real id by name: the
+    # reader once took that real id for a made-up one and left it out of every turn.
+    def call(cid: str) -> dict[str, Any]:
+        return {"functionCall": {"id": cid, "name": "search", "args": {}}}
+
+    first_answer = {"functionResponse": {"id": "c1", "name": "search", "response": {"r": 1}}}
+    answer = {"functionResponse": {"name": "search", "response": {"r": 2}}}
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "go"}]},
+            {"role": "model", "parts": [call("c1"), call("c3")]},  # c3 is never answered
+            {"role": "user", "parts": [first_answer]},
+            {"role": "model", "parts": [call("c1")]},
+            {"role": "user", "parts": [answer]},
+        ]
+    }
+    guarded = guard(body, "gemini")
+    assert guarded.changed and check("gemini", guarded.body).accepted
+    assert guarded.body["contents"][1] == body["contents"][1]
+    assert guarded.body["contents"][2]["parts"][0] == first_answer
