@@ -38,6 +38,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from inspector.web.gunicorn import gunicorn_command
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 HOST = "127.0.0.1"
@@ -166,27 +169,9 @@ def free_port() -> int:
 def start_gunicorn(
     port: int, workers: int, threads: int, env: dict[str, str], log: Path
 ) -> subprocess.Popen:
-    command = [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "inspector.wsgi:application",
-        "--bind",
-        f"{HOST}:{port}",
-        "--workers",
-        str(workers),
-        "--threads",
-        str(threads),
-        "--worker-class",
-        "gthread",
-        "--timeout",
-        "60",
-        "--graceful-timeout",
-        "10",
-        "--error-logfile",
-        str(log),
-        "--no-control-socket",
-    ]
+    command = gunicorn_command(
+        f"{HOST}:{port}", workers, threads, 60, 10, "--error-logfile", str(log)
+    )
     return subprocess.Popen(command, cwd=REPO, env=env, start_new_session=True)
 
 

@@ -348,7 +348,13 @@ def _session_line(session: sessions.Session, verdict: sessions.Verdict) -> str:
     words = f"unreadable: {verdict.error}" if verdict.error else verdict.verdict
     if verdict.counts:
         words += " (" + ", ".join(f"{r} x{n}" for r, n in sorted(verdict.counts.items())) + ")"
-    return f"{when}  {session.agent.label:<11} {verdict.session_id}  {words}\n    {session.path}"
+    head = f"{when}  {session.agent.label:<11} {verdict.session_id}  {words}"
+    titled = f"\n    “{_short(verdict.title)}”" if verdict.title else ""
+    return f"{head}{titled}\n    {session.path}"
+
+
+def _short(title: str, limit: int = 100) -> str:
+    return title if len(title) <= limit else title[: limit - 1].rstrip() + "…"
 
 
 def _session_record(session: sessions.Session, verdict: sessions.Verdict) -> dict[str, Any]:
@@ -362,6 +368,7 @@ def _session_record(session: sessions.Session, verdict: sessions.Verdict) -> dic
         "counts": verdict.counts,
         "error": verdict.error,
         "resume": verdict.resume,
+        "title": verdict.title,
     }
 
 
@@ -448,15 +455,19 @@ def _target(
     found, _ = sessions.find(folders)
     cache = sessions.VerdictCache()
     try:
-        broken = [s for s in found if cache.verdict(s).needs_repair]
+        verdicts = [(s, cache.verdict(s)) for s in found]
     finally:
         cache.save()
+    broken = [s for s, verdict in verdicts if verdict.needs_repair]
+    titles = {s.path: verdict.title for s, verdict in verdicts}
     if not broken:
         out.write(f"No session needs repair (looked in {_where(folders)}).\n")
         return None, None
     out.write("Sessions that need repair, newest first:\n")
     for n, session in enumerate(broken, 1):
-        out.write(f"  {n}. {session.agent.label}: {session.path}\n")
+        title = titles.get(session.path)
+        out.write(f"  {n}. {session.agent.label}: {f'“{_short(title)}” ' if title else ''}")
+        out.write(f"{session.path}\n")
     if not sys.stdin.isatty():
         raise _BadInput("name one: transcript-inspector fix PATH")
     answer = input(f"Fix which one? [1-{len(broken)}, Enter for none] ").strip()

@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from ahocorasick_rs import BytesAhoCorasick
+from ahocorasick_rs import BytesAhoCorasick, Implementation
 from detect_secrets.plugins import keyword
 from detect_secrets.plugins.artifactory import ArtifactoryDetector
 from detect_secrets.plugins.aws import AWSKeyDetector
@@ -60,8 +60,10 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
+from inspector import gitleaks
+
 # Bumped whenever the rules change, so counts made by older rules are not reused.
-DETECTOR_VERSION = "2"
+DETECTOR_VERSION = "3"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +105,10 @@ class Rule:
     before: int = 64
     group: int | None = None  # the one group that is the secret, where others are context
     reach: int = REACH
+    # ``valid`` takes the whole match too (gitleaks' allowlists read it), with
+    # up to ``lead`` name characters before it.
+    whole: bool = False
+    lead: int = 0
 
     def groups(self) -> list[int]:
         if self.group is not None:
@@ -156,6 +162,21 @@ def _basic_credentials(value: str) -> bool:
 
 def _jwt(value: str) -> bool:
     return JwtTokenDetector.is_formally_valid(value)
+
+
+def _named_value(value: str) -> bool:
+    """A value given to a secret-named key: any of 8 characters or more with a digit in it.
+
+    Whatever its entropy (32 hex digits, a UUID): the name says what it is. A
+    word (``CACHE_KEY=user-profile-settings``, ``secret: ingredient``) has no
+    digit, and a placeholder or a variable is not a value.
+    """
+    return (
+        len(value) >= 8
+        and any(c.isdigit() for c in value)
+        and _password(value)
+        and value.lower() not in ("true", "false", "null", "none")
+    )
 
 
 def _password(value: str) -> bool:
@@ -376,15 +397,129 @@ _OWN_RULES: tuple[Rule, ...] = (
         needles=(b"pass", b"_pwd"),
         before=1,
     ),
-    # NAME_KEY=..., NAME_TOKEN: "...", SECRET_KEY = '...': a random-looking value.
+    # YAML: `password: hunter2` as a line of its own (a key, indented or in a list).
+    Rule(
+        "password",
+        re.compile(
+            r"(?im)^[ \t]*(?:- )?[\w.\-]*(?:password|passwd|passphrase|_pass|_pwd)[\"']?:[ \t]+"
+            r"(?:\"(?P<dq>[^\"\n\\]+)\"|'(?P<sq>[^'\n\\]+)'|(?P<bare>[^\s#][^\n#]*?))"
+            r"[ \t]*(?:#.*)?$"
+        ),
+        _password,
+        needles=(b"pass", b"_pwd"),
+        before=64,
+    ),
+    # NAME_KEY=..., NAME_TOKEN: "...", SECRET_KEY = '...', "api_key" => "...": any
+    # value with a digit in it, random-looking or not.
+    Rule(
+        "assigned secret",
+        re.compile(
+            r"(?i)" + _SECRET_NAME + r"[\"']?\s*(?:=|:=|:|=>)\s*"
+            r"(?:\"(?P<dq>[^\"\s\\]+)\"|'(?P<sq>[^'\s\\]+)'|(?P<bare>" + _UNQUOTED + r"))"
+        ),
+        _named_value,
+        needles=(b"pass", b"secret", b"token", b"key"),
+        before=0,
+    ),
+    # The same, random-looking, where the quoted value holds spaces or a name is bare.
     Rule(
         "assigned secret",
         re.compile(
             r"(?i)" + _SECRET_NAME + r"[\"']?\s*(?:=|:=|:)\s*"
-            r"(?:\"(?P<dq>[^\"\n\\]+)\"|'(?P<sq>[^'\n\\]+)'|(?P<bare>" + _UNQUOTED + r"))"
+            r"(?:\"(?P<dq>[^\"\n\\]+)\"|'(?P<sq>[^'\n\\]+)')"
         ),
         _high_entropy,
         needles=(b"pass", b"secret", b"token", b"key"),
+        before=0,
+    ),
+    Rule(
+        "webhook",
+        re.compile(
+            r"https://(?:(?:canary\.|ptb\.)?discord(?:app)?\.com/api(?:/v\d+)?/webhooks/\d+/"
+            r"(?P<secret>[A-Za-z0-9_\-]{20,})"
+            r"|hooks\.slack\.com/(?:workflows|triggers|services)/(?P<slack>[A-Za-z0-9_/]{20,}))"
+        ),
+        needles=(b"/webhooks/", b"hooks.slack.com"),
+        before=48,
+    ),
+    # PuTTY's key file, masked whole: its Private-Lines are the key.
+    Rule(
+        "private key",
+        re.compile(r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC:\s*[0-9a-fA-F]+|\Z)", re.S),
+        needles=(b"putty-user-key-file-",),
+        before=0,
+        reach=1 << 16,
+    ),
+    Rule(
+        "Okta token",
+        re.compile(r"SSWS\s+(?P<secret>[A-Za-z0-9_\-]{20,})"),
+        needles=(b"SSWS",),
+        shape=ASCII,
+        before=0,
+    ),
+    Rule(
+        "service token",
+        re.compile(
+            r"key-[0-9a-z]{32}(?![0-9a-z])"  # Mailgun
+            r"|NR(?:AK|AA|II|JS|IQ)-[A-Za-z0-9]{27,32}"  # New Relic
+            r"|[sp]k\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{16,}"  # Mapbox
+            r"|dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_\-]{1,40}\.)?[A-Za-z0-9]{40,}"  # Doppler
+            r"|api_org_[A-Za-z]{34}"  # Hugging Face organisation
+            r"|HRKU-[A-Za-z0-9_\-]{50,}"  # Heroku
+            r"|EAAA[A-Za-z0-9_\-]{22,60}"  # Square
+            r"|pul-[a-f0-9]{40}"  # Pulumi
+        ),
+        needles=(
+            b"key-",
+            b"nrak-",
+            b"nraa-",
+            b"nrii-",
+            b"nrjs-",
+            b"nriq-",
+            b".eyj",
+            b"dp.",
+            b"api_org_",
+            b"hrku-",
+            b"eaaa",
+            b"pul-",
+        ),
+        before=3,
+    ),
+    # A Docker config's "auth": base64 of user:password.
+    Rule(
+        "Docker registry credentials",
+        re.compile(r"\"auth\"\s*:\s*\"(?P<secret>[A-Za-z0-9+/]{6,}={0,2})\""),
+        _basic_credentials,
+        needles=(b'"auth"',),
+        before=0,
+    ),
+    # Passwords on command lines: sshpass -p PW, mysql -pPW (glued: -p alone asks).
+    Rule(
+        "password",
+        re.compile(
+            r"\bsshpass\b(?:\s+-[A-OQ-Za-z]\S*)*\s+-p\s*"
+            r"(?:'(?P<sq>[^'\n]+)'|\"(?P<dq>[^\"\n]+)\"|(?P<bare>[^\s'\"]+))"
+        ),
+        needles=(b"sshpass",),
+        before=0,
+    ),
+    Rule(
+        "password",
+        re.compile(
+            r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b"
+            r"[^\n|;&]*?\s-p(?:'(?P<sq>[^'\n]+)'|\"(?P<dq>[^\"\n]+)\"|(?P<bare>[^\s'\"]+))"
+        ),
+        needles=(b"mysql", b"mariadb"),
+        before=0,
+    ),
+    Rule(
+        "password",
+        re.compile(
+            r"\bcurl\b[^\n|;&]*?\s(?:-u|--user)(?:\s+|=)"
+            r"(?:'[^':\n]*:(?P<sq>[^'\n]+)'|\"[^\":\n]*:(?P<dq>[^\"\n]+)\"|[^\s:'\"]*:(?P<bare>[^\s'\"]+))"
+        ),
+        _password,
+        needles=(b"curl",),
         before=0,
     ),
 )
@@ -463,10 +598,34 @@ def _plugin_rules() -> Iterator[Rule]:
         yield Rule("secret keyword", pattern, None, _KEYWORDS, before=back, group=group)
 
 
-# detect-secrets' plugins, each under the name a page shows. Left out: its
-# public-IP detector (an address is no credential) and its high-entropy
-# string plugins (see the module's docstring).
-RULES: tuple[Rule, ...] = _OWN_RULES + tuple(_plugin_rules())
+# gitleaks' rules (inspector/gitleaks.py), each woken by its own keywords. A
+# match may start a little before its keyword (a name's prefix, `curl ... -u`)
+# and is rarely long.
+_GITLEAKS_BEFORE = 256
+_GITLEAKS_REACH = 2048
+
+
+def _gitleaks_rules() -> Iterator[Rule]:
+    for rule in gitleaks.load():
+        yield Rule(
+            rule.id,
+            rule.pattern,
+            rule.valid,  # type: ignore[arg-type]
+            needles=tuple(keyword.encode() for keyword in rule.keywords),
+            # A rule whose pattern starts at its keyword is tried there only.
+            before=0 if rule.lead else _GITLEAKS_BEFORE,
+            group=rule.group or None,
+            reach=1 << 16 if "private-key" in rule.id else _GITLEAKS_REACH,
+            whole=True,
+            lead=rule.lead,
+        )
+
+
+# detect-secrets' plugins, each under the name a page shows, then gitleaks'
+# rules under their ids. Left out: detect-secrets' public-IP detector (an
+# address is no credential) and its high-entropy string plugins (see the
+# module's docstring).
+RULES: tuple[Rule, ...] = _OWN_RULES + tuple(_plugin_rules()) + tuple(_gitleaks_rules())
 
 # A JSON escape: the view of a text with these undone is searched as well.
 _ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)", re.S)
@@ -528,7 +687,12 @@ def _automata() -> dict[str, tuple[BytesAhoCorasick, list[bytes], int]]:
     for rule in RULES:
         by_shape.setdefault(rule.shape, set()).update(rule.needles)
     return {
-        shape: (BytesAhoCorasick(sorted(needles)), sorted(needles), min(map(len, needles)))
+        # A DFA: with gitleaks' keywords (some 300 needles) the default NFA is three times slower.
+        shape: (
+            BytesAhoCorasick(sorted(needles), implementation=Implementation.DFA),
+            sorted(needles),
+            min(map(len, needles)),
+        )
         for shape, needles in by_shape.items()
     }
 
@@ -540,6 +704,17 @@ _WOKEN: dict[tuple[str, bytes], list[int]] = {}
 for _index, _rule in enumerate(RULES):
     for _needle in _rule.needles:
         _WOKEN.setdefault((_rule.shape, _needle), []).append(_index)
+
+
+_NAME_CHARS = re.compile(r"[\w.-]*\Z")
+
+
+def _whole(text: str, match: re.Match[str], lead: int) -> str:
+    """The match, with the name characters just before it (up to ``lead``)."""
+    if not lead:
+        return match.group(0)
+    before = _NAME_CHARS.search(text, max(0, match.start() - lead), match.start())
+    return (before.group(0) if before else "") + match.group(0)
 
 
 class _Scan:
@@ -578,7 +753,16 @@ class _Scan:
             for match in matches:
                 for group in groups:
                     start, end = match.span(group)
-                    if end > start and (rule.valid is None or rule.valid(text[start:end])):
+                    if end <= start:
+                        continue
+                    if (
+                        rule.valid is None
+                        or (
+                            rule.valid(text[start:end], _whole(text, match, rule.lead))  # type: ignore[call-arg]
+                            if rule.whole
+                            else rule.valid(text[start:end])
+                        )
+                    ):
                         found.append(SecretMatch(rule.kind, start, end))
         return found
 

@@ -69,8 +69,13 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # Before anything reads the body (CSRF's check, the views): a declared length
+    # past the limit is refused unread.
+    "inspector.web.bodylimit.BodyLimitMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A full disk is a 507 that says so, not a bare 500.
+    "inspector.web.diskfull.DiskFullMiddleware",
     # Last, as django-axes asks: it turns a locked-out sign-in into its 429 page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -131,19 +136,31 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-# Failed password sign-ins are throttled by django-axes, per account and per
-# address, each on its own: INSPECTOR_SIGNIN_FAILURES failures in a row lock
-# that username (from anywhere) and that address (for any username) for
-# INSPECTOR_SIGNIN_LOCKOUT_MINUTES. The address is REMOTE_ADDR: a header a
-# client can write itself is never trusted for it. One-time sign-in links do
-# not go through passwords and still work.
+# Failed password sign-ins are throttled by django-axes (inspector/web/lockout.py),
+# three counts each with its own ceiling: INSPECTOR_SIGNIN_FAILURES failures of
+# one account from one address lock that pair; INSPECTOR_SIGNIN_ADDRESS_FAILURES
+# from one address, whatever the accounts, lock the address; and
+# INSPECTOR_SIGNIN_ACCOUNT_FAILURES of one account, from anywhere, lock the
+# account. The account's ceiling is above the address's, so no one address can
+# lock an account out for everyone else. A successful sign-in clears only its
+# own pair's failures. All for INSPECTOR_SIGNIN_LOCKOUT_MINUTES. The address is
+# REMOTE_ADDR: a header a client can write itself is never trusted for it.
+# One-time sign-in links do not go through passwords and still work.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
+AXES_HANDLER = "inspector.web.lockout.PerPairHandler"
 AXES_FAILURE_LIMIT = env_int("INSPECTOR_SIGNIN_FAILURES", 5, minimum=1)
+INSPECTOR_SIGNIN_ADDRESS_FAILURES = env_int(
+    "INSPECTOR_SIGNIN_ADDRESS_FAILURES", 4 * AXES_FAILURE_LIMIT, minimum=1
+)
+INSPECTOR_SIGNIN_ACCOUNT_FAILURES = env_int(
+    "INSPECTOR_SIGNIN_ACCOUNT_FAILURES", 5 * INSPECTOR_SIGNIN_ADDRESS_FAILURES, minimum=1
+)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("INSPECTOR_SIGNIN_LOCKOUT_MINUTES", 15, minimum=1))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# The order matters: inspector/web/lockout.py reads the counts in this order.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address", "username"]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
@@ -180,9 +197,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = INSPECTOR_MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 4 * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FILES = env_int("INSPECTOR_MAX_UPLOAD_FILES", 1000, minimum=1)
 # The most memory diagnosing one file may take, by inspector.web.store's estimate
-# (JSON objects counted in the bytes): a file of millions of tiny records costs
-# far more than its size, and beyond this it is refused before it is read.
-INSPECTOR_MAX_DIAGNOSIS_BYTES = env_int("INSPECTOR_MAX_DIAGNOSIS_MB", 2048, minimum=16) * 2**20
+# (every JSON value outside strings counted in the bytes, each weighted at the
+# worst measured for its kind): a file of millions of tiny records costs far
+# more than its size, and beyond this it is refused before it is read. 2.5 GB
+# takes a real session at the upload limit (200 MB, estimated at about 2.1 GB).
+INSPECTOR_MAX_DIAGNOSIS_BYTES = env_int("INSPECTOR_MAX_DIAGNOSIS_MB", 2560, minimum=16) * 2**20
 
 # Batch scans from the browser (inspector.scan). A zip is checked against
 # these from its directory before a byte is inflated, so a zip bomb is refused
@@ -193,6 +212,14 @@ INSPECTOR_ZIP_MAX_RATIO = env_int("INSPECTOR_ZIP_MAX_RATIO", 100, minimum=1)
 # Stored bytes with no transcript row (left by a process killed mid-upload) are
 # removed when a scan is retried and when `make run` starts, once this old.
 INSPECTOR_ORPHAN_GRACE_SECONDS = env_int("INSPECTOR_ORPHAN_GRACE_SECONDS", 600, minimum=0)
+# The web server of `manage.py serve` (`make run`): gunicorn's processes and threads
+# per process, and how long one request may take before its process is restarted.
+INSPECTOR_WEB_WORKERS = env_int("INSPECTOR_WEB_WORKERS", 2, minimum=1)
+INSPECTOR_WEB_THREADS = env_int("INSPECTOR_WEB_THREADS", 4, minimum=1)
+INSPECTOR_WEB_TIMEOUT_SECONDS = env_int("INSPECTOR_WEB_TIMEOUT_SECONDS", 300, minimum=10)
+# Where a running `manage.py serve` records the address it serves on, so the
+# links other commands print (signin_link, scan) point at it (inspector/web/address.py).
+INSPECTOR_ADDRESS_FILE = VAR_DIR / "serving.json"
 # Folders of agent sessions `manage.py watch` (and `make run`) follows; none by default.
 INSPECTOR_WATCH = env_list("INSPECTOR_WATCH")
 # A task RUNNING this long, claimed by a worker that never beat (a plain db_worker),

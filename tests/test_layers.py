@@ -38,6 +38,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("inspector.local.store",),
     ("inspector.local.opencode",),
     ("inspector.local.opencode_db",),
+    ("inspector.local.goose_db",),
     ("inspector.local.stores",),
     ("inspector.local.sessions", "inspector.local.fix"),
     ("inspector.local",),

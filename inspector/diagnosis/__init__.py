@@ -20,6 +20,7 @@ and rebuilt from the stored raw bytes whenever ``ENGINE_VERSION`` changes.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -201,8 +202,31 @@ def diagnose(parsed: Parsed, is_read_only: ReadOnly = None) -> Diagnosis:
         findings=findings,
         rows=rows,
         interrupted=[public_call(call) for call in repair.interrupted],
-        meta=plain(parsed.meta) | ({"timing": totals(facts)} if any(facts) else {}),
+        meta=plain(parsed.meta)
+        | ({"timing": totals(facts)} if any(facts) else {})
+        | _first_prompt(rows),
     )
+
+
+# A session is titled by its first prompt, this long at most, on one line.
+TITLE_CHARS = 160
+_SPACES = re.compile(r"\s+")
+
+
+def _first_prompt(rows: Sequence[Row]) -> dict[str, str]:
+    """``{"first_prompt": ...}``: the first thing the user typed, as the tables title the
+    session by it; a message that opens with a tag (an agent's command or context
+    wrapper, not words typed) is passed over."""
+    for row in rows:
+        if row["role"] != "user" or not row["in_original"]:
+            continue
+        text = _SPACES.sub(" ", row["text"] or "").strip()
+        if not text or text.startswith("<"):
+            continue
+        if len(text) > TITLE_CHARS:
+            text = text[: TITLE_CHARS - 1].rstrip() + "…"
+        return {"first_prompt": text}
+    return {}
 
 
 def _unchecked_kinds(parsed: Parsed) -> list[str]:

@@ -343,6 +343,9 @@ class Timeline:
             text, parts = content, []  # ``_render_content``'s answer for most messages
         else:
             text, parts = _render_content(content)
+        reasoning = metadata.get("reasoning")
+        if reasoning:
+            parts = [*parts, *_reasoning_parts(reasoning)]
         facts = None
         if in_index is None:
             lines = []
@@ -581,6 +584,26 @@ def _render_arguments(arguments: Any) -> str:
         return orjson.dumps(arguments, option=orjson.OPT_INDENT_2).decode()
     except TypeError:
         return repr(arguments)
+
+
+def _reasoning_parts(items: Any) -> list[dict[str, Any]]:
+    """Reasoning a reader kept beside the content (Codex's ``reasoning`` items, in
+    ``metadata["reasoning"]``), as the thinking parts a row shows: its summary and
+    its text where the file holds them, else only that it was there (encrypted)."""
+    parts: list[dict[str, Any]] = []
+    for item in items if isinstance(items, list) else ():
+        if not isinstance(item, dict):
+            continue
+        texts = [
+            piece["text"]
+            for field in ("summary", "content")
+            for piece in item.get(field) or ()
+            if isinstance(piece, dict) and isinstance(piece.get("text"), str) and piece["text"]
+        ]
+        encrypted = not texts and bool(item.get("encrypted_content"))
+        label = "reasoning (encrypted)" if encrypted else "reasoning"
+        parts.append({"type": "thinking", "text": _clip("\n\n".join(texts)), "label": label})
+    return parts
 
 
 def _render_content(content: Any) -> tuple[str, list[dict[str, Any]]]:

@@ -37,6 +37,7 @@ them there) with their content as text.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -547,8 +548,17 @@ def _image_from_url(url: str) -> dict[str, Any]:
 
 
 def _wire_list(
-    messages: list[Message], records: list[Any], response: dict[str, Any] | None
+    messages: list[Message],
+    records: list[Any],
+    response: dict[str, Any] | None,
+    make: Callable[[Message, dict[str, Any] | None], dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
+    """Each message as a chat record, from its source record where it has one.
+
+    ``make`` writes one (``_wire_message`` unless a shape built on this one,
+    such as Hermes's, adds its own keys to the records it makes).
+    """
+    make = make or _wire_message
     out = []
     for message in messages:
         rec = origin(message)
@@ -558,7 +568,7 @@ def _wire_list(
             template = records[rec]
         else:
             template = None
-        out.append(_wire_message(message, template))
+        out.append(make(message, template))
     return out
 
 
@@ -666,8 +676,13 @@ def _wire_content(content: Any, role: str, native_only: bool) -> Any:
     return parts
 
 
-def _serialise_jsonl(messages: list[Message], original: Parsed) -> bytes:
-    """Lines in message order; untouched lines byte for byte."""
+def _serialise_jsonl(
+    messages: list[Message],
+    original: Parsed,
+    make: Callable[[Message, dict[str, Any] | None], dict[str, Any]] | None = None,
+) -> bytes:
+    """Lines in message order; untouched lines byte for byte (``make`` as ``_wire_list``)."""
+    make = make or _wire_message
     state = original.state
     lines = state["lines"]
     originals = state["originals"]
@@ -691,9 +706,9 @@ def _serialise_jsonl(messages: list[Message], original: Parsed) -> bytes:
             if originals[rec] == [message]:
                 out.append(lines[rec].raw)
                 continue
-            wire = _wire_message(message, lines[rec].value)
+            wire = make(message, lines[rec].value)
         else:
-            wire = _wire_message(message, None)
+            wire = make(message, None)
         out.append(dump_line(wire, state["crlf"]))
     flush(len(lines))
     return jsonl.join_lines(out, state["final_newline"])

@@ -17,6 +17,10 @@ Four containers are read, and written back the way they came:
 - ``messages``: a list of ``{"info", "parts"}`` (the server's
   ``GET /session/:id/message``);
 - ``message``: one ``{"info", "parts"}`` (what a prompt returns);
+- ``lines``: JSON Lines of those messages, one ``{"info", "parts"}`` a line
+  (a session exported one message per line); a repaired file keeps each
+  untouched message's line as it was and writes a changed or new one as a
+  compact line in its place;
 - ``records``: a JSON array of the storage files of a session, as they lie
   under ``~/.local/share/opencode/storage/`` (``session/<project>/<ses>.json``,
   ``message/<ses>/<msg>.json``, ``part/<msg>/<prt>.json``; for instance
@@ -85,8 +89,9 @@ from typing import Any
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.jsondoc import part_text, read_json
+from inspector.formats.jsondoc import dump_line, part_text, read_json
 from inspector.formats.jsondoc import text_of as _text
+from inspector.formats.jsonl import JsonlFile, join_lines, read_jsonl
 from inspector.formats.private import call_id
 from inspector.formats.private import metadata as _md
 from inspector.formats.records import SRC, RecordWriter
@@ -164,19 +169,28 @@ class _Origin:
 @dataclass(slots=True)
 class _State:
     data: bytes
-    container: str  # "export" | "messages" | "message" | "records"
+    container: str  # "export" | "messages" | "message" | "records" | "lines"
     doc: Any
     session: dict[str, Any] | None
     messages: list[_Msg]
     wrapped: bool  # records: share-API {"type", "data"} items
     origin: list[_Origin]
+    lines: JsonlFile | None = None  # lines: the file's lines, one message each
 
 
 def parse(data: bytes) -> Parsed:
     """Read an OpenCode session; see the module docstring for what is read how."""
-    doc = read_json(data)
     problems: list[Problem] = []
+    lines = None
+    try:
+        doc = read_json(data)
+    except FormatError:
+        lines = _message_lines(data)  # one {"info", "parts"} a line, or not OpenCode's
+        doc = [record.value for record in lines.records if record.ok]
+        problems.extend(lines.problems)
     container, session, messages, wrapped, other = _container(doc, problems)
+    if lines is not None:
+        container = "lines"
     if not messages:
         raise FormatError("the OpenCode session holds no message")
     reader = _Reader(messages, problems)
@@ -204,7 +218,7 @@ def parse(data: bytes) -> Parsed:
     if other:
         meta["other_records"] = other
     problems.sort(key=lambda p: p.line)
-    state = _State(data, container, doc, session, messages, wrapped, reader.origin)
+    state = _State(data, container, doc, session, messages, wrapped, reader.origin, lines)
     return Parsed(
         format=NAME,
         messages=reader.out,
@@ -215,6 +229,27 @@ def parse(data: bytes) -> Parsed:
         meta=meta,
         state=state,
     )
+
+
+def _message_lines(data: bytes) -> JsonlFile:
+    """The file as JSON Lines of OpenCode messages, or ``FormatError`` if it is not one."""
+    lines = read_jsonl(data)
+    values = [record.value for record in lines.records if record.ok]
+    if not values or not _is_message_item(values[0]):
+        raise FormatError("not a single JSON document, nor JSON Lines of OpenCode messages")
+    for record in lines.records:
+        if record.ok and not _is_message_item(record.value):
+            held = (
+                ", ".join(map(repr, record.value))
+                if isinstance(record.value, dict)
+                else "no fields"
+            )
+            raise FormatError(
+                f"line {record.line}: not an OpenCode message ({{'info', 'parts'}}; it holds "
+                f"{held})",
+                unread=True,
+            )
+    return lines
 
 
 def _session_id(session: dict[str, Any] | None, messages: list[_Msg]) -> str | None:
@@ -787,6 +822,8 @@ class _Writer(RecordWriter[_State]):
         state = self.state
         if state.container == "records":
             return _dump(self._records(), state.data)
+        if state.lines is not None:
+            return self._lines(state.lines)
         items: list[Any] = []
         for index, info, parts in self._messages():
             if index is None:
@@ -799,6 +836,22 @@ class _Writer(RecordWriter[_State]):
         if state.container == "message" and len(items) == 1:
             return _dump(items[0], state.data)
         return _dump(items, state.data)
+
+    def _lines(self, lines: JsonlFile) -> bytes:
+        """One message a line: an untouched message's own line, a changed or new one
+        written compact (lines that could not be read stay where they were)."""
+        state = self.state
+        records = [r for r in lines.records if r.ok]
+        touched = {index for index, _ in self.updated} | {index for index, _ in self.removed}
+        out: list[bytes] = []
+        # A message's line: its _Msg number is its place among the readable lines.
+        for index, info, parts in self._messages():
+            if index is not None and index not in touched:
+                out.append(records[state.messages[index].number - 1].raw)
+                continue
+            item = state.messages[index].item or {} if index is not None else {}
+            out.append(dump_line({**item, "info": info, "parts": parts}, lines.crlf))
+        return join_lines(out, lines.final_newline)
 
     def _records(self) -> list[Any]:
         """The records in their order, changed ones replaced, new ones after their message."""

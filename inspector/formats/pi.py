@@ -131,6 +131,41 @@ def sniff(head: bytes) -> float:
     return 0.85
 
 
+# The roles whose message pi writes with a ``content``.
+_CONTENT_ROLES = ("user", "custom", "hookMessage", "assistant", "toolResult")
+
+
+# --------------------------------------------------------------------------- timeline facts
+
+
+def timeline_facts(parsed: Parsed) -> list[dict[str, Any] | None]:
+    """Per message, what its entry records: the entry's ``timestamp``, the reply's ``model``
+    and ``usage`` (``input`` + ``cacheRead`` + ``cacheWrite`` read, ``output`` written)."""
+    state = parsed.state
+    if not isinstance(state, _State):
+        return []
+    return [_facts(state.values[rec]) for rec in state.origin]
+
+
+def _facts(entry: Any) -> dict[str, Any] | None:
+    if not isinstance(entry, dict):
+        return None
+    found = entry.get("message")
+    message: dict[str, Any] = found if isinstance(found, dict) else {}
+    spent = message.get("usage")
+    usage: dict[str, Any] = spent if isinstance(spent, dict) else {}
+    read = [usage.get(key) for key in ("input", "cacheRead", "cacheWrite")]
+    tokens_in = sum(n for n in read if isinstance(n, int)) if usage else None
+    out = usage.get("output")
+    stamp, model = entry.get("timestamp"), message.get("model")
+    return {
+        "at": stamp if isinstance(stamp, str) else None,
+        "model": model if isinstance(model, str) else None,
+        "tokens_in": tokens_in,
+        "tokens_out": out if isinstance(out, int) else None,
+    }
+
+
 # --------------------------------------------------------------------------- parse
 
 
@@ -337,6 +372,18 @@ class _Reader:
 
     def message(self, idx: int, line: int, message: dict[str, Any]) -> None:
         role = message.get("role")
+        if role in _CONTENT_ROLES and "content" not in message:
+            if role == "assistant" and message.get("stopReason") in _SKIPPED_STOPS:
+                pass  # a stopped turn pi leaves out: read below, for what it says of the stop
+            else:
+                # Its words are elsewhere (another version's field): read as a blank
+                # message, a repair would drop it, so the file is refused instead.
+                fields = ", ".join(sorted(k for k in message if k != "role")) or "none"
+                raise FormatError(
+                    f"line {line}: a {role} message without 'content' (it holds {fields}),"
+                    " which this reader does not know",
+                    unread=True,
+                )
         if role == "user":
             self.add(_user_content(message.get("content"), None), idx)
         elif role in ("custom", "hookMessage"):

@@ -77,10 +77,10 @@ relinked along the active branch, a JSON document) overrides ``order`` or
 from __future__ import annotations
 
 from collections.abc import Container, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Protocol, cast
 
-from inspector.formats.base import FormatError, Parsed, Problem
+from inspector.formats.base import Facts, FormatError, Parsed, Problem
 from inspector.formats.jsondoc import dump_line
 from inspector.formats.jsonl import JsonlFile, Record, has_glued, join_lines, unglue
 from inspector.formats.private import Message, unchanged
@@ -135,10 +135,21 @@ class LogState:
     records: list[Record]
     final_newline: bool
     crlf: bool
+    # What the reader found of each message for the timeline (time, model, tokens), one
+    # per message, where it reads them as it goes (``state_facts`` hands them over).
+    facts: list[Facts | None] = field(default_factory=list, kw_only=True)
 
     @classmethod
-    def of(cls, data: bytes, read: JsonlFile) -> LogState:
-        return cls(data, read.records, read.final_newline, read.crlf)
+    def of(cls, data: bytes, read: JsonlFile, facts: list[Facts | None] | None = None) -> LogState:
+        return cls(data, read.records, read.final_newline, read.crlf, facts=facts or [])
+
+
+def state_facts(parsed: Parsed) -> list[Facts | None]:
+    """A shape's ``timeline_facts`` when its reader kept them in its ``LogState``."""
+    state = parsed.state
+    if isinstance(state, LogState) and len(state.facts) == len(parsed.messages):
+        return list(state.facts)
+    return []
 
 
 class RecordWriter[S]:

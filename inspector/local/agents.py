@@ -15,8 +15,10 @@ in its own module): ``sessions`` and ``fix`` find it there, unedited.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +31,10 @@ class Agent:
     Its sessions are the files matching ``pattern`` under ``home/sessions``,
     where ``home`` is ``$env`` when that is set, else ``~/default_home``.
     ``resume`` is the command that resumes a session, with ``{session}`` for
-    its id (and ``{path}`` for its file, where the agent takes a path).
+    its id (and ``{path}`` for its file, where the agent takes a path;
+    ``{owner}`` for the name of the folder two above the file, where the
+    agent names the sessions' owner so: OpenClaw's agent id). An empty ``env``
+    is an agent no environment variable moves.
     ``store`` names its store kinds in ``inspector.local.stores.STORES``;
     empty, one session is one file.
     """
@@ -46,24 +51,61 @@ class Agent:
     skip_prefixes: tuple[str, ...] = ()
     skip_folders: tuple[str, ...] = ()
     store: str = ""
+    # Names (``fnmatch`` patterns) of files in the folder that are not sessions.
+    skip_names: tuple[str, ...] = ()
+    # The session's id is its folder's name (one folder a session: Cline's tasks).
+    id_from_folder: bool = False
+    # More patterns of session files beside ``pattern`` (another kind of file, same folder).
+    also: tuple[str, ...] = ()
+    # What the file's name has before the id (``session_`` in Hermes's session_<id>.json).
+    id_prefix: str = ""
+    # The path under ``$env`` to the agent's home (Goose: $GOOSE_PATH_ROOT/data).
+    env_sub: str = ""
+    # Variables read after ``env``, each with the path under it to the agent's home.
+    more_env: tuple[tuple[str, str], ...] = ()
+    # The command that resumes a session of its database (a path ``<x>.db/<id>``), if other.
+    db_resume: str = ""
 
     def root(self, environ: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
         """The folder holding this agent's sessions on this machine."""
-        configured = (os.environ if environ is None else environ).get(self.env)
-        base = Path(configured) if configured else (home or Path.home()) / self.default_home
+        values = os.environ if environ is None else environ
+        base = (home or Path.home()) / self.default_home
+        for name, sub in ((self.env, self.env_sub), *self.more_env):
+            configured = values.get(name) if name else None
+            if configured:
+                base = Path(configured) / sub if sub else Path(configured)
+                break
         return base / self.sessions if self.sessions else base
 
     def session_id(self, path: Path, meta_id: str | None = None) -> str:
         """The id the agent resumes this file under."""
         if meta_id:
             return meta_id
-        if path.name == "context.jsonl":  # Kimi's newer layout: <session-id>/context.jsonl
+        if path.name in _FOLDER_NAMED or self.id_from_folder:  # <session-id>/<its one file>
             return path.parent.name
-        return path.stem
+        if path.name == "wire.jsonl" and path.parent.parent.name == "agents":
+            return path.parents[2].name  # Kimi Code: <session-id>/agents/main/wire.jsonl
+        return path.stem.removeprefix(self.id_prefix) if self.id_prefix else path.stem
+
+    def skips(self, name: str) -> bool:
+        """Whether a file of this name in the folder is not one of the agent's sessions."""
+        return name.startswith(self.skip_prefixes) or any(
+            fnmatch.fnmatchcase(name, pattern) for pattern in self.skip_names
+        )
 
     def resume_command(self, session: str, path: Path | None = None, cwd: str | None = None) -> str:
-        command = self.resume.format(session=session, path=path or "")
+        owner = path.parent.parent.name if path is not None else ""
+        in_db = path is not None and path.parent.suffix == ".db" and bool(self.db_resume)
+        template = self.db_resume if in_db else self.resume
+        command = template.format(session=session, path=path or "", owner=owner or "main")
         return f"cd {_quoted(cwd)} && {command}" if cwd else command
+
+
+# The file names of layouts where a session is a folder named by its id.
+_FOLDER_NAMED = (
+    "context.jsonl",  # Kimi's newer layout
+    "events.jsonl",  # GitHub Copilot CLI
+)
 
 
 def _quoted(text: str) -> str:
@@ -71,6 +113,14 @@ def _quoted(text: str) -> str:
         return text
     return "'" + text.replace("'", "'\\''") + "'"
 
+
+# Where VS Code keeps its extensions' storage (Electron's appData): $XDG_CONFIG_HOME or
+# ~/.config on Linux, ~/Library/Application Support on macOS (which no variable moves).
+_VSCODE_ENV = "" if sys.platform == "darwin" else "XDG_CONFIG_HOME"
+_VSCODE_HOME = "Library/Application Support" if sys.platform == "darwin" else ".config"
+
+# A Cline / Roo Code task's other files: the UI's log and the task's metadata.
+_CLINE_TASK_FILES = ("ui_messages.json", "task_metadata.json")
 
 AGENTS: tuple[Agent, ...] = (
     Agent(
@@ -113,7 +163,10 @@ AGENTS: tuple[Agent, ...] = (
         sessions="sessions",
         pattern="**/*.jsonl",
         resume="kimi --session {session}",
-        skip_prefixes=("wire",),
+        # wire.jsonl is its UI log; context_<n>.jsonl the copies /clear and a revert rotate
+        # out (utils/path.py next_available_rotation); subagents/ holds sub-agents' own.
+        skip_prefixes=("wire", "context_"),
+        skip_folders=("subagents",),
     ),
     Agent(
         name="pi",
@@ -138,10 +191,190 @@ AGENTS: tuple[Agent, ...] = (
         resume="opencode --session {session}",
         store="opencode",
     ),
+    # --- agents-a (issue 27): OpenClaw, Cursor, Cline / Roo Code ---
+    Agent(
+        # openclaw/openclaw (src/config/paths.ts, sessions/paths.ts): pi's session format, one
+        # file a session under agents/<agentId>/sessions/; sessions.json is the key index,
+        # <id>.checkpoint.<uuid>.jsonl a copy kept before a compaction, *.trajectory.jsonl a
+        # run's trace, <id>.jsonl.reset.<time> / .deleted.<time> archived sessions.
+        name="openclaw",
+        label="OpenClaw",
+        format="pi",
+        env="OPENCLAW_STATE_DIR",
+        default_home=".openclaw",
+        sessions="agents",
+        pattern="*/sessions/*.jsonl",
+        resume="openclaw agent --agent {owner} --session-id {session} --message continue",
+        skip_names=("sessions.json", "*.trajectory.jsonl", "*.checkpoint.*.jsonl"),
+    ),
+    Agent(
+        # Cursor's agent transcripts: projects/<workspace>/agent-transcripts/<id>/<id>.jsonl
+        # (older: agent-transcripts/<id>.jsonl); CURSOR_CONFIG_DIR moves ~/.cursor.
+        name="cursor",
+        label="Cursor",
+        format="cursor",
+        env="CURSOR_CONFIG_DIR",
+        default_home=".cursor",
+        sessions="projects",
+        pattern="*/agent-transcripts/**/*.jsonl",
+        resume="cursor-agent --resume {session}",
+        skip_folders=("subagents",),
+    ),
+    Agent(
+        # The Cline CLI: $CLINE_DIR (~/.cline)/data/tasks/<taskId>/api_conversation_history.json.
+        name="cline",
+        label="Cline CLI",
+        format="cline",
+        env="CLINE_DIR",
+        default_home=".cline",
+        sessions="data/tasks",
+        pattern="*/api_conversation_history.json",
+        resume="cline task open {session}",
+        id_from_folder=True,
+        skip_names=_CLINE_TASK_FILES,
+    ),
+    Agent(
+        # The Cline extension: VS Code's globalStorage (Electron's appData: $XDG_CONFIG_HOME
+        # on Linux). A task is resumed from Cline's History in VS Code.
+        name="cline-vscode",
+        label="Cline (VS Code)",
+        format="cline",
+        env=_VSCODE_ENV,
+        default_home=_VSCODE_HOME,
+        sessions="Code/User/globalStorage/saoudrizwan.claude-dev/tasks",
+        pattern="*/api_conversation_history.json",
+        resume="code .  # then Cline > History > task {session}",
+        id_from_folder=True,
+        skip_names=_CLINE_TASK_FILES,
+    ),
+    Agent(
+        name="roo-code",
+        label="Roo Code (VS Code)",
+        format="cline",
+        env=_VSCODE_ENV,
+        default_home=_VSCODE_HOME,
+        sessions="Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks",
+        pattern="*/api_conversation_history.json",
+        resume="code .  # then Roo Code > History > task {session}",
+        id_from_folder=True,
+        skip_names=_CLINE_TASK_FILES,
+    ),
+    Agent(
+        # NousResearch/hermes-agent: $HERMES_HOME (~/.hermes)/sessions/ holds the CLI's session
+        # logs (session_<id>.json, rewritten after each step) and the gateway's transcripts
+        # (<id>.jsonl) beside sessions.json, the gateway's index. `hermes --resume` reads the
+        # session from state.db (not fixed here); Hermes repairs a dangling call there in memory.
+        name="hermes",
+        label="Hermes Agent",
+        format="hermes",
+        env="HERMES_HOME",
+        default_home=".hermes",
+        sessions="sessions",
+        pattern="session_*.json",
+        also=("*.jsonl",),
+        resume="hermes --resume {session}",
+        id_prefix="session_",
+    ),
+    Agent(
+        # block/goose: its data folder is $GOOSE_PATH_ROOT/data, else $XDG_DATA_HOME/goose
+        # (~/.local/share/goose); versions before its database kept sessions/<name>.jsonl,
+        # resumed by name. Newer ones keep sessions/sessions.db (goose_db.py reads it).
+        name="goose",
+        label="Goose",
+        format="goose",
+        env="GOOSE_PATH_ROOT",
+        env_sub="data",
+        more_env=(("XDG_DATA_HOME", "goose"),),
+        default_home=".local/share/goose",
+        sessions="sessions",
+        pattern="*.jsonl",
+        resume="goose session --resume --name {session}",
+        db_resume="goose session --resume --session-id {session}",
+        store="goose",
+    ),
+    Agent(
+        # Kiro CLI: ~/.kiro/sessions/cli/<session-id>.jsonl, its facts (cwd, ...) in the
+        # <session-id>.json beside it. It resumes the last conversation of the folder it is
+        # started in (no variable is known to move the folder).
+        name="kiro",
+        label="Kiro CLI",
+        format="kiro",
+        env="",
+        default_home=".kiro",
+        sessions="sessions/cli",
+        pattern="*.jsonl",
+        resume="kiro-cli chat --resume",
+    ),
+    # --- end agents-a ---
+    # --- agents-b (issue 27): Copilot CLI, Qwen Code, Kimi Code, Factory Droid ---
+    Agent(
+        # github/copilot-cli: COPILOT_HOME (default ~/.copilot) holds session-state/<id>/
+        # events.jsonl beside workspace.yaml and checkpoints/; --resume takes the folder's id.
+        name="copilot",
+        label="GitHub Copilot CLI",
+        format="copilot",
+        env="COPILOT_HOME",
+        default_home=".copilot",
+        sessions="session-state",
+        pattern="*/events.jsonl",
+        resume="copilot --resume={session}",
+    ),
+    Agent(
+        # QwenLM/qwen-code: its runtime folder ($QWEN_RUNTIME_DIR, else ~/.qwen) holds
+        # projects/<project>/chats/<session-id>.jsonl; qwen --resume takes the id.
+        name="qwen",
+        label="Qwen Code",
+        format="qwen",
+        env="QWEN_RUNTIME_DIR",
+        default_home=".qwen",
+        sessions="projects",
+        pattern="*/chats/*.jsonl",
+        resume="qwen --resume {session}",
+    ),
+    Agent(
+        # MoonshotAI/kimi-code (the TypeScript Kimi Code, which replaced the Python Kimi
+        # CLI above): $KIMI_CODE_HOME (default ~/.kimi-code) holds
+        # sessions/<work-dir bucket>/<session-id>/agents/<agent>/wire.jsonl; the main
+        # agent's is the conversation `kimi --session <id>` resumes.
+        name="kimi-code",
+        label="Kimi Code",
+        format="kimi-code",
+        env="KIMI_CODE_HOME",
+        default_home=".kimi-code",
+        sessions="sessions",
+        pattern="*/*/agents/main/wire.jsonl",
+        resume="kimi --session {session}",
+    ),
+    Agent(
+        # Factory's droid CLI (closed source): ~/.factory/sessions/<cwd, each / a dash>/
+        # <session-id>.jsonl beside <session-id>.settings.json. Factory's docs name no
+        # variable that moves the folder, so none is honoured (--root droid=... does).
+        name="droid",
+        label="Factory Droid",
+        format="droid",
+        env="",
+        default_home=".factory",
+        sessions="sessions",
+        pattern="*/*.jsonl",
+        resume="droid --resume {session}",
+    ),
+    # --- end agents-b ---
 )
 
 BY_NAME = {agent.name: agent for agent in AGENTS}
-BY_FORMAT = {agent.format: agent for agent in AGENTS if agent.format != "openai-chat"}
+_NOT_SESSIONS = tuple(dict.fromkeys(name for agent in AGENTS for name in agent.skip_names))
+
+
+def never_a_session(name: str) -> bool:
+    """A file name some agent keeps beside its sessions that is none (for a watched folder)."""
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in _NOT_SESSIONS)
+
+
+# The agent each shape is first written by (OpenClaw writes pi's, Roo Code Cline's).
+BY_FORMAT: dict[str, Agent] = {}
+for _agent in AGENTS:
+    if _agent.format != "openai-chat":
+        BY_FORMAT.setdefault(_agent.format, _agent)
 
 # The shapes whose repaired file a user puts back in the agent's own folder by hand
 # (the download page says where): the agent finds a session there by its file's name.

@@ -177,7 +177,7 @@ def _write(connection: sqlite3.Connection, changes: list[RowChange], *, back: bo
 
 
 @contextlib.contextmanager
-def _writing(db: Path) -> Iterator[sqlite3.Connection]:
+def writing(db: Path) -> Iterator[sqlite3.Connection]:
     """A connection in a ``BEGIN IMMEDIATE`` transaction: committed on leaving, else rolled back."""
     connection = sqlite3.connect(db, timeout=5, isolation_level=None)
     try:
@@ -202,6 +202,12 @@ def _newest_write(db: Path, rows: dict[Key, Row], session_row: Row | None) -> fl
     times = [int(r.get("time_updated") or 0) / 1000 for r in rows.values()]
     if session_row is not None:
         times.append(int(session_row.get("time_updated") or 0) / 1000)
+    return max([*times, file_written(db)])
+
+
+def file_written(db: Path) -> float:
+    """When the database file (or its write-ahead log) was last written, in seconds."""
+    times: list[float] = []
     for file in (db, db.with_name(db.name + "-wal")):
         with contextlib.suppress(OSError):
             info = file.stat()
@@ -279,7 +285,7 @@ def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
     folder = opencode._backup_folder(base, session_id, clock, confined)
     _write_backup(folder, path, planned, clock, confined)
     try:
-        with _writing(db) as connection:
+        with writing(db) as connection:
             if _rows(connection, session_id) != rows:
                 raise _Changed
             _write(connection, planned, back=False)
@@ -298,7 +304,7 @@ def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
     again = diagnosed(path, checked.agent, opencode.db_export_bytes(path))
     if again.error or again.needs_repair:
         try:
-            with _writing(db) as connection:
+            with writing(db) as connection:
                 _write(connection, planned, back=True)
         except sqlite3.Error as error:
             return outcome(
@@ -375,7 +381,7 @@ def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> O
     if any(c.table not in TABLES for c in changes):
         return outcome(path, "refused", f"{folder} is not the backup fix made", backup=folder)
     try:
-        with _writing(db) as connection:
+        with writing(db) as connection:
             current = _rows(connection, session_id)
             for change in changes:
                 if current.get(change.key) != change.new and not force:

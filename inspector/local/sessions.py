@@ -74,7 +74,9 @@ def find(folders: Iterable[tuple[Agent, Path]]) -> tuple[list[Session], list[str
             warnings.append(f"{agent.label}: cannot read {root} (skipped)")
             continue
         try:
-            paths = sorted(root.glob(agent.pattern))
+            paths = sorted(
+                {p for pattern in (agent.pattern, *agent.also) for p in root.glob(pattern)}
+            )
         except OSError as error:
             warnings.append(f"{agent.label}: cannot list {root}: {error.strerror or error}")
             continue
@@ -103,7 +105,7 @@ def _listed(agent: Agent, root: Path) -> list[tuple[Path, int, float]] | None:
 
 
 def _is_session(agent: Agent, root: Path, path: Path) -> bool:
-    if not path.is_file() or path.name.startswith(agent.skip_prefixes):
+    if not path.is_file() or agent.skips(path.name):
         return False
     parts = path.relative_to(root).parts[:-1]
     return not any(part in agent.skip_folders or part.startswith(".") for part in parts)
@@ -149,6 +151,7 @@ class Verdict:
     session_id: str
     resume: str | None
     error: str = ""
+    title: str = ""  # the session's first prompt, what a person knows it by
 
     @property
     def needs_repair(self) -> bool:
@@ -157,8 +160,9 @@ class Verdict:
     @classmethod
     def of(cls, checked: Checked) -> Verdict:
         counts = dict(checked.diagnosis.counts) if checked.diagnosis else {}
+        title = checked.diagnosis.meta.get("first_prompt") if checked.diagnosis else None
         return cls(checked.verdict, counts, checked.session_id, checked.resume_command(),
-                   checked.error)  # fmt: skip
+                   checked.error, title if isinstance(title, str) else "")  # fmt: skip
 
 
 class VerdictCache:

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from inspector.local import opencode, opencode_db
+from inspector.local import goose_db, opencode, opencode_db
 from inspector.local.agents import Agent
 from inspector.local.store import FILE, LocalStore
 
 STORES: dict[str, tuple[LocalStore, ...]] = {
     # The database first: where OpenCode has one, it reads only that.
     "opencode": (opencode_db.STORE, opencode.STORE),
+    # agents-a (issue 27): newer Goose's database; its older JSONL files are one-file sessions.
+    "goose": (goose_db.STORE,),
 }
 
 

@@ -7,6 +7,7 @@ a download holds one session in memory at a time however large the project.
 from __future__ import annotations
 
 import csv
+import unicodedata
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
@@ -153,14 +154,30 @@ def sessions_csv(sessions: Iterable[Session], url: Callable[[str], str]) -> Iter
 
 
 # What a spreadsheet takes for the start of a formula, full-width forms included
-# (some spreadsheets fold them to the ASCII ones), after any leading whitespace.
+# (some spreadsheets fold them to the ASCII ones), after anything before it that
+# shows nothing: whitespace, and invisible characters (format characters such as
+# a zero-width space or joiner, a byte-order mark or a soft hyphen, controls,
+# combining marks with nothing to combine with, and the blank letters).
 FORMULA_STARTS = frozenset("=+-@\uff1d\uff0b\uff0d\uff20")
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cn", "Zs", "Zl", "Zp", "Mn", "Me"})
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def _first_visible(value: str) -> str:
+    for char in value:
+        if not (
+            char.isspace()
+            or char in _BLANK_LETTERS
+            or unicodedata.category(char) in _INVISIBLE_CATEGORIES
+        ):
+            return char
+    return ""
 
 
 def _cell(value: Any) -> Any:
     # A spreadsheet runs a cell that starts like a formula; the apostrophe keeps it text.
     if isinstance(value, str) and (
-        value[:1] in ("\t", "\r", "\n") or value.lstrip()[:1] in FORMULA_STARTS
+        value[:1] in ("\t", "\r", "\n") or _first_visible(value) in FORMULA_STARTS
     ):
         return "'" + value
     return value

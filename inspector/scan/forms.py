@@ -97,13 +97,15 @@ def _check_zip(upload: UploadedFile) -> None:
         )
 
 
+# The first is the default: what is wrong first, the newest of it first.
 SORTS = {
+    "-findings": ("Needs repair first", ["-needs_repair", "-problems", "-date", "-id"]),
     "-date": ("Newest first", ["-date", "-id"]),
     "date": ("Oldest first", ["date", "id"]),
     "file": ("File", ["relative_path", "file_name", "id"]),
     "-messages": ("Most messages", ["-message_count", "-id"]),
-    "-findings": ("Needs repair first", ["-needs_repair", "-problems", "-date", "-id"]),
 }
+DEFAULT_SORT = next(iter(SORTS))
 
 
 class SessionFilterForm(forms.Form):
@@ -125,11 +127,31 @@ class SessionFilterForm(forms.Form):
         label="Order",
         choices=[(key, label) for key, (label, _) in SORTS.items()],
     )
+    # A file with no messages has nothing to read or repair: the table leaves it out
+    # unless asked for (``leaves_out_empty``); the downloads of "all" keep every file.
+    empty = forms.ChoiceField(
+        required=False,
+        label="Empty files",
+        choices=[("", "Left out"), ("show", "Shown too"), ("only", "Only them")],
+    )
+    since = forms.DateField(
+        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    until = forms.DateField(
+        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
+    )
     page = forms.IntegerField(required=False, min_value=1)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         cast(forms.ChoiceField, self.fields["format"]).choices = [("", "Any"), *format_choices()]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        since, until = data.get("since"), data.get("until")
+        if since and until and since > until:
+            raise forms.ValidationError("“From” is after “To”: no day is in between.")
+        return data
 
     def apply(self, sessions: QuerySet[Session]) -> QuerySet[Session]:
         """``sessions`` filtered and ordered as asked (after ``is_valid``)."""
@@ -140,12 +162,24 @@ class SessionFilterForm(forms.Form):
             sessions = sessions.filter(counts__has_key=data["rule"])
         if data["format"]:
             sessions = sessions.filter(format=data["format"])
-        order = SORTS[data["sort"] or "-date"][1]
+        if data["empty"] == "only":
+            sessions = sessions.filter(message_count=0)
+        # The day a session is listed under (when it began, else its upload), both days in.
+        if data["since"]:
+            sessions = sessions.filter(date__date__gte=data["since"])
+        if data["until"]:
+            sessions = sessions.filter(date__date__lte=data["until"])
+        order = SORTS[data["sort"] or DEFAULT_SORT][1]
         return sessions.order_by(*[_nulls_last(field) for field in order])
 
     @property
+    def leaves_out_empty(self) -> bool:
+        return not self.cleaned_data.get("empty")
+
+    @property
     def filtered(self) -> bool:
-        return any(self.cleaned_data.get(name) for name in ("needs_repair", "rule", "format"))
+        names = ("needs_repair", "rule", "format", "empty", "since", "until")
+        return any(self.cleaned_data.get(name) for name in names)
 
 
 def _nulls_last(field: str) -> Any:

@@ -62,6 +62,7 @@ class Summary:
     linked: int = 0
     messages: int = 0
     needs_repair: int = 0
+    empty: int = 0  # files with no messages: nothing to read or repair
     # A file may hold many conversations (tau-bench results, captures): each counts here.
     conversations: int = 0
     conversations_needing_repair: int = 0
@@ -108,6 +109,7 @@ def summarize(transcripts: QuerySet[Transcript]) -> Summary:
             summary.conversations += 1
             summary.conversations_needing_repair += needs_repair
         summary.messages += messages
+        summary.empty += not messages
         summary.needs_repair += needs_repair
         summary.subagents += bool(sidechain)
         summary.linked += parent_id is not None
@@ -115,6 +117,11 @@ def summarize(transcripts: QuerySet[Transcript]) -> Summary:
         per_rule.update(rule for rule, count in (counts or {}).items() if count)
     summary.findings, summary.sessions_per_rule = dict(findings), dict(per_rule)
     return summary
+
+
+def needing_repair(transcripts: QuerySet[Transcript]) -> QuerySet[Transcript]:
+    """Those of ``transcripts`` that need repair, in the order of their paths."""
+    return transcripts.filter(needs_repair=True).order_by("relative_path", "file_name", "pk")
 
 
 def job_transcripts(job: ScanJob) -> QuerySet[Transcript]:
@@ -249,16 +256,21 @@ def session_day(when: Any, first_timestamp: Any) -> date:
 
 
 def day_chart(project: Project) -> dict[str, Any] | None:
-    """Stacked bars per day: sessions needing repair, clean, empty, and unreadable files.
+    """Stacked bars per day: sessions needing repair, clean ones, and unreadable files.
 
-    With its axes: a few session counts up the side, a few dates along the bottom.
+    Files with no messages are left out (the dashboard says how many in one
+    line): a folder's empty files, all dated the day of the scan, would
+    otherwise dwarf every day of real sessions. With its axes: a few session
+    counts up the side, a few dates along the bottom.
     """
     days: dict[date, Counter[str]] = {}
-    rows = sessions_of(project).values_list(
-        "date", "needs_repair", "message_count", "meta__timing__first"
+    rows = (
+        sessions_of(project)
+        .exclude(message_count=0)
+        .values_list("date", "needs_repair", "meta__timing__first")
     )
-    for when, needs_repair, messages, first in rows:
-        key = "empty" if not messages else "repair" if needs_repair else "clean"
+    for when, needs_repair, first in rows:
+        key = "repair" if needs_repair else "clean"
         days.setdefault(session_day(when, first), Counter())[key] += 1
     for started, finished in unreadable_files(project).values_list("started", "finished"):
         at = started or finished
@@ -314,7 +326,7 @@ def day_chart(project: Project) -> dict[str, Any] | None:
     }
 
 
-DAY_KINDS = ("repair", "clean", "empty", "unreadable")
+DAY_KINDS = ("repair", "clean", "unreadable")
 MIN_DAY_WIDTH = 320
 # At most this many dates along the bottom of the day chart.
 DATE_LABELS = 6

@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from inspector.scan.models import ScanFile, ScanJob
 from inspector.scan.sources import Found, Limits, ZipRefused, plan_zip, session_start, zip_started
+from inspector.web.diskfull import DISK_FULL, is_disk_full
 from inspector.web.models import Project, Transcript
 from inspector.web.store import (
     UnreadableTranscript,
@@ -213,6 +214,9 @@ def _scan(row: ScanFile) -> Outcome:
     except DatabaseError:
         raise  # the task fails and the file stays pending, to be retried
     except Exception as error:
+        if is_disk_full(error):
+            log.error("scanning %s: the disk is full", row.path)
+            return Outcome(Status.UNREADABLE, DISK_FULL, sha, started=started)
         # One bad file never stops a scan, a reader bug included.
         log.exception("scanning %s failed", row.path)
         reason = (

@@ -25,8 +25,10 @@ if TYPE_CHECKING:
     from inspector.scan.reports import Session
 
 PAGE_SIZE = 50
-# The job page lists at most this many unreadable files; the dashboard has them all.
+# The job page lists at most this many unreadable files, and this many sessions that
+# need repair; the dashboard has them all.
 JOB_ERRORS_SHOWN = 200
+JOB_BROKEN_SHOWN = 100
 
 
 def _get_project_for_user(request: HttpRequest, slug: str) -> Project:
@@ -55,6 +57,8 @@ def project_detail(request: SignedInRequest, slug: str) -> HttpResponse:
     if not form.is_valid():
         return _bad_request(request, form)
     sessions = form.apply(reports.sessions_of(project))
+    if form.leaves_out_empty:
+        sessions = sessions.exclude(message_count=0)
     page = Paginator(sessions, PAGE_SIZE).get_page(form.cleaned_data["page"])
     context = {"project": project, "form": form, "page": page, "filtered": form.filtered}
     if request.htmx:
@@ -133,7 +137,9 @@ def job_detail(request: SignedInRequest, public_id: str) -> HttpResponse:
     errors = job.files.filter(status=ScanFile.Status.UNREADABLE)[:JOB_ERRORS_SHOWN]
     context: dict[str, Any] = {"job": job, "errors": errors, "summary": None}
     if job.is_finished:
-        context["summary"] = reports.summarize(reports.job_transcripts(job))
+        transcripts = reports.job_transcripts(job)
+        context["summary"] = reports.summarize(transcripts)
+        context["broken"] = reports.needing_repair(transcripts)[:JOB_BROKEN_SHOWN]
         context["elsewhere"], context["elsewhere_projects"] = reports.also_elsewhere(job)
     template = "scan/job.html#progress" if request.htmx else "scan/job.html"
     return render(request, template, context)

@@ -50,7 +50,7 @@ from inspector.share.content import (
 )
 from inspector.share.forms import RevokeForm, ShareForm
 from inspector.share.models import ShareLink, hash_token
-from inspector.web import store, words
+from inspector.web import export, store, words
 from inspector.web.forms import TimelineForm
 from inspector.web.http import HtmxRequest, SignedInRequest, attachment
 from inspector.web.models import Transcript
@@ -62,13 +62,14 @@ SHARE_HEADERS = {
     "Cache-Control": "private, no-store",
 }
 DOWNLOADS = {
-    ShareLink.FULL: ("repaired", "canonical", "report", "original"),
-    ShareLink.REDACTED: ("report",),
+    ShareLink.FULL: ("repaired", "canonical", "report", "html", "original"),
+    ShareLink.REDACTED: ("report", "html"),
 }
 DOWNLOAD_LABELS = {
     "repaired": "Repaired file, possible secrets masked",
     "canonical": "Repaired, canonical JSON, possible secrets masked",
     "report": "Report (JSON)",
+    "html": "The timeline as one HTML file, readable without this server",
     "original": "Original, possible secrets masked",
 }
 # Compared against when no link has the hash, so both branches do the same work.
@@ -257,6 +258,10 @@ def shared_download(request: HttpRequest, token: str, kind: str) -> HttpResponse
     transcript = link.transcript
 
     def made() -> tuple[bytes, str]:
+        if kind == "html":  # masked or redacted as this link's own page is
+            redacted = link.mode == ShareLink.REDACTED
+            data = export.standalone_html(request, transcript, redacted).encode()
+            return data, "shared-transcript.html" if redacted else "shared-transcript.masked.html"
         if link.mode == ShareLink.REDACTED:
             report = redacted_report(store.get_diagnosis(transcript))
             data = orjson.dumps(report, option=orjson.OPT_INDENT_2)

@@ -5,7 +5,8 @@ maintained wrapper of the Rust ``notify`` crate: inotify on Linux, FSEvents
 on macOS) instead of polling, and reads each change through
 ``local.follow.Follower``, which reads only what was appended since the last
 time. Only files whose names are sessions' (``.jsonl``, ``.json``) are read;
-``fix``'s own backups and temporary files, and anything in a hidden folder or
+``fix``'s own backups and temporary files, the files agents keep beside their
+sessions that are none (``agents.never_a_session``), and anything in a hidden folder or
 a backup folder under the watched one, are not. An OpenCode session is many
 files: a change to any of them is read as its whole session, under its info
 file's name. The watcher writes nothing on disk, in the folders it watches or
@@ -25,6 +26,7 @@ import watchfiles
 from django.utils import timezone
 
 from inspector.local import opencode
+from inspector.local.agents import never_a_session
 from inspector.local.fix import BACKUP_MARK
 from inspector.local.follow import Follower
 from inspector.local.sessions import is_session_name
@@ -45,6 +47,8 @@ def is_watched(path: Path, root: Path) -> bool:
         return False
     name = path.name
     if not is_session_name(name) or BACKUP_MARK in name or name.startswith("."):
+        return False
+    if never_a_session(name):  # an index, a log or a copy an agent keeps beside its sessions
         return False
     return not any(part.startswith(".") or part == opencode.BACKUPS for part in folders)
 

@@ -117,7 +117,15 @@ class TranscriptFilterForm(forms.Form):
         label="Needs repair",
         choices=[("", "Any"), ("yes", "Needs repair"), ("no", "Healthy")],
     )
+    sort = forms.ChoiceField(
+        required=False,
+        label="Order",
+        choices=[("", "Needs repair first"), ("new", "Newest first")],
+    )
     page = forms.IntegerField(required=False, min_value=1)
+
+    # What is wrong first (the newest of it first), unless asked for the newest.
+    ORDERS = {"": ("-needs_repair", "-created", "-id"), "new": ("-created", "-id")}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

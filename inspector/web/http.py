@@ -46,6 +46,20 @@ def bad_request(request: HttpRequest, form: Form) -> HttpResponse:
     return render(request, "inspector/bad_request.html", {"form": form}, status=400)
 
 
+# What each download is sent as, by the end of its name.
+_CONTENT_TYPES = {
+    ".json": "application/json",
+    ".md": "text/markdown; charset=utf-8",
+    ".html": "text/html; charset=utf-8",
+}
+
+
+def content_type(name: str) -> str:
+    """The Content-Type of a download named ``name`` (bytes to save, if nothing else)."""
+    suffix = name[name.rfind(".") :] if "." in name else ""
+    return _CONTENT_TYPES.get(suffix, "application/octet-stream")
+
+
 def attachment(made: Callable[[], tuple[bytes, str]]) -> HttpResponse:
     """A download of what ``made`` gives (its bytes, its file name), or 400 saying why not.
 
@@ -57,7 +71,6 @@ def attachment(made: Callable[[], tuple[bytes, str]]) -> HttpResponse:
             data, name = made()
     except store.UnreadableTranscript as error:
         return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
-    content_type = "application/json" if name.endswith(".json") else "application/octet-stream"
-    response = HttpResponse(data, content_type=content_type)
+    response = HttpResponse(data, content_type=content_type(name))
     response["Content-Disposition"] = content_disposition_header(True, name)
     return response

@@ -185,3 +185,22 @@ class WorkerBeat(models.Model):
 
     def __str__(self) -> str:
         return f"worker {self.worker_id} at {self.beat_at:%Y-%m-%d %H:%M:%S}"
+
+
+class SignInLink(models.Model):
+    """A one-time sign-in link: only its token's sha256 is stored.
+
+    ``used`` is set by one conditional UPDATE (``inspector.web.signin``): of any
+    number of requests presenting the link at once, the one whose update
+    changed a row signs in.
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="signin_links"
+    )
+    token_hash = models.CharField(max_length=64, unique=True)
+    created = models.DateTimeField()
+    used = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"sign-in link for {self.user} ({'used' if self.used else 'unused'})"

@@ -347,8 +347,61 @@ def _diff_view(path: str, verb: str, lines: list[tuple[str, str]]) -> dict[str, 
     shown, more = _clip(lines)
     added = sum(1 for kind, _ in lines if kind == "add")
     removed = sum(1 for kind, _ in lines if kind == "del")
-    return {"kind": "diff", "path": path, "verb": verb, "lines": shown, "more": more,
-            "added": added, "removed": removed}  # fmt: skip
+    # ``lines`` as text; ``marked``, the same as the page's HTML, changed words marked.
+    return {"kind": "diff", "path": path, "verb": verb, "lines": shown,
+            "marked": word_marked(shown), "more": more, "added": added,
+            "removed": removed}  # fmt: skip
+
+
+# Words, runs of spaces, and single other characters: what a changed line is compared by.
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+# Lines less alike than this are shown as replaced whole: marking nearly every word is noise.
+WORD_DIFF_RATIO = 0.4
+WORD_DIFF_CHARS = 2000  # longer lines are not compared word by word
+
+
+def word_marked(lines: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Each diff line as escaped HTML; in a removed line followed by its replacement, the
+    words that changed are in ``<span class="d-word">`` on both sides.
+
+    The n-th line of a run of removed lines is paired with the n-th of the run of added
+    lines right after it, as unified diffs are read.
+    """
+    out = [(kind, html.escape(line, quote=False)) for kind, line in lines]
+    i = 0
+    while i < len(lines):
+        if lines[i][0] != "del":
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and lines[j][0] == "del":
+            j += 1
+        k = j
+        while k < len(lines) and lines[k][0] == "add":
+            k += 1
+        for old, new in zip(range(i, j), range(j, k), strict=False):
+            marked = _changed_words(lines[old][1], lines[new][1])
+            if marked is not None:
+                out[old], out[new] = ("del", marked[0]), ("add", marked[1])
+        i = max(k, i + 1)
+    return out
+
+
+def _changed_words(old: str, new: str) -> tuple[str, str] | None:
+    if len(old) > WORD_DIFF_CHARS or len(new) > WORD_DIFF_CHARS:
+        return None
+    before, after = _TOKEN.findall(old[1:]), _TOKEN.findall(new[1:])
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    if matcher.ratio() < WORD_DIFF_RATIO:
+        return None
+    sides: tuple[list[str], list[str]] = ([html.escape(old[:1])], [html.escape(new[:1])])
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        for side, tokens, start, stop in ((0, before, a0, a1), (1, after, b0, b1)):
+            text = html.escape("".join(tokens[start:stop]), quote=False)
+            if not text:
+                continue
+            sides[side].append(text if tag == "equal" else f'<span class="d-word">{text}</span>')
+    return "".join(sides[0]), "".join(sides[1])
 
 
 def _patch_view(patch: str) -> dict[str, Any]:
@@ -505,6 +558,12 @@ def readable_row(
         for part in row.get("parts") or ()
     ]
     content["calls"] = [_call(call, seen, subagent_links) for call in row.get("calls") or ()]
+    # Reasoning and nothing else a provider takes (no text, no call): not a blank row.
+    content["reasoning_only"] = (
+        not text.strip()
+        and not content["calls"]
+        and any(part.get("type") == "thinking" for part in content["parts"])
+    )
     return content
 
 

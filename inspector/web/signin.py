@@ -1,72 +1,69 @@
 """One-time sign-in links for the local owner account.
 
-The token is Django's password-reset token machinery with its own salt: it
-hashes the user's ``last_login``, so signing in once (which updates
-``last_login``, by a compare-and-set that only one request can win)
-invalidates the link, and it expires after
-``INSPECTOR_SIGNIN_LINK_SECONDS``.
+A link carries a random token; the database keeps its sha256 (``SignInLink``),
+when it was made and when it was used. Using it is one conditional UPDATE
+(``used`` set where it is still NULL and the link is young enough) whose row
+count decides: on SQLite and PostgreSQL alike, of any number of requests
+presenting the link at once exactly one changes the row and signs in. A link
+expires after ``INSPECTOR_SIGNIN_LINK_SECONDS``.
 """
 
 from __future__ import annotations
 
+import secrets
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.tokens import PasswordResetTokenGenerator
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.crypto import constant_time_compare
 from django.utils.encoding import force_bytes
-from django.utils.http import base36_to_int, urlsafe_base64_encode
+from django.utils.http import urlsafe_base64_encode
+
+from inspector.web.models import SignInLink, hash_token
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
+    from django.db.models import QuerySet
 
 
-class SignInTokenGenerator(PasswordResetTokenGenerator):
-    key_salt = "inspector.web.signin.SignInTokenGenerator"
-
+class SignInTokenGenerator:
     def __init__(self) -> None:
-        super().__init__()
         self.timeout_seconds = getattr(settings, "INSPECTOR_SIGNIN_LINK_SECONDS", 15 * 60)
 
-    def _make_hash_value(self, user: AbstractBaseUser, timestamp: int) -> str:
-        login = (
-            "" if user.last_login is None else user.last_login.replace(microsecond=0, tzinfo=None)
+    def _now(self) -> datetime:
+        return timezone.now()
+
+    def _oldest(self) -> datetime:
+        # Through a timestamp, so a clock given as a naive local time (tests) works too.
+        return datetime.fromtimestamp(self._now().timestamp(), tz=UTC) - timedelta(
+            seconds=self.timeout_seconds
         )
-        return f"{user.pk}{user.password}{login}{timestamp}{user.is_active}"
+
+    def make_token(self, user: User) -> str:
+        token = secrets.token_urlsafe(32)
+        now = timezone.now()
+        # Links past their life are of no use to anyone: forget them.
+        life = timedelta(seconds=self.timeout_seconds)
+        SignInLink.objects.filter(created__lt=now - life).delete()
+        SignInLink.objects.create(user=user, token_hash=hash_token(token), created=now)
+        return token
+
+    def _usable(self, user: User, token: str) -> QuerySet[SignInLink]:
+        return SignInLink.objects.filter(
+            user=user, token_hash=hash_token(token), used__isnull=True, created__gte=self._oldest()
+        )
 
     def check_token(self, user: User | None, token: str | None) -> bool:
-        # The parent reads PASSWORD_RESET_TIMEOUT; a sign-in link has its own,
-        # shorter life, so the check is written out here.
-        if not (user and token) or token.count("-") != 1:
+        """Whether ``token`` is an unused, unexpired link of ``user`` (it stays unused)."""
+        if not (user and token):
             return False
-        ts_b36, _ = token.split("-")
-        try:
-            ts = base36_to_int(ts_b36)
-        except ValueError:
-            return False
-        expected = self._make_token_with_timestamp(user, ts, self.secret)
-        if not constant_time_compare(expected, token):
-            return False
-        return 0 <= self._num_seconds(self._now()) - ts <= self.timeout_seconds
+        return self._usable(user, token).exists()
 
-    def consume(self, user: AbstractBaseUser) -> bool:
-        """Use the link up, once: ``True`` for the one request that does.
-
-        The token is valid while ``last_login`` is what it hashed; moving
-        ``last_login`` on, only from the value this request read, is one
-        compare-and-set in the database, so of two requests that checked the
-        same token at the same time exactly one signs in.
-        """
-        unchanged = type(user)._default_manager.filter(pk=user.pk)
-        if user.last_login is None:
-            unchanged = unchanged.filter(last_login__isnull=True)
-        else:
-            unchanged = unchanged.filter(last_login=user.last_login)
-        return unchanged.update(last_login=timezone.now()) == 1
+    def consume(self, user: User, token: str) -> bool:
+        """Use the link up, once: ``True`` for the one request whose update changed its row."""
+        return self._usable(user, token).update(used=timezone.now()) == 1
 
 
 signin_tokens = SignInTokenGenerator()

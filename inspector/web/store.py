@@ -18,6 +18,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any
@@ -109,17 +110,67 @@ def depth_guarded() -> Iterator[None]:
         raise TooDeep() from error
 
 
-# What diagnosing a file holds at its peak, measured (bench/bench_memory.py):
-# about 1.3 to 2.3 KB for each JSON object in it, whatever its size, plus the
-# bytes themselves. Real sessions come to 4 to 5 times their size; a file of
-# a million one-word messages to 64 times. The estimate errs high.
-BYTES_PER_OBJECT = 2560
+# What diagnosing a file holds at its peak, measured (bench/bench_memory.py on
+# every kind of record: lines of `[]`, `0`, `{}` or `"x"`, arrays of numbers,
+# of strings, of empty arrays or objects, deep nesting, tiny messages, real
+# sessions, one huge string): about three times the bytes (strings are read
+# into Python strings, then into messages), plus for each JSON value outside
+# strings what Python holds for it. An object costs the most (a message, its
+# row and findings come of one); any other value, an array or a scalar after
+# a comma, costs a list slot and an object; each line is a record of its own.
+# Every weight is at or above the worst measured case of its kind.
+BYTES_PER_BYTE = 3
+BYTES_PER_OBJECT = 2048
+BYTES_PER_VALUE = 256
+BYTES_PER_LINE = 384
 FIXED_BYTES = 32 * 2**20  # what any diagnosis costs at first (modules it loads, arenas)
+# A JSON string, so what is inside strings (code full of braces, commas in
+# prose) is not counted as structure. No raw line break is inside a string.
+_STRING = re.compile(rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
+_CHUNK = 4 << 20
 
 
-def memory_estimate(data: bytes) -> int:
-    """An upper bound of the memory diagnosing ``data`` takes, from a count of its objects."""
-    return data.count(b"{") * BYTES_PER_OBJECT + len(data) + FIXED_BYTES
+@dataclass(frozen=True, slots=True)
+class Structure:
+    """The JSON values of a file, counted outside its strings."""
+
+    objects: int = 0
+    arrays: int = 0
+    commas: int = 0
+    lines: int = 0
+
+    @property
+    def values(self) -> int:
+        return self.objects + self.arrays + self.commas
+
+
+def structure(data: bytes) -> Structure:
+    """Count ``{``, ``[``, ``,`` and line breaks outside strings, a few MB at a time."""
+    objects = arrays = commas = lines = 0
+    start = 0
+    while start < len(data):
+        # Cut at a line break (never inside a string), so no piece splits one.
+        cut = data.find(b"\n", min(len(data), start + _CHUNK))
+        end = len(data) if cut < 0 else cut + 1
+        piece = _STRING.sub(b"", data[start:end])
+        objects += piece.count(b"{")
+        arrays += piece.count(b"[")
+        commas += piece.count(b",")
+        lines += piece.count(b"\n")
+        start = end
+    return Structure(objects, arrays, commas, lines)
+
+
+def memory_estimate(data: bytes, counted: Structure | None = None) -> int:
+    """An upper bound of the memory diagnosing ``data`` takes, from its size and its values."""
+    found = counted if counted is not None else structure(data)
+    return (
+        len(data) * BYTES_PER_BYTE
+        + found.objects * BYTES_PER_OBJECT
+        + (found.arrays + found.commas) * BYTES_PER_VALUE
+        + found.lines * BYTES_PER_LINE
+        + FIXED_BYTES
+    )
 
 
 class TooBigToDiagnose(UnreadableTranscript):
@@ -128,11 +179,13 @@ class TooBigToDiagnose(UnreadableTranscript):
 
 def check_memory(data: bytes) -> None:
     limit = settings.INSPECTOR_MAX_DIAGNOSIS_BYTES
-    need = memory_estimate(data)
+    counted = structure(data)
+    need = memory_estimate(data, counted)
     if need > limit:
         raise TooBigToDiagnose(
             f"Diagnosing this file would take about {need / 2**20:,.0f} MB of memory (it holds "
-            f"{data.count(b'{'):,} JSON objects in {len(data) / 2**20:,.1f} MB); the limit is "
+            f"{counted.values + counted.lines:,} JSON values in {len(data) / 2**20:,.1f} MB); "
+            "the limit is "
             f"{limit / 2**20:,.0f} MB. Split it into smaller files, or ask whoever runs this "
             "server to raise INSPECTOR_MAX_DIAGNOSIS_MB."
         )

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from inspector.web import views
+from inspector.web import machine, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -11,6 +11,8 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("upload/", views.upload, name="upload"),
     path("t/", views.transcript_list, name="transcript_list"),
+    path("machine/", machine.machine_sessions, name="machine"),
+    path("machine/open/", machine.machine_open, name="machine_open"),
     path("t/<str:public_id>/", views.timeline, name="timeline"),
     path("t/<str:public_id>/search/", views.transcript_search, name="transcript_search"),
     path("t/<str:public_id>/download/<str:kind>/", views.download, name="download"),

@@ -43,7 +43,7 @@ from inspector.diagnosis.select import (
 from inspector.engine import RULES
 from inspector.formats import extension_of
 from inspector.local import agents
-from inspector.web import events, spec, store, words
+from inspector.web import events, export, spec, store, words
 from inspector.web.forms import (
     ApiUploadForm,
     SearchForm,
@@ -59,6 +59,7 @@ from inspector.web.http import bad_request as _bad_request
 from inspector.web.models import ApiToken, Transcript, hash_token
 from inspector.web.render import timing_words
 from inspector.web.signin import signin_tokens
+from inspector.web.templatetags.inspector_tags import provider_label
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -66,7 +67,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LIST_PAGE_SIZE = 50
-DOWNLOADS = ("repaired", "in-place", "canonical", "report", "original")
+DOWNLOADS = (
+    "repaired", "in-place", "canonical", "report", "markdown", "html", "html-redacted", "original",
+)  # fmt: skip
 
 
 def _get_transcript_for_user(request: HttpRequest, public_id: str) -> Transcript:
@@ -142,6 +145,7 @@ def transcript_list(request: SignedInRequest) -> HttpResponse:
         transcripts = transcripts.filter(format=form.cleaned_data["format"])
     if form.cleaned_data["needs_repair"]:
         transcripts = transcripts.filter(needs_repair=form.cleaned_data["needs_repair"] == "yes")
+    transcripts = transcripts.order_by(*form.ORDERS[form.cleaned_data["sort"]])
     page = Paginator(transcripts, LIST_PAGE_SIZE).get_page(form.cleaned_data["page"])
     context = {"form": form, "page": page, "filtered": form.has_changed()}
     template = "inspector/list.html#results" if request.htmx else "inspector/list.html"
@@ -360,6 +364,13 @@ def download(request: HttpRequest, public_id: str, kind: str) -> HttpResponse:
     transcript = _get_transcript_for_user(request, public_id)
     if kind not in DOWNLOADS:
         raise Http404("No such download.")
+    if kind in ("html", "html-redacted"):  # the timeline as one file, for this address
+        redacted = kind == "html-redacted"
+        stem = transcript.file_name.rpartition(".")[0] or transcript.file_name
+        name = f"{stem}{'.redacted' if redacted else ''}.diagnosis.html"
+        return attachment(
+            lambda: (export.standalone_html(request, transcript, redacted).encode(), name)
+        )
     return attachment(lambda: _download(transcript, kind))
 
 
@@ -379,6 +390,10 @@ def _download(transcript: Transcript, kind: str) -> tuple[bytes, str]:
     elif kind == "report":
         report = report_from(store.get_diagnosis(transcript))
         data, name = orjson.dumps(report, option=orjson.OPT_INDENT_2), f"{stem}.report.json"
+    elif kind == "markdown":
+        report = report_from(store.get_diagnosis(transcript))
+        text = export.markdown(transcript.file_name, report, provider_label)
+        data, name = text.encode(), f"{stem}.diagnosis.md"
     else:
         shape = "canonical" if kind == "canonical" else "source"
         data = repaired_bytes_all(store.load_every_of(transcript), shape)
@@ -696,7 +711,7 @@ def signin_link(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
     if user is None or not user.is_active or not signin_tokens.check_token(user, token):
         return render(request, "registration/signin_link.html", {"valid": False}, status=400)
     if request.method == "POST":
-        if not signin_tokens.consume(user):
+        if not signin_tokens.consume(user, token):
             # Another request used the link first, between our check and now.
             return render(request, "registration/signin_link.html", {"valid": False}, status=400)
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")

@@ -31,6 +31,37 @@
     });
   }
 
+  // --- narrow screens: findings, downloads and filters folded, so the rows come first ---
+  var narrow = window.matchMedia ? window.matchMedia("(max-width: 860px)") : null;
+  if (narrow) {
+    var fold = function () {
+      Array.prototype.forEach.call(document.querySelectorAll("details.fold-narrow"), function (d) {
+        d.open = !narrow.matches;
+      });
+    };
+    fold();
+    if (narrow.addEventListener) narrow.addEventListener("change", fold);
+  }
+
+  // --- expand or fold every block of the loaded rows at once (outputs, thinking, arguments) ---
+  var foldAll = document.querySelector("[data-fold-all]");
+  if (foldAll) {
+    foldAll.addEventListener("click", function () {
+      var open = foldAll.getAttribute("data-fold-all") === "open";
+      Array.prototype.forEach.call(timeline.querySelectorAll("details"), function (d) {
+        d.open = open;
+      });
+      foldAll.setAttribute("data-fold-all", open ? "fold" : "open");
+      foldAll.textContent = open ? "Fold all" : "Expand all";
+    });
+    // Rows loaded later come as they are drawn; the button says what it will do next.
+    document.body.addEventListener("htmx:afterSettle", function () {
+      if (foldAll.getAttribute("data-fold-all") === "fold") {
+        Array.prototype.forEach.call(timeline.querySelectorAll("details"), function (d) { d.open = true; });
+      }
+    });
+  }
+
   var opener = document.querySelector("[data-keys-open]");
   if (opener && keys && keys.showModal) {
     opener.hidden = false;
@@ -175,13 +206,77 @@
     var counter = searchForm.querySelector("[data-search-count]");
     var found = { query: null, hits: [], count: 0, at: -1 };
 
+    // The words themselves, in each hit row: the text nodes are split around them and
+    // the match put in a <mark> made here. No markup is ever built from a string, so
+    // what a transcript says stays text whatever it holds.
+    var unmarkWords = function () {
+      Array.prototype.forEach.call(timeline.querySelectorAll("mark.hit-word"), function (mark) {
+        var parent = mark.parentNode;
+        parent.replaceChild(document.createTextNode(mark.textContent), mark);
+        parent.normalize();
+      });
+    };
+
+    var markWords = function (row, query) {
+      var needle = query.toLowerCase();
+      if (!needle || row.hasAttribute("data-marked")) return;
+      row.setAttribute("data-marked", "");
+      var body = row.querySelector(".body");
+      if (!body) return;
+      var walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
+      var nodes = [];
+      while (walker.nextNode()) nodes.push(walker.currentNode);
+      nodes.forEach(function (node) {
+        var text = node.nodeValue;
+        var lower = text.toLowerCase();
+        if (lower.length !== text.length) return; // a case change that moves characters
+        var at = lower.indexOf(needle);
+        if (at < 0) return;
+        var pieces = document.createDocumentFragment();
+        var from = 0;
+        while (at >= 0) {
+          pieces.appendChild(document.createTextNode(text.slice(from, at)));
+          var mark = document.createElement("mark");
+          mark.className = "hit-word";
+          mark.textContent = text.slice(at, at + needle.length);
+          pieces.appendChild(mark);
+          from = at + needle.length;
+          at = lower.indexOf(needle, from);
+        }
+        pieces.appendChild(document.createTextNode(text.slice(from)));
+        node.parentNode.replaceChild(pieces, node);
+      });
+    };
+
+    // A hit inside a folded block (a long output, thinking, arguments): opened, the
+    // first marked word brought into view.
+    var openHit = function (row) {
+      var first = null;
+      Array.prototype.forEach.call(row.querySelectorAll("mark.hit-word"), function (mark) {
+        var inSummary = false;
+        for (var up = mark.parentElement; up && up !== row; up = up.parentElement) {
+          if (up.tagName === "SUMMARY") inSummary = true;
+          if (up.tagName === "DETAILS" && !inSummary) up.open = true;
+          if (up.tagName === "DETAILS") inSummary = false;
+        }
+        if (!first && mark.offsetParent !== null) first = mark;
+      });
+      return first;
+    };
+
     var markHits = function () {
       Array.prototype.forEach.call(timeline.querySelectorAll(".search-hit"), function (row) {
         row.classList.remove("search-hit");
       });
+      unmarkWords();
+      Array.prototype.forEach.call(timeline.querySelectorAll("[data-marked]"), function (row) {
+        row.removeAttribute("data-marked");
+      });
       found.hits.forEach(function (hit) {
         var row = document.getElementById(hit.key);
-        if (row) row.classList.add("search-hit");
+        if (!row) return;
+        row.classList.add("search-hit");
+        markWords(row, found.query);
       });
     };
 
@@ -238,7 +333,8 @@
       });
       row.classList.add("search-current");
       row.classList.add("current");
-      row.scrollIntoView({ block: "center" });
+      var word = found.query ? openHit(row) : null;
+      (word || row).scrollIntoView({ block: "center" });
       if (history.replaceState) history.replaceState(null, "", "#" + row.id);
     };
 

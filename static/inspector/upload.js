@@ -1,7 +1,9 @@
-// The upload page: a dropped (or chosen) file goes into the form's file input
-// and the form is sent, with its progress shown: the bytes sent, then
-// "diagnosing" while the server reads and checks it. Without JavaScript the
-// same input and button send the form as a plain POST.
+// The upload page: a dropped (or chosen) file goes into the form's file input,
+// named with its size, and waits there until Inspect sends the form, so the
+// shape and the project can be set first (the last ones chosen are filled in
+// again). Sent, its progress is shown: the bytes sent, then "diagnosing" while
+// the server reads and checks it. Without JavaScript the same input and button
+// send the form as a plain POST.
 (function () {
   "use strict";
   var form = document.getElementById("upload-form");
@@ -25,12 +27,36 @@
     if (percent === null) bar.removeAttribute("value"); else bar.value = percent;
   }
 
-  function send() {
+  // A file chosen or dropped: named, and the button that sends it is the next step.
+  function chosen() {
     var file = input() && input().files[0];
     if (!file) return;
     var label = form.querySelector("[data-dropzone-name]");
-    if (label) label.textContent = file.name;
-    if (form.requestSubmit) form.requestSubmit(); else submit(null);
+    if (label) label.textContent = file.name + " (" + size(file.size) + "): set the shape " +
+      "and project if you need to, then press Inspect.";
+    var dz = zone();
+    if (dz) dz.classList.add("chosen");
+    var button = form.querySelector("button[type=submit]");
+    if (button) button.focus();
+  }
+
+  // The shape and project last sent are the likeliest next ones.
+  var REMEMBERED = ["format", "project"];
+  function remember() {
+    REMEMBERED.forEach(function (name) {
+      var field = form.elements[name];
+      try { if (field) localStorage.setItem("inspector-upload-" + name, field.value); } catch (e) { /* not kept */ }
+    });
+  }
+  function recall() {
+    REMEMBERED.forEach(function (name) {
+      var field = form.elements[name];
+      var value = null;
+      try { value = localStorage.getItem("inspector-upload-" + name); } catch (e) { value = null; }
+      if (!field || value === null || field.value) return;
+      if (field.tagName === "SELECT" && !Array.prototype.some.call(field.options, function (o) { return o.value === value; })) return;
+      field.value = value;
+    });
   }
 
   // The server's answer to a form it refused: its errors replace the form's own.
@@ -51,6 +77,7 @@
       return;
     }
     if (event) event.preventDefault();
+    remember();
     var file = input() && input().files[0];
     var name = file ? file.name : "the pasted text";
     var request = new XMLHttpRequest();
@@ -114,7 +141,7 @@
     var files = event.dataTransfer && event.dataTransfer.files;
     if (!files || !files.length || !input()) return;
     input().files = files;
-    send();
+    chosen();
   }
 
   // A file dropped anywhere on the page counts, so a near miss does not make
@@ -124,7 +151,8 @@
   document.addEventListener("dragleave", leave);
   document.addEventListener("drop", drop);
   document.addEventListener("change", function (event) {
-    if (event.target === input()) send();
+    if (event.target === input()) chosen();
   });
   form.addEventListener("submit", submit);
+  recall();
 })();

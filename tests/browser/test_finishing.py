@@ -104,8 +104,9 @@ def test_upload_shows_the_bytes_sent_then_diagnosing(signed_in_page, tmp_path):
     path = tmp_path / "big-session.json"
     path.write_bytes(big_transcript())
     page.goto("/upload/")
+    page.locator("[data-dropzone] input[type=file]").set_input_files(str(path))
     with page.expect_navigation(url="**/t/**"):
-        page.locator("[data-dropzone] input[type=file]").set_input_files(str(path))
+        page.get_by_role("button", name="Inspect", exact=True).click()
     assert any("Sending big-session.json: " in s and " of 3.0 MB" in s for s in statuses), statuses
     assert any("Diagnosing" in s for s in statuses), statuses
     assert page.locator("article.row").count() == 200
@@ -116,19 +117,22 @@ def test_a_refused_upload_names_the_file_and_identical_bytes_say_so(signed_in_pa
     junk = tmp_path / "shopping.json"
     junk.write_text('{"shopping": ["eggs", "milk"]}')
     page.goto("/upload/")
+    page.locator("[data-dropzone] input[type=file]").set_input_files(str(junk))
     with page.expect_navigation():
-        page.locator("[data-dropzone] input[type=file]").set_input_files(str(junk))
+        page.get_by_role("button", name="Inspect", exact=True).click()
     assert "shopping.json:" in page.locator(".form-error").first.inner_text()
     good = tmp_path / "session.json"
     good.write_bytes(BROKEN_CANONICAL)
+    page.locator("[data-dropzone] input[type=file]").set_input_files(str(good))
     with page.expect_navigation(url="**/t/**"):
-        page.locator("[data-dropzone] input[type=file]").set_input_files(str(good))
+        page.get_by_role("button", name="Inspect", exact=True).click()
     first = page.url
     again = tmp_path / "again.json"
     again.write_bytes(BROKEN_CANONICAL)
     page.goto("/upload/")
+    page.locator("[data-dropzone] input[type=file]").set_input_files(str(again))
     with page.expect_navigation(url="**/t/**"):
-        page.locator("[data-dropzone] input[type=file]").set_input_files(str(again))
+        page.get_by_role("button", name="Inspect", exact=True).click()
     assert page.url == first
     flash = page.locator(".flash").inner_text()
     assert "again.json is the same transcript as session.json" in flash

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import orjson
 import pytest
 
@@ -53,6 +55,12 @@ def test_messages_read_as_markdown_and_calls_as_what_they_do(signed_in_page, rea
     diff = reply.locator(".diff-body")
     assert diff.locator(".d-del").inner_text() == "-y = 2"
     assert diff.locator(".d-add").inner_text() == "+y = 3"
+    # Single-spaced: each line starts where the one before it ends.
+    boxes = [line.bounding_box() for line in diff.locator(":scope > span").all()]
+    assert len(boxes) == 4 and all(box is not None for box in boxes)
+    for above, below in itertools.pairwise(boxes):
+        assert abs(below["y"] - (above["y"] + above["height"])) < 1, (above, below)
+        assert below["height"] < 1.5 * above["height"]
     assert "src/app.py" in reply.locator("details.diff summary").inner_text()
     assert reply.locator("pre.command").inner_text().strip() == "$ pytest -q"
     assert "reads src/app.py" in reply.inner_text()
@@ -129,3 +137,39 @@ def test_payloads_in_markdown_diffs_commands_and_excerpts_run_nothing_without_th
             assert SCRIPT in page.locator("main").inner_text(), "payloads read as text"
     finally:
         context.close()
+
+
+def test_expand_all_opens_every_block_and_fold_all_closes_them(signed_in_page, owner):
+    from inspector.web.store import store_upload
+
+    long_output = "\n".join(f"line {n}" for n in range(80))
+    data = canonical(
+        user("go"),
+        {
+            "role": "assistant",
+            "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "ok"}],
+            "metadata": {
+                "tool_calls": [
+                    {"tool_call_id": "b1", "name": "Bash", "arguments": {"command": "ls"}}
+                ]
+            },
+        },
+        result("b1", long_output),
+    )
+    transcript, _ = store_upload(owner, data, "folds.json")
+    page = signed_in_page
+    page.goto(f"/t/{transcript.public_id}/")
+    blocks = page.locator("#timeline details")
+    assert blocks.count() >= 2
+    closed = "els => els.filter(d => !d.open).length"
+    assert page.eval_on_selector_all("#timeline details", closed) >= 2
+    button = page.get_by_role("button", name="Expand all")
+    button.click()
+    assert page.eval_on_selector_all("#timeline details", closed) == 0
+    assert page.locator("#r2 pre.output").is_visible()
+    page.get_by_role("button", name="Fold all").click()
+    assert (
+        page.eval_on_selector_all("#timeline details", "els => els.filter(d => d.open).length") == 0
+    )
+    assert page.get_by_role("button", name="Expand all").is_visible()
+    assert page.csp_violations == []

@@ -74,3 +74,50 @@ def test_a_search_for_nothing_there_says_so(signed_in_page, long_broken):
     wait_until(
         page, "document.querySelector('[data-search-count]').textContent === 'no row holds it'"
     )
+
+
+def test_the_words_are_marked_and_a_folded_block_holding_them_opens(signed_in_page, owner):
+    """Issue 31: the matched words are highlighted (as text: a transcript's markup stays
+    text), and a hit inside a folded output opens it; a link carrying the query does too."""
+    from inspector.web.store import store_upload
+    from tests.web.conftest import assistant, call, canonical, result, user
+
+    long_output = "\n".join(f"line {n}" for n in range(60)) + "\nthe NEEDLE <b>here</b>\n"
+    data = canonical(
+        user("look for the <img src=x onerror=window.__xss=1> needle"),
+        assistant(call("c1", "Bash", {"command": "cat log"}), content="Reading."),
+        result("c1", long_output),
+        assistant(content="Nothing else."),
+    )
+    transcript, _ = store_upload(owner, data, "needle.json")
+    page = signed_in_page
+    page.goto(f"/t/{transcript.public_id}/")
+    folded = page.locator("#r2 details.long.output")
+    assert folded.count() == 1 and folded.get_attribute("open") is None
+    box = page.locator("[data-search-box]")
+    box.fill("needle")
+    box.press("Enter")
+    wait_until(page, "document.querySelector('[data-search-count]').textContent.startsWith('1 of')")
+    marked = page.eval_on_selector_all("mark.hit-word", "ms => ms.map(m => m.textContent)")
+    assert sorted(text.lower() for text in marked) == ["needle", "needle"]
+    assert page.locator("#r0 mark.hit-word").inner_text() == "needle"
+    assert page.locator("#r0 img").count() == 0  # the markup in the message is still text
+    assert page.evaluate("window.__xss") is None
+    box.press("Enter")  # the second hit: inside the folded output
+    assert page.locator("article.search-current").get_attribute("id") == "r2"
+    assert folded.get_attribute("open") is not None
+    assert page.locator("#r2 pre.output mark.hit-word").is_visible()
+    assert page.locator("#r2 b").count() == 0
+    # A link that carries the query (from a hit on another page, or the project search).
+    page.goto(f"/t/{transcript.public_id}/?q=needle#r2")
+    wait_until(page, "document.querySelectorAll('mark.hit-word').length > 0")
+    assert page.locator("#r2 details.long.output").get_attribute("open") is not None
+    assert page.locator("[data-search-box]").input_value() == "needle"
+    # A new search takes the old marks away.
+    box = page.locator("[data-search-box]")
+    box.fill("Nothing else")
+    box.press("Enter")
+    wait_until(page, "document.querySelector('[data-search-count]').textContent.startsWith('1 of')")
+    marked = page.eval_on_selector_all("mark.hit-word", "ms => ms.map(m => m.textContent)")
+    assert marked == ["Nothing else"]
+    assert page.csp_violations == []

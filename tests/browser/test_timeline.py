@@ -31,8 +31,10 @@ DROP_FILE = """([name, b64]) => {
 def drop_on_zone(page, path: Path) -> None:
     payload = base64.b64encode(path.read_bytes()).decode()
     transfer = page.evaluate_handle(DROP_FILE, [path.name, payload])
+    page.dispatch_event("[data-dropzone]", "drop", {"dataTransfer": transfer})
+    assert path.name in page.locator("[data-dropzone-name]").inner_text()
     with page.expect_navigation():
-        page.dispatch_event("[data-dropzone]", "drop", {"dataTransfer": transfer})
+        page.get_by_role("button", name="Inspect", exact=True).click()
 
 
 def test_drop_a_broken_session_read_it_follow_a_rule_and_download_the_repair(signed_in_page):
@@ -69,12 +71,32 @@ def test_drop_a_broken_session_read_it_follow_a_rule_and_download_the_repair(sig
     assert page.csp_violations == []
 
 
-def test_choosing_a_file_in_the_drop_zone_uploads_it(signed_in_page):
+def test_a_chosen_file_waits_for_inspect_so_shape_and_project_can_be_set(signed_in_page):
+    """Issue 31: choosing the file used to send it at once, before the shape and the
+    project could be set; now it waits for Inspect, and the choices are remembered."""
+    from inspector.web.models import Transcript
+
     page = signed_in_page
     page.goto("/upload/")
+    sent: list[str] = []
+    page.on(
+        "request", lambda request: sent.append(request.url) if request.method == "POST" else None
+    )
+    page.locator("[data-dropzone] input[type=file]").set_input_files(str(BROKEN_CLAUDE_CODE))
+    assert BROKEN_CLAUDE_CODE.name in page.locator("[data-dropzone-name]").inner_text()
+    page.wait_for_timeout(300)
+    assert sent == [] and "/upload/" in page.url
+    page.locator("select[name=format]").select_option("claude-code")
+    page.locator("input[name=project]").fill("triage")
     with page.expect_navigation():
-        page.locator("[data-dropzone] input[type=file]").set_input_files(str(BROKEN_CLAUDE_CODE))
+        page.get_by_role("button", name="Inspect", exact=True).click()
     assert "/t/" in page.url and page.locator("article.row").count() > 1
+    stored = Transcript.objects.get()
+    assert stored.project is not None and stored.project.name == "triage"
+    assert stored.format == "claude-code"
+    page.goto("/upload/")  # the next upload starts from the same choices
+    assert page.locator("select[name=format]").input_value() == "claude-code"
+    assert page.locator("input[name=project]").input_value() == "triage"
 
 
 def test_an_unreadable_file_shows_the_reason_on_the_form(signed_in_page, tmp_path):
@@ -82,8 +104,9 @@ def test_an_unreadable_file_shows_the_reason_on_the_form(signed_in_page, tmp_pat
     junk = tmp_path / "notes.json"
     junk.write_text('{"shopping": ["eggs", "milk"]}')
     page.goto("/upload/")
+    page.locator("[data-dropzone] input[type=file]").set_input_files(str(junk))
     with page.expect_navigation():
-        page.locator("[data-dropzone] input[type=file]").set_input_files(str(junk))
+        page.get_by_role("button", name="Inspect", exact=True).click()
     assert page.locator(".form-error").is_visible()
     assert page.locator(".form-error").inner_text().strip()
 

@@ -110,6 +110,120 @@ SHAPES: dict[str, tuple[str, str]] = {
         "//registry.npmjs.org/:_authToken=0c8a6d2e-1f3b-4a5c-9d7e-8f0a1b2c3d4e",
         "0c8a6d2e-1f3b-4a5c-9d7e-8f0a1b2c3d4e",
     ),
+    # The third round's shapes (issue 30): each as a transcript shows it.
+    "Slack workflow webhook": (
+        "https://hooks.slack.com/workflows/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",
+        "q7Ze2mWv9Kc4Rt1Ly8Hn3Bxd",
+    ),
+    "Discord webhook": (
+        "https://discord.com/api/webhooks/1187249035510976512/"
+        "Xq3vL9_Ae7Rb2Kp-Zw5Tn8Ym1Jc4Hd6Gf0Us3Oi9Pe2Wa7Qz5Lx8Nv1Bt4Mk6Cr0Dy3Fh-Gj5Ks",
+        "Xq3vL9_Ae7Rb2Kp-Zw5Tn8Ym1Jc4Hd6Gf0Us3Oi9Pe2Wa7Qz5Lx8Nv1Bt4Mk6Cr0Dy3Fh-Gj5Ks",
+    ),
+    "PuTTY private key": (
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy@build\n"
+        "Public-Lines: 2\nAAAAC3NzaC1lZDI1NTE5AAAAIGq7Rk2vLx9Wm3Tz\nPc5Yn8Hd1Jb4Fs6Qe0Ua2Io7Lk\n"
+        "Private-Lines: 1\nAAAAIHv3Mq8Xz1Rw5Kt9Lp2Nb7Ys4Jd6Gh0Fc3Ve8Ua1Io5Pq\n"
+        "Private-MAC: 4f1c9a2e7b3d8f6a0c5e9b2d7f4a1c8e3b6d0f9a2c7e5b8d1f4a6c9e3b7d0f2a",
+        "AAAAIHv3Mq8Xz1Rw5Kt9Lp2Nb7Ys4Jd6Gh0Fc3Ve8Ua1Io5Pq",
+    ),
+    "Azure AD client secret": (
+        "AZURE_CLIENT_SECRET=Vx48Q~Lm3Zr7Tq1Wn5Kc9Yb2Hd6Jf0Gs4Pa8Ue",
+        "Lm3Zr7Tq1Wn5Kc9Yb2Hd6Jf0Gs4Pa8Ue",
+    ),
+    "Azure AD client secret, bare": (
+        "client secret is Vx48Q~Lm3Zr7Tq1Wn5Kc9Yb2Hd6Jf0Gs4Pa8Ue now",
+        "Lm3Zr7Tq1Wn5Kc9Yb2Hd6Jf0Gs4Pa8Ue",
+    ),
+    "Hugging Face organisation token": (
+        "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",
+        "QwErTyUiOpAsDfGhJkLzXcVbNmQwErTyUi",
+    ),
+    "Mailgun key": ("key-3ax6xnjp29jd6fds4gc373sgvjxteol0", "3ax6xnjp29jd6fds4gc373sgvjxteol0"),
+    "Okta token": (
+        "Authorization: SSWS 00QCjAl4MlV-WPXM7ZQ9S2ZKbxbcXo5QPoJK3XvH9p",
+        "00QCjAl4MlV-WPXM7ZQ9S2ZKbxbcXo5QPoJK3XvH9p",
+    ),
+    "Heroku API key v2": (
+        "HRKU-AA7bQ2xZ9kLm4Nc8Vd1Rf5Tg3Yh6Ju0Ik2Ol7Pa9Sb4Dc8Ef1Gh5Ij3Kl6Mn0Op2Qr7St9",
+        "7bQ2xZ9kLm4Nc8Vd1Rf5Tg3Yh6Ju0Ik2Ol7Pa9Sb4Dc8Ef1Gh5Ij3Kl6Mn0Op2Qr7St9",
+    ),
+    "Docker config auth": (
+        '{"auths": {"https://index.docker.io/v1/": {"auth": "ZGVwbG95OnM0bXBsZVB3ZDIwMjQ="}}}',
+        "ZGVwbG95OnM0bXBsZVB3ZDIwMjQ",
+    ),
+    "sshpass password": ("sshpass -p 'Tr0ub4dor&3x' ssh deploy@10.0.0.5", "Tr0ub4dor&3x"),
+    "sshpass password, bare": ("sshpass -e -p W1nter2024prod scp a b:", "W1nter2024prod"),
+    "mysql password": ("mysql -h db.internal -u root -pS3cr3tPassw0rd shop", "S3cr3tPassw0rd"),
+    "curl user and password": (
+        "curl -sS -u alice:Sup3rS3cretPw https://api.example.com/v1",
+        "Sup3rS3cretPw",
+    ),
+    "New Relic user key": (
+        "NRAK-4FQ9ZK2XW7R1T8M3B6N0C5V2H1J",
+        "4FQ9ZK2XW7R1T8M3B6N0C5V2H1J",
+    ),
+    "Mapbox secret token": (
+        "sk.eyJ1IjoiYWNtZSIsImEiOiJja2x6OXEyM3gwMDAxMm9xcTVvNW12Z3RqIn0.Q2w9ZxT4kLr7Vb1Nm3Hd6J",
+        "Q2w9ZxT4kLr7Vb1Nm3Hd6J",
+    ),
+    "Square access token": (
+        "EAAAl2Xq7Rk9Zm4Tp1Wv8Yc3Nb6Hd0Jf5Gs2Ua7Ie4Lo9Kq1",
+        "l2Xq7Rk9Zm4Tp1Wv8Yc3Nb6Hd0Jf5Gs2Ua7Ie4Lo9Kq1",
+    ),
+    "Doppler service token": (
+        "DOPPLER_TOKEN=dp.st.prd.Xq3vL9Ae7Rb2KpZw5Tn8Ym1Jc4Hd6Gf0Us3Oi9Pe2Wa7",
+        "Xq3vL9Ae7Rb2KpZw5Tn8Ym1Jc4Hd6Gf0Us3Oi9Pe2Wa7",
+    ),
+    "Pulumi token": (
+        "pul-7f3a9c1e5b2d8f4a6c0e9b3d7f1a5c8e2b4d6f0a",
+        "7f3a9c1e5b2d8f4a6c0e9b3d7f1a5c8e2b4d6f0a",
+    ),
+    "YAML password": ("database:\n  user: app\n  password: hunter2-prod\n", "hunter2-prod"),
+    "Datadog key, hex": (
+        "DD_API_KEY=3f9a1c2b4d5e6f708192a3b4c5d6e7f8",
+        "3f9a1c2b4d5e6f708192a3b4c5d6e7f8",
+    ),
+    "UUID under a token name": (
+        'SERVICE_TOKEN: "7c9e6679-7425-40de-944b-e07fc1f90ae7"',
+        "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+    ),
+    "UUID under a secret name": (
+        "webhook_secret => '1b4e28ba-2fa1-11d2-883f-0016d3cca427'",
+        "1b4e28ba-2fa1-11d2-883f-0016d3cca427",
+    ),
+    "GitHub App token": (
+        "ghs_16C7e42F292c6912E7710c838347Ae178B4a",
+        "16C7e42F292c6912E7710c838347Ae178B4a",
+    ),
+    "Shopify token": (
+        "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",
+        "4f9c2b7e1a6d3f8c5b0e9a2d7c4f1b6e",
+    ),
+    "Databricks token": (
+        "dapi4f9c2b7e1a6d3f8c5b0e9a2d7c4f1b6e",
+        "4f9c2b7e1a6d3f8c5b0e9a2d7c4f1b6e",
+    ),
+    "Dynatrace token": (
+        "dt0c01.ST2EY72KQINMH574WMNVI7YN.G3DFPBEJYMODIDAEX454M7YWBUVEFOWKPRVMWFASS64NFH52PX6BNDVFFM572RZM",
+        "G3DFPBEJYMODIDAEX454M7YWBUVEFOWKPRVMWFASS64NFH52PX6BNDVFFM572RZM",
+    ),
+    "Postman key": (
+        "PMAK-5f8b2c1e9a3d7f4b6c0e2a9d-7f1c4e8b2a6d3f9c5e0b7a1d4f8c2e6b9a3d",
+        "7f1c4e8b2a6d3f9c5e0b7a1d4f8c2e6b9a3d",
+    ),
+    "Age secret key": (
+        "AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQY",
+        "QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQY",
+    ),
+    "Grafana service account token": (
+        "glsa_Xq3vL9Ae7Rb2KpZw5Tn8Ym1Jc4Hd6Gf0_3e9a1c5f",
+        "Xq3vL9Ae7Rb2KpZw5Tn8Ym1Jc4Hd6Gf0",
+    ),
+    "Twilio auth token under a name": (
+        "TWILIO_AUTH_TOKEN=9c4e1b7a3f6d2c8e5b0a4f9d1c7e3b6a",
+        "9c4e1b7a3f6d2c8e5b0a4f9d1c7e3b6a",
+    ),
 }
 
 
@@ -181,7 +295,12 @@ def test_every_shape_is_masked_inside_json_inside_json(written, core):
 
 @pytest.mark.parametrize(
     "written",
-    [w for w, _ in SHAPES.values() if w[:1].isalpha() and "://" not in w and "=" not in w],
+    # Keys, not command lines or YAML: words before those are not glued to them.
+    [
+        w
+        for w, _ in SHAPES.values()
+        if w[:1].isalpha() and "://" not in w and "=" not in w and not any(c.isspace() for c in w)
+    ],
 )
 def test_a_key_glued_to_the_word_before_it_is_masked(written):
     masked = mask(f"token{written}")

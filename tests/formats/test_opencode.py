@@ -452,3 +452,51 @@ SEEDS = [
 @given(damaged(SEEDS))
 def test_damaged_sessions_are_repaired_into_sessions_that_need_no_more(data: bytes) -> None:
     check_written_back(data)
+
+
+# --- agents-b (issue 27): one message per line ---
+LINES_BROKEN = CORPUS / "opencode" / "derived__lines-interrupted.opencode.jsonl"
+LINES_HEALTHY = CORPUS / "opencode" / "derived__lines-healthy.opencode.jsonl"
+# The same session as OpenCode's own export of it, a message a line: the same findings.
+SESSION_FINDINGS[LINES_BROKEN.name] = SESSION_FINDINGS[TOOL_EXPORT.name]
+
+
+def _running_tools(data: bytes) -> list[str]:
+    """Counted from the lines alone: tool parts left pending or running."""
+    return [
+        part["callID"]
+        for line in data.splitlines()
+        for part in orjson.loads(line)["parts"]
+        if part.get("type") == "tool" and part["state"]["status"] in ("pending", "running")
+    ]
+
+
+def test_a_session_one_message_a_line_is_read_as_opencode_and_kept_byte_for_byte():
+    data = read(LINES_HEALTHY)
+    parsed = load(data)
+    assert (parsed.format, parsed.meta["container"]) == ("opencode", "lines")
+    assert repair(parsed).actions == []
+    assert opencode.serialise(list(parsed.messages), parsed) == data
+
+
+def test_a_cut_session_one_message_a_line_is_repaired_in_its_own_line_only():
+    data = read(LINES_BROKEN)
+    parsed = load(data)
+    missing = _running_tools(data)
+    actions = repair(parsed).actions
+    assert sorted(a.call_id for a in actions if a.rule == "PAIR-1") == sorted(missing)
+    written = opencode.serialise(repair(parsed).messages, parsed)
+    again = opencode.parse(written)
+    assert again.meta["container"] == "lines"
+    assert repair(again).actions == []
+    before, after = data.splitlines(), written.splitlines()
+    changed = [n for n, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
+    assert len(changed) == 1  # the message holding the two running tools
+    assert _running_tools(written) == []
+
+
+def test_a_line_that_is_not_an_opencode_message_refuses_the_file():
+    data = read(LINES_HEALTHY) + b'{"type": "summary", "text": "later"}\n'
+    with pytest.raises(FormatError, match="not an OpenCode message") as caught:
+        load(data)
+    assert caught.value.unread

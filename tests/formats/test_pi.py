@@ -92,6 +92,17 @@ def test_session_loads_as_pi_and_round_trips_byte_for_byte(path: Path) -> None:
 # call kept after the compaction (line 628) never got its result.
 SESSION_FINDINGS = {
     COMPACTED.name: [("PAIR-1", [628], "toolu_01571BXn2nSXvrR7sxVHAXXE")],
+    # OpenClaw's session cut after a reply of five reads (tests/formats/test_openclaw.py).
+    "openclaw-openclaw__8555a0a4-0b79-459d-939c-e17cdbbf4fe2.cut-after-call.jsonl": [
+        ("PAIR-1", [12], f"call_{call}")
+        for call in (
+            "sE22NNcRv2GNZ1WFeBLL8YQB|fc_0b652338ac8406ca0169ad73bbfb488191be6925e11eb214ac",
+            "sLRlMc0CDKyExmuZjUNfxZIT|fc_0b652338ac8406ca0169ad73bbfb5881918240a8de6cbd30d9",
+            "Qgbxai0w3IxdHYBtSROMnQ7q|fc_0b652338ac8406ca0169ad73bbfb648191a84a5b13e4401917",
+            "n38mHWvI20WxFwmskKaawaBM|fc_0b652338ac8406ca0169ad73bbfb6c81919dd427087e104eb4",
+            "1ShcL4qZXwDHnmnhzfQUjHCr|fc_0b652338ac8406ca0169ad73bbfb708191842ed23dd96f67bc",
+        )
+    ],
 }
 
 

@@ -78,7 +78,7 @@ class World:
     def signin_kwargs(self) -> dict[str, str]:
         from inspector.web.signin import signin_tokens
 
-        # Fresh each time: signing in changes last_login, which ends the last link.
+        # Fresh each time: a link signs in once.
         self.owner.refresh_from_db()
         uid = urlsafe_base64_encode(force_bytes(self.owner.pk))
         return {"uidb64": uid, "token": signin_tokens.make_token(self.owner)}
@@ -123,7 +123,8 @@ def job_id(world: World) -> dict[str, str]:
     return {"public_id": world.job.public_id}
 
 
-DOWNLOAD_KINDS = SHARE_KINDS = ("repaired", "canonical", "report", "original")
+SHARE_KINDS = ("repaired", "canonical", "report", "html", "original")
+DOWNLOAD_KINDS = (*SHARE_KINDS, "markdown", "html-redacted")
 
 # URL name -> the cases to request. GET and POST each expect a status per visitor.
 TABLE: dict[str, list[Case]] = {
@@ -144,6 +145,9 @@ TABLE: dict[str, list[Case]] = {
     "logout": [Case(none, everyone(405), everyone(302))],
     "upload": [Case(none, users(200), users(302), {"text": HEALTHY_CANONICAL.decode()})],
     "transcript_list": [Case(none, users(200), users(405))],
+    # This machine's sessions: the superuser on a local server only (tests/local).
+    "machine": [Case(none, users(403), users(405))],
+    "machine_open": [Case(none, users(405), users(403), {"path": "/etc/passwd"})],
     "timeline": [Case(transcript_id, owners(200), users(405))],
     # Without words to look for the owner's search is a bad request (tests/web/test_search.py).
     "transcript_search": [Case(transcript_id, owners(400), users(405))],
@@ -209,9 +213,13 @@ TABLE: dict[str, list[Case]] = {
     ],
     "shared_download": [
         *(Case(token("full", name), everyone(200), everyone(405)) for name in SHARE_KINDS),
-        # A redacted link downloads its report only.
+        # A redacted link downloads its report and its redacted one-file page only.
         *(
-            Case(token("redacted", name), everyone(200 if name == "report" else 404), everyone(405))
+            Case(
+                token("redacted", name),
+                everyone(200 if name in ("report", "html") else 404),
+                everyone(405),
+            )
             for name in SHARE_KINDS
         ),
         Case(token("full", "nonsense"), everyone(404), everyone(405)),

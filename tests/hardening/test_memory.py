@@ -47,6 +47,54 @@ def test_the_estimate_is_above_what_diagnosing_really_takes(tmp_path, kind):
     assert peak_of_diagnosing(data, tmp_path) <= memory_estimate(data)
 
 
+sys.path.insert(0, str(BENCH.parent))
+from bench_memory import claude_code_session, kinds  # noqa: E402
+
+KINDS = kinds(200_000)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_estimate_holds_for_every_kind_of_record(tmp_path, kind):
+    # Arrays, numbers, strings, deep or flat: none takes more than the estimate says.
+    data = KINDS[kind]
+    assert peak_of_diagnosing(data, tmp_path) <= memory_estimate(data)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db
+@pytest.mark.parametrize("kind", ["lines of []", "lines of 0", 'one array of "x"'])
+def test_files_of_values_the_old_estimate_missed_are_refused_before_the_limit(
+    kind, settings, owner_client
+):
+    # The old estimate counted `{` alone: these took 120 times their size.
+    settings.INSPECTOR_MAX_DIAGNOSIS_BYTES = 64 * 2**20
+    data = KINDS[kind]
+    assert memory_estimate(data) > settings.INSPECTOR_MAX_DIAGNOSIS_BYTES
+    response = owner_client.post(reverse("upload"), {"file": SimpleUploadedFile("t.json", data)})
+    assert response.status_code == 400
+    assert "INSPECTOR_MAX_DIAGNOSIS_MB" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_braces_inside_strings_are_not_counted_as_structure():
+    # Code in a tool result is full of `{`, `[` and `,`: they are text, not JSON values.
+    code = "fn f() { if x { [a, b, {c: d}] } }, " * 1000
+    data = orjson.dumps([{"role": "user", "content": code}])
+    plain = orjson.dumps([{"role": "user", "content": "x" * len(code)}])
+    assert memory_estimate(data) == memory_estimate(plain)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db
+def test_a_real_session_of_brace_heavy_code_under_the_limit_is_taken(owner_client, settings):
+    # A generated Claude Code session as dense as real ones, its texts full of code.
+    session = claude_code_session(12 * 2**20).replace(b"the", b"{[a,b]}")
+    assert memory_estimate(session) < settings.INSPECTOR_MAX_DIAGNOSIS_BYTES
+    upload = SimpleUploadedFile("s.jsonl", session)
+    assert owner_client.post(reverse("upload"), {"file": upload}).status_code == 302
+
+
 @pytest.mark.django_db
 def test_a_file_of_many_tiny_records_past_the_limit_is_refused_naming_it(owner_client, settings):
     settings.INSPECTOR_MAX_DIAGNOSIS_BYTES = 64 * 2**20

@@ -45,21 +45,87 @@ def test_failures_below_the_limit_leave_the_right_password_working(client, owner
 
 
 @pytest.mark.django_db
-def test_an_account_is_locked_whichever_address_the_failures_come_from(client, owner, settings):
-    for n in range(settings.AXES_FAILURE_LIMIT):
-        sign_in(Client(), "owner", "wrong", address=f"203.0.113.{n + 1}")
+def test_failures_of_one_account_from_one_address_lock_that_pair(client, owner, settings):
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        sign_in(Client(), "owner", "wrong", address="203.0.113.5")
+    assert sign_in(client, "owner", PASSWORD, address="203.0.113.5").status_code == 429
+    assert not signed_in(client)
+
+
+@pytest.mark.django_db
+def test_one_address_cannot_lock_an_account_out_for_everyone_else(client, owner, settings):
+    # Far past every ceiling one address can reach on its own.
+    for _ in range(settings.INSPECTOR_SIGNIN_ADDRESS_FAILURES + 10):
+        sign_in(Client(), "owner", "wrong", address="203.0.113.5")
+    assert sign_in(Client(), "owner", PASSWORD, address="203.0.113.5").status_code == 429
+    assert sign_in(client, "owner", PASSWORD, address="192.0.2.50").status_code == 302
+    assert signed_in(client)
+
+
+@pytest.mark.django_db
+def test_an_account_is_locked_after_its_ceiling_from_many_addresses(client, owner, settings):
+    settings.INSPECTOR_SIGNIN_ADDRESS_FAILURES = 8
+    settings.INSPECTOR_SIGNIN_ACCOUNT_FAILURES = 12
+    below_the_pair = settings.AXES_FAILURE_LIMIT - 1
+    failures = 0
+    n = 0
+    while failures < settings.INSPECTOR_SIGNIN_ACCOUNT_FAILURES:
+        n += 1
+        for _ in range(min(below_the_pair, settings.INSPECTOR_SIGNIN_ACCOUNT_FAILURES - failures)):
+            assert sign_in(Client(), "owner", "wrong", address=f"203.0.113.{n}").status_code in (
+                200,
+                429,
+            )
+            failures += 1
     assert sign_in(client, "owner", PASSWORD, address="192.0.2.50").status_code == 429
     assert not signed_in(client)
 
 
 @pytest.mark.django_db
+def test_one_failure_short_of_the_account_ceiling_still_signs_in(client, owner, settings):
+    settings.INSPECTOR_SIGNIN_ADDRESS_FAILURES = 8
+    settings.INSPECTOR_SIGNIN_ACCOUNT_FAILURES = 12
+    for n in range(settings.INSPECTOR_SIGNIN_ACCOUNT_FAILURES - 1):
+        sign_in(Client(), "owner", "wrong", address=f"203.0.113.{n + 1}")
+    assert sign_in(client, "owner", PASSWORD, address="192.0.2.50").status_code == 302
+
+
+@pytest.mark.django_db
 def test_an_address_is_locked_whichever_accounts_it_tries(client, owner, other_user, settings):
-    for n in range(settings.AXES_FAILURE_LIMIT):
+    for n in range(settings.INSPECTOR_SIGNIN_ADDRESS_FAILURES):
         sign_in(Client(), f"guess{n}", "wrong", address="203.0.113.99")
     assert sign_in(client, "mallory", "other-pass-123", address="203.0.113.99").status_code == 429
     assert not signed_in(client)
     # The same account from another address is not the address's fault.
     assert sign_in(Client(), "mallory", "other-pass-123", address="192.0.2.1").status_code == 302
+
+
+@pytest.mark.django_db
+def test_another_accounts_sign_in_does_not_clear_an_accounts_failures(
+    client, owner, other_user, settings
+):
+    # The attack the issue ran: rounds of "limit - 1 wrong passwords for one
+    # account, then another account signs in", all from one address.
+    address = "203.0.113.40"
+    for _ in range(3):
+        for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+            sign_in(Client(), "owner", "wrong", address=address)
+        assert sign_in(Client(), "mallory", "other-pass-123", address=address).status_code in (
+            302,
+            429,
+        )
+    assert sign_in(client, "owner", PASSWORD, address=address).status_code == 429
+    assert not signed_in(client)
+
+
+@pytest.mark.django_db
+def test_a_sign_in_clears_its_own_failures(client, owner, settings):
+    for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+        sign_in(Client(), "owner", "wrong")
+    assert sign_in(Client(), "owner", PASSWORD).status_code == 302
+    for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+        sign_in(Client(), "owner", "wrong")
+    assert sign_in(client, "owner", PASSWORD).status_code == 302
 
 
 @pytest.mark.django_db
@@ -72,9 +138,12 @@ def test_a_locked_account_can_still_use_a_one_time_link(client, owner, settings)
 
 @pytest.mark.django_db
 def test_consuming_a_link_twice_from_the_same_reading_succeeds_once(owner):
+    token = signin_tokens.make_token(owner)
     first, second = type(owner).objects.get(pk=owner.pk), type(owner).objects.get(pk=owner.pk)
-    assert signin_tokens.consume(first) is True
-    assert signin_tokens.consume(second) is False
+    assert signin_tokens.check_token(first, token) and signin_tokens.check_token(second, token)
+    assert signin_tokens.consume(first, token) is True
+    assert signin_tokens.consume(second, token) is False
+    assert not signin_tokens.check_token(first, token)
 
 
 @pytest.mark.django_db(transaction=True)

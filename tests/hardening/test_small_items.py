@@ -50,13 +50,27 @@ def test_a_zip_of_ordinary_small_sessions_is_still_taken(owner_client):
         "\uff20SUM(A1)",
         " \uff1dHYPERLINK()",
         "\tplain",
+        "\u200b=1+1",  # zero-width space
+        "\u200c+1",  # zero-width non-joiner
+        "\u200d-1",  # zero-width joiner
+        "\u2060@SUM(A1)",  # word joiner
+        "\ufeff=HYPERLINK()",  # byte-order mark
+        "\u00ad=1",  # soft hyphen
+        "\u180e=1",  # Mongolian vowel separator
+        "\u202e=1",  # right-to-left override
+        "\u034f=1",  # combining grapheme joiner
+        "\u3164=1",  # Hangul filler
+        "\u00a0\u200b \u2063=cmd",  # no-break space, zero-width space, invisible separator
+        "\x00=1",
     ],
 )
 def test_a_csv_cell_that_a_spreadsheet_would_run_is_kept_as_text(value):
     assert _cell(value) == "'" + value
 
 
-@pytest.mark.parametrize("value", ["plain", "a=b", "1-2", 3, None, " spaced"])
+@pytest.mark.parametrize(
+    "value", ["plain", "a=b", "1-2", 3, None, " spaced", "\u200bplain", "x\u200b=1", ""]
+)
 def test_other_csv_cells_are_left_alone(value):
     assert _cell(value) == value
 

@@ -304,9 +304,55 @@ def test_disk_full_during_a_web_upload_is_an_error_not_a_success(owner, media_ro
     client.force_login(owner)
     upload = SimpleUploadedFile(SESSION_NAME, SESSION)
     response = client.post("/upload/", {"file": upload})
-    assert response.status_code >= 500
+    assert response.status_code == 507
+    assert "disk is full" in response.content.decode()
+    assert "Nothing was stored" in response.content.decode()
     assert not Transcript.objects.exists()
     assert_consistent(media_root)
+
+
+@pytest.mark.parametrize("when", ["before the bytes", "half-way through the diagnosis"])
+def test_disk_full_during_an_api_upload_is_a_507_that_says_so(
+    api_token, media_root, monkeypatch, when
+):
+    monkeypatch.setattr(
+        FileSystemStorage, "_save", disk_full(0 if when == "before the bytes" else 1, True)
+    )
+    client = Client(raise_request_exception=False)
+    response = client.post(
+        "/api/transcripts",
+        SESSION,
+        content_type="text/plain",
+        HTTP_AUTHORIZATION=f"Bearer {api_token}",
+    )
+    assert response.status_code == 507
+    assert "disk is full" in response.json()["error"]
+    assert not Transcript.objects.exists()
+    assert_consistent(media_root)
+
+
+def test_a_database_that_is_out_of_space_is_a_507_too(owner, media_root, monkeypatch):
+    # SQLite's own words when it cannot grow its file.
+    monkeypatch.setattr(Transcript, "save", _raise(OperationalError("database or disk is full")))
+    client = Client(raise_request_exception=False)
+    client.force_login(owner)
+    response = client.post("/upload/", {"file": SimpleUploadedFile(SESSION_NAME, SESSION)})
+    assert response.status_code == 507
+    assert "disk is full" in response.content.decode()
+    assert not Transcript.objects.exists()
+    assert_consistent(media_root)
+
+
+def test_other_storage_failures_are_still_a_plain_500(owner, media_root, monkeypatch):
+    def broken(self: FileSystemStorage, name: str, content: Any) -> str:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(FileSystemStorage, "_save", broken)
+    client = Client(raise_request_exception=False)
+    client.force_login(owner)
+    response = client.post("/upload/", {"file": SimpleUploadedFile(SESSION_NAME, SESSION)})
+    assert response.status_code == 500
+    assert not Transcript.objects.exists()
 
 
 def test_losing_the_race_for_the_same_bytes_keeps_one_row_and_no_stray_files(

@@ -163,7 +163,8 @@ def agent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
     home = Home(tmp_path / "home")
     monkeypatch.setenv("HOME", str(home.root))
     for agent in AGENTS:
-        monkeypatch.delenv(agent.env, raising=False)
+        for name in (agent.env, *(env for env, _ in agent.more_env)):
+            monkeypatch.delenv(name, raising=False)
     age = 3600.0  # an hour ago and older: no agent is writing to these
 
     claude = home.root / ".claude" / "projects" / "-work-app"
@@ -227,7 +228,113 @@ def agent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
     healthy_oc = place_store(storage, healthy, age)
     home.healthy.append(healthy_oc)
     home.stores.add(healthy_oc)
+    age = _agents_a(home, age)
+
+    # --- agents-b (issue 27): one healthy session of each, in its agent's own folder ---
+    for relative, source in (
+        (
+            ".copilot/session-state/copilot-sess-1/events.jsonl",
+            CORPUS / "copilot" / "kitfunso-hippo-memory__tests_fixtures_copilot_events.jsonl",
+        ),
+        (
+            ".qwen/projects/-home-dev-app/chats/6f1c2a9e-3b7d-4c1e-9a55-0d2f7e8b4c31.jsonl",
+            CORPUS / "qwen" / "derived__qwen-writer-healthy.jsonl",
+        ),
+        (
+            ".kimi-code/sessions/3f0a9c2e/9b1d7e40/agents/main/wire.jsonl",
+            CORPUS / "kimi-code" / "derived__agent-core-basic-test__tool-turn.wire.jsonl",
+        ),
+        (
+            ".factory/sessions/-work-app/699d3bc5-08dc-40c3-8ea6-febaebdecbaa.jsonl",
+            CORPUS / "droid" / "Glubiz-zirv-dynamic-cli__tests_fixtures_droid_session.jsonl",
+        ),
+    ):
+        home.healthy.append(_place(home, home.root / relative, read(source), age))
+        age += 60
+    # --- end agents-b ---
     return home
+
+
+# --- agents-a (issue 27): OpenClaw, Cursor, Cline / Roo Code ---
+OPENCLAW_BROKEN = "0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"
+CLINE_BROKEN = "gmfstu-Online-Card-Architecture__exported_conversation_1769053680585__api_conversation_history.json"  # noqa: E501
+CURSOR_HEALTHY = "Tdexixi-code-with-ai-contest__cursor_agent_transcript.jsonl"
+HERMES_CUT_LOG = "derived__session_20260214_093012_a1b2c3.cut-after-calls.json"
+
+
+def cline_answered() -> bytes:
+    """The broken Cline task without its last reply (the unanswered call): a healthy task."""
+    return orjson.dumps(orjson.loads(read(CORPUS / "cline" / CLINE_BROKEN))[:-1])
+
+
+def _agents_a(home: Home, age: float) -> float:
+    """OpenClaw's agents (pi's sessions), Cursor's transcripts, Cline's and Roo Code's tasks,
+    Hermes's session logs and transcripts, Goose's sessions of before its database."""
+    claw = home.root / ".openclaw" / "agents"
+    broken = claw / "main" / "sessions" / f"{OPENCLAW_BROKEN}.jsonl"
+    home.broken[_place(home, broken, read(CORPUS / "pi" / BROKEN_PI), age)] = "PAIR-1"
+    age += 60
+    healthy = claw / "ops" / "sessions" / "1a2b3c4d-0000-4000-8000-000000000001.jsonl"
+    home.healthy.append(_place(home, healthy, read(CORPUS / "pi" / HEALTHY_PI), age))
+    age += 60
+    # Not sessions: the key index, a compaction's checkpoint copy, a run's trace.
+    _place(home, claw / "main" / "sessions" / "sessions.json", b"{}", age)
+    checkpoint = f"{OPENCLAW_BROKEN}.checkpoint.9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b.jsonl"
+    _place(home, claw / "main" / "sessions" / checkpoint, read(CORPUS / "pi" / BROKEN_PI), age)
+    _place(home, claw / "main" / "sessions" / f"{OPENCLAW_BROKEN}.trajectory.jsonl", b"{}\n", age)
+
+    transcripts = home.root / ".cursor" / "projects" / "home-user-app" / "agent-transcripts"
+    chat = "5f0c2a7e-1b3d-4e5f-9a8b-7c6d5e4f3a2b"
+    cursor = transcripts / chat / f"{chat}.jsonl"
+    home.healthy.append(_place(home, cursor, read(CORPUS / "cursor" / CURSOR_HEALTHY), age))
+    age += 60
+
+    task = home.root / ".cline" / "data" / "tasks" / "1769053680585"
+    path = _place(
+        home, task / "api_conversation_history.json", read(CORPUS / "cline" / CLINE_BROKEN), age
+    )
+    home.broken[path] = "PAIR-1"
+    home.ids[path] = "1769053680585"
+    _place(home, task / "ui_messages.json", b"[]", age)  # the UI's log: not the conversation
+    age += 60
+    storage = home.root / ".config" / "Code" / "User" / "globalStorage"
+    for extension, stamp in (("saoudrizwan.claude-dev", "1769053680586"),
+                             ("rooveterinaryinc.roo-cline", "1769053680587")):  # fmt: skip
+        task = storage / extension / "tasks" / stamp
+        home.healthy.append(
+            _place(home, task / "api_conversation_history.json", cline_answered(), age)
+        )
+        age += 60
+    hermes = home.root / ".hermes" / "sessions"
+    cut = read(CORPUS / "hermes" / HERMES_CUT_LOG)
+    path = _place(home, hermes / "session_20260214_093012_a1b2c3.json", cut, age)
+    home.broken[path] = "PAIR-1"
+    home.ids[path] = "20260214_093012_a1b2c3"
+    age += 60
+    transcript = read(CORPUS / "hermes" / "derived__gateway-transcript.healthy.jsonl")
+    home.healthy.append(_place(home, hermes / "20260215_180211_9c8d7e.jsonl", transcript, age))
+    _place(home, hermes / "sessions.json", b"{}", age)  # the gateway's index: not a session
+    age += 60
+    goose = home.root / ".local" / "share" / "goose" / "sessions"
+    cut = read(CORPUS / "goose" / "derived__20250929_140310.cut-after-calls.jsonl")
+    path = _place(home, goose / "20250929_140310.jsonl", cut, age)
+    home.broken[path] = "PAIR-1"
+    home.ids[path] = "20250929_140310"
+    age += 60
+    whole = read(CORPUS / "goose" / "derived__20250929_140310.healthy.jsonl")
+    home.healthy.append(_place(home, goose / "fix-leap-years.jsonl", whole, age))
+    age += 60
+    kiro = home.root / ".kiro" / "sessions" / "cli"
+    cut = read(CORPUS / "kiro" / "derived__kiro-cli-session.issue-6110.jsonl")
+    path = _place(home, kiro / "3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9.jsonl", cut, age)
+    home.broken[path] = "PAIR-1"
+    facts = b'{"session_id":"3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9","cwd":"/work/app"}'
+    _place(home, kiro / "3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9.json", facts, age)  # not listed
+    age += 60
+    return age
+
+
+# --- end agents-a ---
 
 
 # What a node of a tree is: ("dir",), ("file", bytes, mode) or ("link", target).

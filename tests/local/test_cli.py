@@ -13,6 +13,7 @@ import orjson
 
 from inspector import cli
 from inspector.local import fix as fix_module
+from inspector.local import sessions
 from tests.local.conftest import Home
 from tests.testdata import CASES, read
 
@@ -46,7 +47,7 @@ def test_a_missing_folder_is_named_and_the_others_still_listed(agent_home: Home,
     status, out = run("list")
     assert status == 1
     assert "Kimi CLI: no folder at" in capsys.readouterr().err
-    assert ".kimi" not in out and ".claude" in out and ".pi" in out
+    assert "/.kimi/" not in out and ".claude" in out and ".pi" in out  # .kimi-code stays
 
 
 def test_list_broken_shows_only_those_that_need_repair(agent_home: Home):
@@ -151,3 +152,26 @@ def test_fix_then_resume_in_one_shell_line_resumes_after_a_repair(agent_home: Ho
     again = subprocess.run(["sh", "-c", line], check=False, capture_output=True, text=True)
     assert again.returncode == 0 and "clean, nothing to repair" in again.stdout  # clean: resume
     assert resumed.exists()
+
+
+def test_list_and_fix_title_each_session_by_its_first_prompt(agent_home: Home):
+    """Issue 31: a session is known by what was asked in it, not by its file name."""
+    titles = {}
+    for path in agent_home.all():
+        checked = sessions.check(path, sessions.agent_for(path, sessions.roots({})))
+        title = checked.diagnosis.meta.get("first_prompt") if checked.diagnosis else None
+        if title:
+            titles[str(path)] = title
+    assert titles, "the sample sessions have prompts"
+    _, out = run("list")
+    lines = out.splitlines()
+    for path, title in titles.items():
+        at = lines.index(f"    {path}")
+        assert lines[at - 1] == f"    “{cli._short(title)}”", (path, lines[at - 1])
+    _, out = run("list", "--json")
+    records = {r["path"]: r for r in map(orjson.loads, out.splitlines())}
+    assert all(records[path]["title"] == title for path, title in titles.items())
+    _, out = run("fix")  # no terminal to ask in: it lists the broken ones, then says to name one
+    for path in agent_home.broken:
+        if str(path) in titles:
+            assert f"“{cli._short(titles[str(path)])}” {path}" in out

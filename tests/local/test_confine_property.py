@@ -81,6 +81,26 @@ ONE_FILE: dict[str, tuple[str, Callable[[], bytes]]] = {
         ".pi/agent/sessions/--work-app--/2025-11-20T10-00-00-000Z_x.jsonl",
         lambda: read(CORPUS / "pi" / BROKEN_PI),
     ),
+    # --- agents-b (issue 27) ---
+    "copilot": (
+        ".copilot/session-state/00000000-0000-4000-8000-000000000003/events.jsonl",
+        lambda: read(CORPUS / "copilot" / "derived__cadra-crashed-mid-tool.events.jsonl"),
+    ),
+    "qwen": (
+        ".qwen/projects/-home-dev-app/chats/6f1c2a9e-3b7d-4c1e-9a55-0d2f7e8b4c31.jsonl",
+        lambda: read(CORPUS / "qwen" / "derived__qwen-writer-crashed.jsonl"),
+    ),
+    "kimi-code": (
+        ".kimi-code/sessions/3f0a9c2e/9b1d7e40/agents/main/wire.jsonl",
+        lambda: read(
+            CORPUS / "kimi-code" / "derived__agent-core-basic-test__crashed-in-tool.wire.jsonl"
+        ),
+    ),
+    "droid": (
+        ".factory/sessions/-work-app/699d3bc5-08dc-40c3-8ea6-febaebdecbaa.jsonl",
+        lambda: read(CORPUS / "droid" / "derived__zirv-crashed-in-tool.jsonl"),
+    ),
+    # --- end agents-b ---
 }
 _CACHE: dict[str, bytes] = {}
 

@@ -39,19 +39,29 @@ def test_a_session_is_drawn_on_the_day_of_its_own_first_message(project):
     assert days["2026-01-13"]["repair"] == 1, "the Claude Code session's own first timestamp"
 
 
-def test_an_empty_file_counts_as_empty_not_clean(project, owner_client):
+def test_an_empty_file_is_one_skipped_line_not_clean_and_not_in_the_chart(project, owner_client):
+    """Issue 31: a folder's empty files (all dated the day of the scan) are folded into
+    one "skipped" line, out of the chart and the table, instead of filling them."""
     chart = reports.day_chart(project)
-    assert sum(bar["empty"] for bar in chart["bars"]) == 1
     assert sum(bar["clean"] for bar in chart["bars"]) == 1
-    html = owner_client.get(reverse("scan:project", args=[project.slug])).content.decode()
-    assert '<span class="chip">empty</span>' in html
-    assert "a file with no messages counts as empty, not clean" in html
+    assert sum(bar["repair"] for bar in chart["bars"]) == 1
+    assert all("empty" not in bar for bar in chart["bars"])
+    page = reverse("scan:project", args=[project.slug])
+    html = owner_client.get(page).content.decode()
+    assert "1 empty file (no messages) skipped: left out of the chart and the table." in html
+    assert "empty.jsonl" not in html
+    assert "files with no messages are left out" in html
+    shown = owner_client.get(page + "?empty=only").content.decode()
+    assert "empty.jsonl" in shown and "healthy.json" not in shown
+    assert '<span class="chip">empty</span>' in shown
+    both = owner_client.get(page + "?empty=show").content.decode()
+    assert "empty.jsonl" in both and "healthy.json" in both
 
 
 def test_the_day_chart_has_axes_with_counts_and_dates(project, owner_client):
     chart = reports.day_chart(project)
-    assert chart["top"] == 2  # the healthy and the empty file, both uploaded today
-    assert [(tick["value"], tick["y"]) for tick in chart["y_ticks"]] == [(0, 120), (1, 60), (2, 0)]
+    assert chart["top"] == 1  # the healthy file, uploaded today (the empty one is left out)
+    assert [(tick["value"], tick["y"]) for tick in chart["y_ticks"]] == [(0, 120), (1, 0)]
     labels = [tick["day"] for tick in chart["x_ticks"]]
     assert labels[0] == chart["first"] and labels[-1] == chart["last"]
     html = owner_client.get(reverse("scan:project", args=[project.slug])).content.decode()

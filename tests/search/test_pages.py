@@ -158,3 +158,18 @@ def test_a_search_out_of_time_says_how_many_sessions_it_did_not_search(
     monkeypatch.undo()
     response = owner_client.get(url(project, q="billing"))
     assert b"not indexed yet" not in response.content
+
+
+def test_a_search_that_finds_nothing_says_so(owner_client, store_in, project):
+    """Issue 31: no hit at all used to give an empty page under the query's heading."""
+    store_in(DEPLOY, "deploy.json", path="ops/deploy.json")
+    response = owner_client.get(url(project, q="zebracorn"))
+    html = response.content.decode()
+    assert response.status_code == 200 and not hits_of(response)
+    assert "No row of this project's sessions holds these words." in html
+    assert "0 rows hold “zebracorn”" in html
+
+
+def test_the_box_alone_says_no_more_than_the_box(owner_client, project):
+    html = owner_client.get(url(project)).content.decode()
+    assert "holds these words" not in html and "rows hold" not in html

@@ -165,7 +165,12 @@ def every_response(client, token: str, mode: str) -> dict[str, bytes]:
     fragment = client.get(share_url(token, around="0"), HTTP_HX_REQUEST="true")
     assert fragment.status_code == 200 and b"<html" not in fragment.content
     bodies["fragment"] = fragment.content
-    kinds = ("repaired", "canonical", "report", "original") if mode == "full" else ("report",)
+    # The one-file HTML export too (issue 31): masked or redacted as the page is.
+    kinds = (
+        ("repaired", "canonical", "report", "html", "original")
+        if mode == "full"
+        else ("report", "html")
+    )
     for kind in kinds:
         response = client.get(download_url(token, kind))
         assert response.status_code == 200, kind

@@ -17,8 +17,9 @@ def two_transcripts(store_for):
     return store_for(BROKEN_CANONICAL, "broken.json"), store_for(HEALTHY_CANONICAL, "healthy.json")
 
 
-def test_list_is_newest_first_with_counts_and_verdicts(owner_client, two_transcripts):
-    html = owner_client.get(reverse("transcript_list")).content.decode()
+def test_list_is_newest_first_when_asked_with_counts_and_verdicts(owner_client, two_transcripts):
+    # By default what needs repair comes first (issue 31); the newest first, when asked.
+    html = owner_client.get(reverse("transcript_list"), {"sort": "new"}).content.decode()
     assert html.index("healthy.json") < html.index("broken.json")
     assert 'href="/rules/PAIR-1/"' in html and "PAIR-1 \u00d7" in html
     assert "Anthropic" in html and "✗" in html

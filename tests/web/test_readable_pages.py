@@ -102,3 +102,27 @@ def test_an_edit_on_a_full_share_page_is_a_diff_of_masked_text(owner, store_for)
     _, redacted = ShareLink.issue(transcript, ShareLink.REDACTED, "never")
     html = Client().get(f"/s/{redacted}/").content.decode()
     assert 'class="diff-body"' not in html and "K=1" not in html
+
+
+def test_a_diff_is_single_spaced_one_block_line_per_line(owner_client, store_for):
+    """Each diff line is a block of its own: a newline between the blocks, inside a
+    pre-wrap box, would add an empty line after every line of the diff."""
+    import re
+
+    old, new = "a = 1\nb = 2\nc = 3\n", "a = 1\nb = 20\nc = 3\n"
+    data = canonical(
+        user("go"),
+        assistant(call("e1", "Edit", {"file_path": "x.py", "old_string": old, "new_string": new})),
+        result("e1", "ok"),
+    )
+    transcript = store_for(data, "diff.json")
+    html = owner_client.get(f"/t/{transcript.public_id}/").content.decode()
+    body = re.search(r'<pre class="diff-body">(.*?)</pre>', html, re.S)
+    assert body is not None
+    assert '-b = <span class="d-word">2</span>' in body.group(1)  # the word that changed
+    plain = re.sub(r'<span class="d-word">(.*?)</span>', r"\1", body.group(1))
+    lines = re.findall(r'<span class="d-(\w+)">(.*?)</span>', plain)
+    assert [kind for kind, _ in lines] == ["hunk", "ctx", "del", "add", "ctx"]
+    # Nothing but the line blocks themselves: no text (a newline) between them.
+    between = re.sub(r'<span class="d-\w+">.*?</span>', "", plain)
+    assert between == ""

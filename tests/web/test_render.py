@@ -223,3 +223,56 @@ def test_long_text_folds_and_says_how_long():
     assert content["fold"] and content["lines"] == 41
     out = render.output_view("x\n" * 100, None)
     assert out["folded"] and out["lines"] == 101
+
+
+# --- words that changed inside a changed line (issue 31) ----------------------
+
+
+def marked_words(line: str) -> list[str]:
+    return re.findall(r'<span class="d-word">(.*?)</span>', line)
+
+
+def test_a_changed_line_marks_only_the_words_that_changed_on_both_sides():
+    view = render.call_view(
+        "Edit",
+        args(
+            file_path="a.py",
+            old_string="total = price * count\n",
+            new_string="total = cost * count\n",
+        ),
+    )
+    lines = dict((kind, line) for kind, line in view["marked"] if kind in ("add", "del"))
+    assert marked_words(lines["del"]) == ["price"] and marked_words(lines["add"]) == ["cost"]
+    assert lines["del"].startswith("-total = ") and lines["add"].endswith(" * count")
+
+
+def test_lines_that_share_little_are_replaced_whole_and_unpaired_lines_unmarked():
+    view = render.call_view(
+        "Edit",
+        args(file_path="a.py", old_string="alpha\n", new_string="something else entirely\nmore\n"),
+    )
+    assert all(not marked_words(line) for _, line in view["marked"])
+    assert ("add", "+more") in view["marked"]
+
+
+@given(st.text(max_size=60), st.text(max_size=60))
+def test_word_marks_keep_every_character_escaped_and_add_no_other_markup(old, new):
+    lines = [("del", f"-{old}"), ("add", f"+{new}")]
+    for (_, text), (_, shown) in zip(lines, render.word_marked(lines), strict=True):
+        assert re.sub(r"</?span[^>]*>", "", shown) == html_escape(text)
+        assert set(re.findall(r"<[^>]*>", shown)) <= {'<span class="d-word">', "</span>"}
+        assert not active_tags(shown)
+
+
+def html_escape(text: str) -> str:
+    import html
+
+    return html.escape(text, quote=False)
+
+
+def test_markup_in_a_changed_line_stays_text_inside_and_outside_the_marks():
+    lines = render.word_marked(
+        [("del", '-<img src=x onerror="alert(1)"> a'), ("add", '+<img src=y onerror="alert(1)"> a')]
+    )
+    for _, shown in lines:
+        assert "<img" not in shown and "&lt;img" in shown and not active_tags(shown)

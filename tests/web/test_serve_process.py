@@ -363,3 +363,62 @@ def test_with_inspector_watch_serve_also_runs_the_watcher_and_stops_it(
         assert watchers, run.output()
         _stop_and_check(run, signal.SIGTERM, group=False)
         assert run.proc.returncode == 0, run.output()
+
+
+def _raw_post(port: int, path: str, length: str) -> tuple[bytes, float]:
+    """The status line of a POST that declares ``length`` and sends only a few bytes of body."""
+    started_at = time.monotonic()
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            "Content-Type: multipart/form-data; boundary=x\r\n"
+            f"Content-Length: {length}\r\n\r\n--x\r\n".encode()
+        )
+        answer = sock.recv(4096)
+    return answer.split(b"\r\n", 1)[0], time.monotonic() - started_at
+
+
+def test_serve_is_gunicorn_and_refuses_a_body_too_large_before_reading_it(
+    serve_env: dict[str, str], tmp_path: Path
+) -> None:
+    port = _free_port()
+    with started(serve_command(port), serve_env, tmp_path, port) as run:
+        run.wait_ready()
+        assert any("gunicorn" in " ".join(_cmdline(pid)) for pid, _ in run.seen), run.seen
+        # 300 MB declared, a few bytes sent: the answer comes without the rest.
+        for path in ("/upload/", "/api/transcripts", "/scan/"):
+            status, took = _raw_post(port, path, str(3 * 2**40))
+            assert status == b"HTTP/1.1 413 Content Too Large", (path, status)
+            assert took < 5
+        status, _ = _raw_post(port, "/upload/", "1" + "0" * 22)  # 23 digits
+        assert status in (b"HTTP/1.1 413 Content Too Large", b"HTTP/1.1 400 Bad Request")
+        status, _ = _raw_post(port, "/upload/", "12abc")
+        assert status == b"HTTP/1.1 400 Bad Request"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as response:
+            assert response.status == 200
+        _stop_and_check(run, signal.SIGTERM, group=False)
+        assert run.proc.returncode == 0, run.output()
+
+
+def test_links_printed_while_serve_runs_point_at_the_port_it_serves_on(
+    serve_env: dict[str, str], tmp_path: Path
+) -> None:
+    """``make run PORT=N``, then ``manage.py signin_link`` in another terminal: the link
+    opens on port N, not 8000; once serve stops, the default comes back."""
+    port = _free_port()
+    link_command = [sys.executable, str(MANAGE), "signin_link"]
+    with started(serve_command(port), serve_env, tmp_path, port) as run:
+        run.wait_ready()
+        printed = subprocess.run(
+            link_command, cwd=tmp_path, env=serve_env, capture_output=True, text=True, timeout=60
+        )
+        assert printed.returncode == 0, printed.stderr
+        link = printed.stdout.strip()
+        assert link.startswith(f"http://127.0.0.1:{port}/signin/"), link
+        with urllib.request.urlopen(link, timeout=5) as response:
+            assert response.status == 200
+        _stop_and_check(run, signal.SIGTERM, group=False)
+    after = subprocess.run(
+        link_command, cwd=tmp_path, env=serve_env, capture_output=True, text=True, timeout=60
+    )
+    assert after.stdout.startswith("http://127.0.0.1:8000/"), after.stdout

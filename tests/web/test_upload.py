@@ -35,6 +35,18 @@ CORPUS_FILES = [
     ),
     (CORPUS / "gemini" / "kvsankar-agent-history__gemini_cli_golden.json", "gemini"),
 ]
+# --- agents-b (issue 27): a broken session of each, so its timeline shows a finding ---
+CORPUS_FILES += [
+    (CORPUS / "copilot" / "derived__cadra-crashed-mid-tool.events.jsonl", "copilot"),
+    (CORPUS / "qwen" / "derived__qwen-writer-crashed.jsonl", "qwen"),
+    (
+        CORPUS / "kimi-code" / "derived__agent-core-basic-test__crashed-in-tool.wire.jsonl",
+        "kimi-code",
+    ),
+    (CORPUS / "droid" / "derived__zirv-crashed-in-tool.jsonl", "droid"),
+    (CORPUS / "opencode" / "derived__lines-interrupted.opencode.jsonl", "opencode"),
+]
+# --- end agents-b ---
 
 
 def post_file(client, data: bytes, name: str = "t.json", **extra):

@@ -7,7 +7,6 @@ file never stops the run; unchanged files are skipped on a second scan.
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from inspector.scan.jobs import folder_job
 from inspector.scan.models import ScanFile, ScanJob
 from inspector.scan.tasks import complete_if_done, scan_file, start
 from inspector.scan.workers import WorkerExit, run_workers
+from inspector.web import address
 from inspector.web.signin import ensure_owner
 from inspector.web.store import project_for
 
@@ -39,9 +39,10 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--base-url",
-            default=os.environ.get("INSPECTOR_BASE_URL", "http://127.0.0.1:8000"),
-            help="where the server answers, for the dashboard's address "
-            "(default: $INSPECTOR_BASE_URL, else http://127.0.0.1:8000, what make run serves)",
+            default=None,
+            help="where the server answers, for the dashboard's address (default: "
+            "$INSPECTOR_BASE_URL, else the address the running server serves on, else "
+            f"{address.DEFAULT}, what make run serves)",
         )
         parser.add_argument(
             "--workers",
@@ -57,10 +58,10 @@ class Command(BaseCommand):
         project: str,
         owner: str,
         workers: int,
-        base_url: str = "http://127.0.0.1:8000",
+        base_url: str | None = None,
         **_: Any,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        self.base_url = address.base_url(base_url)
         root = Path(path).expanduser().resolve()
         if not root.exists():
             raise CommandError(f"{path} does not exist.")

@@ -1,22 +1,31 @@
 """Run the web server and one task worker together (what `make run` does).
 
+The web server is gunicorn (a production WSGI server: it hands a view the
+request body unread, so a refused upload is never read into memory, and it
+answers a malformed request itself), with ``INSPECTOR_WEB_WORKERS`` processes
+of ``INSPECTOR_WEB_THREADS`` threads. Serve binds the port itself, so a port
+in use is one clear sentence, and gives gunicorn the listening socket.
+
 On the first start it creates the owner account; every start prints a fresh
 one-time sign-in link for it.
 
-The two stop together. SIGINT (Ctrl-C), SIGTERM (a service manager, a
-container stop) and SIGHUP (the terminal closed) stop the server and then the
-worker: one SIGTERM, a few seconds to finish the task it is running, then
-SIGKILL; serve then exits with status 0. A second signal meanwhile kills the
-worker at once. If serve dies without running its handlers (SIGKILL, the
-out-of-memory killer, runserver's ``os._exit`` when the port is taken), Linux
-sends the worker SIGTERM itself.
+They stop together. SIGINT (Ctrl-C), SIGTERM (a service manager, a container
+stop) and SIGHUP (the terminal closed) stop the server (gunicorn's graceful
+stop: requests in flight finish) and then the worker: one SIGTERM, a few
+seconds to finish the task it is running, then SIGKILL; serve then exits with
+status 0. A second signal meanwhile kills them at once. If serve dies without
+running its handlers (SIGKILL, the out-of-memory killer), Linux sends gunicorn
+and the worker SIGTERM itself. If gunicorn stops on its own, serve stops the
+worker and exits with gunicorn's status.
 """
 
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -24,9 +33,10 @@ from types import FrameType
 from typing import Any
 
 from django.conf import settings
-from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
+from inspector.web import address
+from inspector.web.gunicorn import gunicorn_command
 from inspector.web.signin import ensure_owner, signin_path
 from inspector.web.store import sweep_orphans
 
@@ -80,7 +90,7 @@ def _worker_preexec() -> Callable[[], None]:
     return preexec
 
 
-def start_child(*arguments: str) -> subprocess.Popen[bytes]:
+def start_child(*arguments: str, pass_fds: tuple[int, ...] = ()) -> subprocess.Popen[bytes]:
     """``manage.py ARGUMENTS`` with this interpreter, from any cwd, tied to serve.
 
     It runs in a process group of its own, so a terminal's Ctrl-C (SIGINT to
@@ -90,14 +100,53 @@ def start_child(*arguments: str) -> subprocess.Popen[bytes]:
     """
     # A fixed command line: nothing in it comes from input.
     command = [sys.executable, str(settings.BASE_DIR / "manage.py"), *arguments]
+    return _start(command, pass_fds)
+
+
+def _start(command: list[str], pass_fds: tuple[int, ...] = ()) -> subprocess.Popen[bytes]:
     return subprocess.Popen(  # noqa: S603
         command,
         stdin=subprocess.DEVNULL,
         process_group=0,
+        pass_fds=pass_fds,
         # preexec_fn is unsafe in a process with threads; serve has only its
-        # main thread until runserver starts.
+        # main thread.
         preexec_fn=_worker_preexec(),
     )
+
+
+class PortInUse(Exception):
+    pass
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The server's listening socket, bound here so a taken port is serve's own clear error."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        if error.errno == errno.EADDRINUSE:
+            raise PortInUse(f"That port is already in use: {host}:{port}.") from error
+        raise
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def start_web(sock: socket.socket) -> subprocess.Popen[bytes]:
+    """gunicorn on ``sock``: ``INSPECTOR_WEB_WORKERS`` processes of ``INSPECTOR_WEB_THREADS``."""
+    command = gunicorn_command(
+        f"fd://{sock.fileno()}",
+        settings.INSPECTOR_WEB_WORKERS,
+        settings.INSPECTOR_WEB_THREADS,
+        # A big upload's diagnosis runs in the request; the upload limit bounds it.
+        settings.INSPECTOR_WEB_TIMEOUT_SECONDS,
+        int(WORKER_GRACE_SECONDS),
+    )
+    return _start(command, (sock.fileno(),))
 
 
 def start_worker() -> subprocess.Popen[bytes]:
@@ -123,9 +172,10 @@ def stop_worker(worker: subprocess.Popen[bytes], grace: float = WORKER_GRACE_SEC
 
 class Command(BaseCommand):
     help = (
-        "Serve the app on HOST:PORT with one task worker beside it (and a watcher of the "
-        "folders INSPECTOR_WATCH names, if any)."
+        "Serve the app on HOST:PORT through gunicorn with one task worker beside it (and a "
+        "watcher of the folders INSPECTOR_WATCH names, if any)."
     )
+    web: subprocess.Popen[bytes] | None = None
     worker: subprocess.Popen[bytes] | None = None
     watcher: subprocess.Popen[bytes] | None = None
     stopping = False
@@ -138,33 +188,44 @@ class Command(BaseCommand):
     def handle(self, *args: Any, host: str, port: int, no_worker: bool, **options: Any) -> None:
         for signum in STOP_SIGNALS:
             signal.signal(signum, self._on_stop_signal)
+        status = 0
         try:
-            self._serve(host, port, no_worker)
+            status = self._serve(host, port, no_worker)
+        except PortInUse as error:
+            self.stderr.write(str(error))
+            status = 1
         except _Stop as stop:
             name = signal.Signals(stop.signum).name
             self.stdout.write(f"\n{name}: stopping the server and the worker.")
         finally:
+            address.forget()
             self.stopping = True
-            for child in (self.watcher, self.worker):
+            # The server first, so no request starts a task the worker would not take.
+            for child in (self.web, self.watcher, self.worker):
                 if child is not None:
                     stop_worker(child)
+        if status:
+            sys.exit(status)
 
     def _on_stop_signal(self, signum: int, frame: FrameType | None) -> None:
         if not self.stopping:
             self.stopping = True
             raise _Stop(signum)
         # Asked again while the worker finishes its task: do not wait for it.
-        for child in (self.watcher, self.worker):
+        for child in (self.web, self.watcher, self.worker):
             if child is not None:
                 child.kill()
 
-    def _serve(self, host: str, port: int, no_worker: bool) -> None:
+    def _serve(self, host: str, port: int, no_worker: bool) -> int:
+        """Gunicorn's exit status, if it stops by itself."""
         # A server killed mid-upload may have left stored bytes without a row.
         sweep_orphans(settings.INSPECTOR_ORPHAN_GRACE_SECONDS)
+        sock = listen(host, port)
         owner, created = ensure_owner()
         if created:
             self.stdout.write(f"Created the owner account '{owner.get_username()}'.")
-        base = f"http://{host}:{port}"
+        base = address.url_for(host, port)
+        address.record(base)  # the links signin_link and scan print point here
         self.stdout.write(
             self.style.SUCCESS(
                 f"\nSign in (one-time link, valid 15 minutes):\n  {base}{signin_path(owner)}\n"
@@ -179,4 +240,8 @@ class Command(BaseCommand):
         if settings.INSPECTOR_WATCH:
             self.stdout.write(f"Watching {', '.join(settings.INSPECTOR_WATCH)} for sessions.\n")
             self.watcher = start_watcher()
-        call_command("runserver", f"{host}:{port}", use_reloader=False, use_threading=True)
+        self.web = start_web(sock)
+        sock.close()  # gunicorn holds it now
+        status = self.web.wait()
+        self.stderr.write(f"The server stopped by itself (status {status}).")
+        return status or 1

@@ -1,0 +1,111 @@
+"""Kiro CLI's session logs: read as Kiro's records, written back as they were, repaired in them."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from inspector.diagnosis.rows import message_facts
+from inspector.formats import FormatError, kiro, load
+from tests.formats.shapes import findings, repair, repaired_round_trip
+from tests.testdata import CORPUS, files, read
+
+FILES = files(CORPUS / "kiro")
+HEALTHY = CORPUS / "kiro" / "derived__kiro-cli-session.healthy.jsonl"
+BROKEN = CORPUS / "kiro" / "derived__kiro-cli-session.issue-6110.jsonl"
+
+
+def lines(data: bytes) -> list[dict]:
+    return [orjson.loads(line) for line in data.splitlines()]
+
+
+def items(data: bytes, kind: str) -> list[dict]:
+    return [i["data"] for r in lines(data) if r["data"] for i in r["data"]["content"]
+            if i["kind"] == kind]  # fmt: skip
+
+
+def unpaired(data: bytes) -> list[str]:
+    """Counted from the lines: each call the results line right after its reply does not answer."""
+    records = lines(data)
+    out = []
+    for n, record in enumerate(records):
+        if record["kind"] != "AssistantMessage":
+            continue
+        after = records[n + 1] if n + 1 < len(records) else None
+        answered = set()
+        if after is not None and after["kind"] == "ToolResults":
+            answered = {i["data"]["toolUseId"] for i in after["data"]["content"]}
+        uses = [i["data"]["toolUseId"] for i in record["data"]["content"] if i["kind"] == "toolUse"]
+        out += [u for u in uses if u not in answered]
+    return out
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_each_log_reads_as_kiro_and_comes_back_byte_for_byte(path):
+    data = read(path)
+    parsed = load(data)
+    assert parsed.format == "kiro" and parsed.problems == []
+    assert kiro.serialise(list(parsed.messages), parsed) == data
+    results = [m for m in parsed.messages if m["role"] == "tool"]
+    assert len(results) == len(items(data, "toolResult"))
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_unanswered_calls_are_the_ones_no_results_line_answers_after_their_reply(path):
+    data = read(path)
+    found = findings(load(data))
+    unanswered = sorted(call for rule, _, call in found if rule == "PAIR-1")
+    assert unanswered == sorted(unpaired(data))
+    assert (path == BROKEN) == bool(found)
+
+
+def test_the_issue_6110_log_repaired_in_kiro_records_reads_back_clean():
+    data = read(BROKEN)
+    written, again = repaired_round_trip(kiro, load(data))
+    assert again.format == "kiro" and repair(again).actions == []
+    assert unpaired(written) == []
+    old, new = lines(data), lines(written)
+    assert new[:2] == old[:2]  # the prompt and the first reply as they were
+    assert all(r["version"] == "v1" for r in new)
+    assert {r["kind"] for r in new} <= {"Prompt", "AssistantMessage", "ToolResults"}
+    assert written.splitlines()[0] == data.splitlines()[0]
+
+
+def test_what_is_before_the_last_clear_is_kept_and_not_read():
+    records = lines(read(BROKEN))
+    data = b"\n".join(orjson.dumps(r) for r in [*records, {"version": "v1", "kind": "Clear",
+                      "data": None}, *lines(read(HEALTHY))]) + b"\n"  # fmt: skip
+    parsed = load(data)
+    assert parsed.meta["cleared_lines"] == [len(records) + 1]
+    assert findings(parsed) == []  # the broken turns were cleared
+    assert kiro.serialise(list(parsed.messages), parsed) == data
+
+
+def test_the_timeline_shows_each_prompts_time():
+    parsed = load(read(HEALTHY))
+    assert message_facts(parsed)[0]["at"] == "2026-01-27T08:00:00Z"
+
+
+def test_sniff_claims_kiro_and_no_other_agent():
+    assert kiro.sniff(read(HEALTHY)) == kiro.sniff(read(BROKEN)) == 0.95
+    for other in files(CORPUS / "goose") + files(CORPUS / "cursor") + files(CORPUS / "hermes"):
+        assert kiro.sniff(read(other)) == 0, other.name
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (lambda r: r.update(kind="Compaction"), "not a Kiro record"),
+        (lambda r: r["data"]["content"].append({"kind": "hologram", "data": 1}), "hologram"),
+        (lambda r: r["data"].pop("content"), "data.content"),
+        (lambda r: r.update(version="v9"), "not a Kiro record"),
+    ],
+    ids=["kind", "item", "content", "version"],
+)
+def test_a_record_this_reader_does_not_know_refuses_the_file(change, field):
+    records = lines(read(HEALTHY))
+    change(records[1])
+    data = b"\n".join(orjson.dumps(r) for r in records) + b"\n"
+    with pytest.raises(FormatError, match=field) as caught:
+        kiro.parse(data)
+    assert caught.value.unread and "line 2" in str(caught.value)
