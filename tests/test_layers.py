@@ -23,7 +23,8 @@ PACKAGE = ROOT / "inspector"
 
 # Lowest first. A module is on the floor of the longest name here that is it or holds it.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    # Helpers that import nothing of ours.
+    # Helpers that import nothing of ours, and the one that reads gitleaks' rules for redact.
+    ("inspector.gitleaks",),
     ("inspector.collector", "inspector.redact"),
     # The pure core.
     ("inspector.engine",),
@@ -44,6 +45,9 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("inspector.local",),
     # The console command.
     ("inspector.cli",),
+    # What a share shows of a diagnosis (masked or redacted), no Django: the web's own
+    # exports (web/export.py) mask as a full share does.
+    ("inspector.share.content",),
     # The Django apps: web is the floor the others stand on (it signals up: web/events.py).
     ("inspector.web",),
     ("inspector.share", "inspector.watch"),
