@@ -23,12 +23,16 @@ PACKAGE = ROOT / "inspector"
 
 # Lowest first. A module is on the floor of the longest name here that is it or holds it.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    # Helpers that import nothing of ours.
+    # Helpers that import nothing of ours, and the one that reads gitleaks' rules for redact.
+    ("inspector.gitleaks",),
     ("inspector.collector", "inspector.redact"),
     # The pure core.
     ("inspector.engine",),
     ("inspector.formats",),
     ("inspector.diagnosis",),
+    # The guard library on the core, and its public name (docs/guard.md).
+    ("inspector.guard",),
+    ("inspector.transcript_inspector",),
     # The user's machine (inspector/local/__init__.py says what each floor does).
     ("inspector.local.confine", "inspector.local.follow", "inspector.local.agents"),
     ("inspector.local.outcome",),
@@ -41,6 +45,9 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("inspector.local",),
     # The console command.
     ("inspector.cli",),
+    # What a share shows of a diagnosis (masked or redacted), no Django: the web's own
+    # exports (web/export.py) mask as a full share does.
+    ("inspector.share.content",),
     # The Django apps: web is the floor the others stand on (it signals up: web/events.py).
     ("inspector.web",),
     ("inspector.share", "inspector.watch"),

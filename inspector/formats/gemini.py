@@ -306,8 +306,12 @@ def _user_turn(
                 if entry[0] == rid:
                     entry[2] = True
         else:
-            rid = _match(waiting, name) or f"call_{turn}_{index}"
-            synthetic.add(rid)
+            matched = _match(waiting, name)
+            rid = matched or f"call_{turn}_{index}"
+            if matched is None:
+                # Only a made-up id is left out when writing back; a call's real id (an
+                # id-less response answering it by name) is written wherever it stands.
+                synthetic.add(rid)
         md: dict[str, Any] = {"tool_call_id": rid}
         if isinstance(name, str):
             md["name"] = name

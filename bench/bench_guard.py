@@ -1,0 +1,92 @@
+"""How fast is ``transcript_inspector.guard`` on request bodies of growing size?
+
+Run: ``.venv/bin/python bench/bench_guard.py [--sizes 200,2000,20000]``.
+
+For each provider and size it builds a request body from ``bench_engine``'s
+seeded history (``formats.to_wire``, ids as they are) and times ``guard``:
+
+- ``accepted``: a healthy history (the body an agent sends most of the time,
+  checked and copied; the target is under 1 ms at 200 messages);
+- ``last turn``: the same history whose last call lost its result (the
+  usual break: the agent was stopped mid-tool): the accepted start is kept,
+  the rest repaired;
+- ``5% broken``: a share of all turns broken, every kind of defect in turn.
+
+It prints milliseconds of CPU time per body (the best of a few runs, the
+garbage collector off: the machine is shared, and wall time there measures
+the neighbours) and, per size, how the time grew against the smallest size
+per message (1.0 is linear). No time is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_engine
+from bench_engine import generate
+
+from inspector import formats
+from inspector.engine.providers import check
+from transcript_inspector import PROVIDERS, guard
+
+
+def best_of(runs: int, work: Callable[[], object]) -> float:
+    """The least CPU time of ``runs`` calls of ``work``, in seconds."""
+    return bench_engine.best_of(runs, work, time.process_time)
+
+
+def bodies(size: int, provider: str) -> dict[str, dict[str, Any]]:
+    healthy, _ = generate(size, 0.0)
+    stopped = [
+        *healthy,
+        {
+            "role": "assistant",
+            "content": "Let me look.",
+            "metadata": {"tool_calls": [{"tool_call_id": "toolu_last", "name": "grep"}]},
+        },
+        {"role": "user", "content": "Stop, look elsewhere.", "metadata": {}},
+    ]
+    broken, _ = generate(size, 0.05)
+    extra = {"model": "m", "max_tokens": 1024, "tools": []}
+    return {
+        name: {**extra, **formats.to_wire(history, provider)}
+        for name, history in (("accepted", healthy), ("last turn", stopped), ("5% broken", broken))
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="200,2000,20000")
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    print(f"{'provider':12} {'body':10} " + " ".join(f"{n:>10}" for n in sizes) + "   growth/msg")
+    for provider in PROVIDERS:
+        times: dict[str, list[float]] = {}
+        for size in sizes:
+            for name, body in bodies(size, provider).items():
+                verdict = check(provider, guard(body, provider).body)
+                assert verdict.accepted, (provider, name, size)  # the bench measures real work
+                work = partial(guard, body, provider)
+                runs = args.runs if size <= 2000 else 2  # seconds each at 20,000
+                times.setdefault(name, []).append(best_of(runs, work))
+        for name, row in times.items():
+            cells = " ".join(f"{t * 1e3:8.3f}ms" for t in row)
+            growth = " ".join(
+                f"{(t / row[0]) / (n / sizes[0]):.2f}"
+                for t, n in zip(row[1:], sizes[1:], strict=True)
+            )
+            print(f"{provider:12} {name:10} {cells}   {growth}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,334 @@
+"""The guard: the repair engine behind a provider's own request body, for agent code.
+
+>>> from transcript_inspector import guard
+>>> guarded = guard(body, "anthropic")       # or "openai-chat", "responses", "gemini"
+>>> send(guarded.body)                       # a new dict; ``body`` is never changed
+
+``guard(body, provider)`` reads the history in ``body`` (``messages``,
+``input`` or ``contents``, with ``system``, ``instructions`` or
+``systemInstruction``) the way the inspector reads an uploaded request body
+(``inspector.formats``), repairs it with ``engine.repair_history`` and writes
+it back with the shape's own writer, so every other key of the body (model,
+tools, generationConfig, ...) and every message the repair did not touch stay
+as they were. What it promises (DESIGN §6, SPEC §4's properties):
+
+- **An accepted body is left alone.** When the provider's check
+  (``engine.providers.check``) accepts the body, it comes back unchanged,
+  byte for byte once serialised, even where the inspector would tidy
+  something up (a blank assistant message, an id used again in a later turn).
+- **Prefix-stable.** Of a body the provider refuses, the longest start that it
+  accepts, cut just before an assistant message that surely ends a span (the
+  SPEC's cut), is kept as it is; only what follows is repaired, as the
+  engine repairs the whole history (ids chosen knowing every earlier one).
+  So guarding a conversation and later the same conversation with more turns
+  sends the same first turns both times, and the provider's prompt cache holds.
+  One exception, where the two promises meet: a history the provider accepts
+  only for what follows the cut (a Responses output sent after the next
+  turn answers a call the shorter history leaves unanswered) goes out as it
+  came, while the shorter one had to be repaired.
+- **Deterministic and idempotent:** the same body gives the same bytes;
+  guarding a guarded body changes nothing more.
+- **Never raises on an odd body.** What it cannot read (not a dict, no history
+  list, a record the reader cannot take, a repair that would lose content)
+  comes back unchanged, with a finding saying why (rule ``UNREAD``). A body
+  whose history is partly stored upstream (Responses ``previous_response_id``)
+  is left alone too: the check cannot tell (a ``PROV-RESPONSES`` finding).
+
+``findings`` are the inspector's own (``diagnosis.Finding``: rule id, text, the
+call ids, ``message`` the canonical message's index and ``line`` its 1-based
+place in the body's list), for what the guard changed, after one
+``PROV-<PROVIDER>`` finding per problem the provider's check found in the body
+(its own error text). Imports no Django and nothing of the web layer.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import orjson
+
+from inspector import formats
+from inspector.diagnosis import Finding, read_only_predicate, repair_parsed
+from inspector.diagnosis.rows import Timeline
+from inspector.diagnosis.verdicts import export_findings
+from inspector.engine import InvalidTranscript, Repair
+from inspector.engine.canonical import is_blank, is_partial
+from inspector.engine.providers import ACCEPTED, CANNOT_TELL, ProviderProblem, Verdict, check
+from inspector.formats.base import FormatError, Parsed
+
+__all__ = ["HISTORY_KEYS", "PROVIDERS", "UNREAD", "Guarded", "guard"]
+
+# The providers a body may be guarded for, and the key each one's history is under.
+HISTORY_KEYS = {
+    "openai-chat": "messages",
+    "responses": "input",
+    "anthropic": "messages",
+    "gemini": "contents",
+}
+PROVIDERS = tuple(HISTORY_KEYS)
+
+_EXPORTED = (
+    "the history was written as the inspector exports it to {}: what that API does not "
+    "take in a message was left out or moved"
+)
+
+# Not a rule of the catalogue: the guard could not read the body and left it as it was.
+UNREAD = "UNREAD"
+
+
+@dataclass(frozen=True, slots=True)
+class Guarded:
+    """What ``guard`` gives back.
+
+    ``body`` is a new object (a copy of the input where nothing changed),
+    ``changed`` whether it differs from the input once serialised, and
+    ``findings`` what was wrong and what was done, each with its rule id.
+    """
+
+    body: Any
+    changed: bool
+    findings: list[Finding] = field(default_factory=list)
+
+
+def guard(
+    body: Any,
+    provider: str,
+    *,
+    model: str | None = None,
+    read_only: Iterable[str] = (),
+) -> Guarded:
+    """``body``, a request to ``provider``, as the provider will accept it (see the module).
+
+    ``model`` names the model where the body does not (Gemini's is in the
+    URL); ``read_only`` names tools that only read, whose synthetic results
+    then say they are safe to call again. An unknown ``provider`` is the
+    caller's mistake, not the body's: ``ValueError``.
+    """
+    if provider not in HISTORY_KEYS:
+        raise ValueError(f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}")
+    try:
+        data = orjson.dumps(body)
+    except TypeError as exc:  # orjson's error for what JSON cannot hold
+        return _unread(_copy(body), f"the body is not JSON ({exc})")
+    fresh = orjson.loads(data)
+    if not isinstance(fresh, dict):
+        return _unread(fresh, f"the body is a JSON {type(fresh).__name__}, not an object")
+    key = HISTORY_KEYS[provider]
+    if not isinstance(fresh.get(key), list):
+        return _unread(fresh, f"the body has no {key!r} list")
+    try:
+        verdict = check(provider, fresh, model=model)
+    except Exception as exc:  # a check's bug must not reach the agent's request
+        return _unread(fresh, f"the {provider} check could not read it ({type(exc).__name__})")
+    if verdict.state == ACCEPTED:
+        return Guarded(fresh, False)
+    if verdict.state == CANNOT_TELL:
+        return Guarded(fresh, False, [_provider_finding(provider, verdict.reason, None)])
+    try:
+        return _repaired(fresh, data, provider, verdict, model, read_only)
+    except (FormatError, InvalidTranscript) as exc:
+        return _unread(fresh, str(exc), _problem_findings(provider, verdict, None))
+    except Exception as exc:  # a reader's or writer's bug must not reach the agent's request
+        why = f"the body could not be repaired ({type(exc).__name__}: {exc})"
+        return _unread(fresh, why, _problem_findings(provider, verdict, None))
+
+
+def _repaired(
+    body: dict[str, Any],
+    data: bytes,
+    provider: str,
+    verdict: Verdict,
+    model: str | None,
+    read_only: Iterable[str],
+) -> Guarded:
+    """The refused ``body`` repaired after its longest accepted start (``_kept_start``)."""
+    parsed = formats.load(data, provider)
+    before = _problem_findings(provider, verdict, parsed)
+    if parsed.problems:
+        # The writer leaves out what the reader could not take: sending that would drop it.
+        unread = [_finding(UNREAD, f"record {p.line}: {p.reason}", p.line) for p in parsed.problems]
+        return Guarded(body, False, before + unread)
+    is_read_only = read_only_predicate(read_only)
+    whole = repair_parsed(parsed, is_read_only)
+    first = verdict.problems[0].index
+    kept, done = _kept_start(body, provider, parsed, whole, first, model, is_read_only)
+    # The source shape's own writer first: every message the repair left alone goes out
+    # as it came. Then the export (``formats.export_wire``), which also leaves out or
+    # moves what the provider does not take in a message (text after a tool_use block,
+    # empty text): first after the kept start, then whole.
+    tries = [(kept, done, False), (0, 0, False), (kept, done, True), (0, 0, True)]
+    chosen: tuple[dict[str, Any], dict[str, str], int, int, bool, Verdict] | None = None
+    for cut, at, exported in dict.fromkeys(tries):
+        written = _write(body, parsed, whole, cut, at, provider, exported=exported)
+        if written is None:
+            continue
+        after = check(provider, written[0], model=model)
+        if after.accepted:
+            chosen = (*written, cut, at, exported, after)
+            break
+        chosen = chosen or (*written, cut, at, exported, after)
+    assert chosen is not None  # the whole history, written by its own writer, always is
+    out, renamed, cut, at, exported, after = chosen
+    if orjson.dumps(out) == data:
+        return Guarded(body, False, before)  # refused for what no repair changes
+    findings = _done(parsed, whole, cut, at, {provider: renamed} if renamed else {})
+    if exported:
+        findings.append(_finding(f"PROV-{provider.upper()}", _EXPORTED.format(provider), None))
+    findings += [_provider_finding(provider, f"after repair: {p.text}", p) for p in after.problems]
+    return Guarded(out, True, before + findings)
+
+
+def _kept_start(
+    body: dict[str, Any],
+    provider: str,
+    parsed: Parsed,
+    whole: Repair,
+    first: int,
+    model: str | None,
+    is_read_only: Any,
+) -> tuple[int, int]:
+    """How many canonical messages to keep as sent, and how many repaired ones they stand for.
+
+    The candidates are the SPEC's cuts (just before an assistant message that
+    surely ends a span) at or before the list position of the first problem
+    the provider found; the latest one whose start the provider accepts wins.
+    The engine is prefix-stable, so the repair of those messages is the start
+    of the repair of them all: its length says where the repaired rest begins.
+    """
+    key = HISTORY_KEYS[provider]
+    items = body[key]
+    for cut in reversed(range(1, len(parsed.messages))):
+        start = _list_start(parsed, cut)
+        if start is None or start > first or not _surely_ends_a_span(parsed.messages[cut]):
+            continue
+        if not check(provider, {**body, key: items[:start]}, model=model).accepted:
+            continue
+        head = replace(
+            parsed,
+            messages=parsed.messages[:cut],
+            causes={i: c for i, c in parsed.causes.items() if i < cut},
+        )
+        repaired_head = repair_parsed(head, is_read_only).messages
+        done = len(repaired_head)
+        if orjson.dumps(repaired_head) != orjson.dumps(whole.messages[:done]):
+            return 0, 0  # never expected (the engine's prefix rule); repair it all then
+        return cut, done
+    return 0, 0
+
+
+def _write(
+    body: dict[str, Any],
+    parsed: Parsed,
+    whole: Repair,
+    kept: int,
+    done: int,
+    provider: str,
+    *,
+    exported: bool,
+) -> tuple[dict[str, Any], dict[str, str]] | None:
+    """The body with ``kept`` messages as read and the repair's messages from ``done`` on,
+    and the ids it renamed (ID-3).
+
+    Written by the source shape's writer, or (``exported``) as ``formats.export_wire``
+    writes them after the ``kept`` messages' items as sent; ``None`` when the export of
+    those messages is not the start of the export of them all (one turn across the cut).
+    """
+    key = HISTORY_KEYS[provider]
+    messages = parsed.messages[:kept] + whole.messages[done:]
+    renamed = _renames(messages, provider)
+    if kept:
+        # The kept start goes out as it is: its ids too, which the provider took.
+        taken = set(formats.history_ids(parsed.messages[:kept]))
+        renamed = {old: new for old, new in renamed.items() if old not in taken}
+    if renamed:
+        messages = [formats.renamed_message(message, renamed) for message in messages]
+    if not exported:
+        out: dict[str, Any] = orjson.loads(formats.FORMATS[provider].serialise(messages, parsed))
+        return out, renamed
+    wire = orjson.loads(orjson.dumps(formats.export_wire(messages, provider)[0]))
+    if not kept:
+        return {**body, **wire}, renamed
+    head = orjson.loads(orjson.dumps(formats.export_wire(messages[:kept], provider)[0][key]))
+    start = _list_start(parsed, kept)
+    if start is None or wire[key][: len(head)] != head:
+        return None
+    return {**body, key: body[key][:start] + wire[key][len(head) :]}, renamed
+
+
+def _done(
+    parsed: Parsed, whole: Repair, kept: int, done: int, renames: dict[str, dict[str, str]]
+) -> list[Finding]:
+    """The inspector's findings (``diagnosis.rows.Timeline``) for what the guard changed.
+
+    The rows of the start kept as sent say what the inspector would do there; the
+    guard did not do it, so their findings are left out.
+    """
+    rows, found = Timeline(parsed, whole).build()
+    shown = {
+        row["key"]
+        for row in rows
+        if (row["output_index"] is not None and row["output_index"] >= done)
+        or (row["output_index"] is None and (row["input_index"] or 0) >= kept)
+    }
+    findings = [f for f in found if f["row"] in shown]
+    return findings + [f for f in export_findings(rows, renames) if f["row"] in shown]
+
+
+def _renames(messages: list[dict[str, Any]], provider: str) -> dict[str, str]:
+    """``{old: new}`` for each id ``provider`` refuses (ID-3), as ``formats.export_wire`` does."""
+    return formats.rename_map(formats.history_ids(messages), *formats.id_rules(provider))
+
+
+def _list_start(parsed: Parsed, index: int) -> int | None:
+    """Where canonical message ``index`` starts in the body's list (0-based), if it is in it."""
+    lines = parsed.sources[index] if index < len(parsed.sources) else []
+    return min(lines) - 1 if lines and min(lines) > 0 else None
+
+
+def _surely_ends_a_span(message: dict[str, Any]) -> bool:
+    """SPEC §4's cut: an assistant message with non-blank content or a call that parses."""
+    if message.get("role") != "assistant":
+        return False
+    if not is_blank(message.get("content")):
+        return True
+    md = message.get("metadata")
+    calls = md.get("tool_calls") if isinstance(md, dict) else None
+    return any(
+        isinstance(call, dict) and not is_partial(call.get("arguments")) for call in calls or ()
+    )
+
+
+def _problem_findings(provider: str, verdict: Verdict, parsed: Parsed | None) -> list[Finding]:
+    return [_provider_finding(provider, p.text, p, parsed) for p in verdict.problems]
+
+
+def _provider_finding(
+    provider: str, text: str, problem: ProviderProblem | None, parsed: Parsed | None = None
+) -> Finding:
+    """A ``PROV-<PROVIDER>`` finding: what the provider's check says of the body."""
+    line = problem.index + 1 if problem is not None else None
+    found = _finding(f"PROV-{provider.upper()}", text, line)
+    if problem is not None:
+        found["ids"] = list(problem.ids)
+    if parsed is not None and line is not None:
+        found["message"] = next((i for i, s in enumerate(parsed.sources) if line in s), None)
+    return found
+
+
+def _finding(rule: str, text: str, line: int | None) -> Finding:
+    return {"rule": rule, "row": None, "text": text, "ids": [], "message": None, "line": line}
+
+
+def _unread(body: Any, why: str, before: list[Finding] | None = None) -> Guarded:
+    return Guarded(body, False, [*(before or []), _finding(UNREAD, why, None)])
+
+
+def _copy(body: Any) -> Any:
+    """A deep copy of what JSON cannot hold, or the object itself when even that fails."""
+    try:
+        return copy.deepcopy(body)
+    except Exception:  # an object that refuses copying is handed back as it is
+        return body
