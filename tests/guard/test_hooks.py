@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import anthropic
@@ -108,7 +109,10 @@ def test_the_async_openai_client_is_guarded_too(endpoint: Endpoint) -> None:
         await client.chat.completions.create(model="gpt-4.1", messages=LOST_RESULT)
         await client.close()
 
-    asyncio.run(send())
+    # A thread of its own: in the whole suite the browser tests' Playwright keeps an event
+    # loop running in this one, where asyncio.run refuses to start another.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, send()).result()
     assert check("openai-chat", endpoint.body()).accepted
     assert endpoint.body()["messages"][2]["role"] == "tool"
 
