@@ -101,6 +101,30 @@ ONE_FILE: dict[str, tuple[str, Callable[[], bytes]]] = {
         lambda: read(CORPUS / "droid" / "derived__zirv-crashed-in-tool.jsonl"),
     ),
     # --- end agents-b ---
+    # --- agents-a (issue 27): the one-file agents of that branch ---
+    "openclaw": (
+        ".openclaw/agents/main/sessions/8555a0a4-0b79-459d-939c-e17cdbbf4fe2.jsonl",
+        lambda: read(
+            CORPUS
+            / "pi"
+            / "openclaw-openclaw__8555a0a4-0b79-459d-939c-e17cdbbf4fe2.cut-after-call.jsonl"
+        ),
+    ),
+    "hermes": (
+        ".hermes/sessions/session_20260214_093012_a1b2c3.json",
+        lambda: read(
+            CORPUS / "hermes" / "derived__session_20260214_093012_a1b2c3.cut-after-calls.json"
+        ),
+    ),
+    "goose": (
+        ".local/share/goose/sessions/20250929_140310.jsonl",
+        lambda: read(CORPUS / "goose" / "derived__20250929_140310.cut-after-calls.jsonl"),
+    ),
+    "kiro": (
+        ".kiro/sessions/cli/6110.jsonl",
+        lambda: read(CORPUS / "kiro" / "derived__kiro-cli-session.issue-6110.jsonl"),
+    ),
+    # --- end agents-a ---
 }
 _CACHE: dict[str, bytes] = {}
 
