@@ -203,7 +203,7 @@ def profile(size: int, cprofile: str | None) -> None:
         f"wall {wall:.2f} s; {size / 2**20 / cpu:,.1f} MB per CPU-second"
     )
     print(
-        f"\n| stage | CPU-s per 1,000 files | share | calls per file |\n| --- | ---: | ---: | ---: |"
+        "\n| stage | CPU-s per 1,000 files | share | calls per file |\n| --- | ---: | ---: | ---: |"
     )
     accounted = 0.0
     for stage in dict.fromkeys([*(stage for stage, _ in STAGES), *spent]):
@@ -213,9 +213,7 @@ def profile(size: int, cprofile: str | None) -> None:
             f"{calls[stage] / max(files, 1):.1f} |"
         )
     rest = cpu - accounted
-    print(
-        f"| outside these (startup, heartbeat start, ...) | {rest * per:,.2f} | {rest / cpu:.0%} | |"
-    )
+    print(f"| outside these (startup, heartbeat start) | {rest * per:,.2f} | {rest / cpu:.0%} | |")
     print(f"| **total** | **{cpu * per:,.2f}** | 100% | |")
 
 
