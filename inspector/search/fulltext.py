@@ -286,8 +286,15 @@ class SQLite:
     matches = _FROM_SQLITE
 
     def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None:
-        # The triggers of migration 0002 add each row to the FTS5 table.
         cursor.executemany(_INSERT + ") VALUES (%s, %s, %s, %s, %s)", entries)
+        # Then the batch into the FTS5 table in one statement (migration 0003: FTS5
+        # writes a segment per statement, so a trigger made one for every row).
+        # A batch is one transcript's rows at consecutive positions.
+        cursor.execute(
+            "INSERT INTO search_searchrow_fts(rowid, body) SELECT id, body FROM search_searchrow "
+            "WHERE transcript_id = %s AND position BETWEEN %s AND %s",
+            [entries[0][0], entries[0][1], entries[-1][1]],
+        )
 
     def query(self, terms: Sequence[Term]) -> str:
         return fts5_query(terms)
