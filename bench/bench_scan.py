@@ -103,7 +103,8 @@ def fresh_database(work: Path, label: str) -> Iterator[str]:
     import psycopg
 
     parts = urlsplit(server)
-    name = f"bench_scan_{os.getpid()}_{label}"
+    # BENCH_DB_PREFIX: where several people share the server, each their own names.
+    name = f"{os.environ.get('BENCH_DB_PREFIX', 'bench')}_scan_{os.getpid()}_{label}"
     admin = urlunsplit(parts._replace(path="/postgres"))
     with psycopg.connect(admin, autocommit=True) as connection:
         connection.execute(f'CREATE DATABASE "{name}"')
