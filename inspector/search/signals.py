@@ -31,11 +31,15 @@ def queue_indexing(
     project indexes it (``catch_up``).
     """
     if now and rows is not None:
+        if fulltext.backend() is None:
+            return  # no full-text index on this database
         try:
             fulltext.index_entries(
                 transcript, fulltext.entries_of(transcript.pk, rows), transcript.engine_version
             )
-        except DatabaseError:
+        except Exception:
+            # Whatever failed (the database, a bug in reading a row's text), the scan's
+            # file is stored and counted: its task must go on and finish the job.
             log.exception("indexing transcript %s for search failed", transcript.public_id)
         return
     try:

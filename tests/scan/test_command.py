@@ -243,3 +243,22 @@ def test_a_scan_indexes_each_new_file_from_its_rows_in_its_own_task_credentials_
         assert not any(key[13:33] in body for _, body in bodies.values_list("key", "body"))
     hits = list(fulltext.search(job.project, "masked anthropic billing"))
     assert len(hits) == 3 and all(key not in hit.snippet for hit in hits)
+
+
+def test_a_scan_whose_indexing_fails_still_stores_counts_and_finishes_every_file(
+    run_scan, mixed_tree, monkeypatch, caplog
+):
+    # Indexing is the scan task's last step: its failure is logged and the file stays
+    # counted once; the next search indexes the transcripts it left out (catch_up).
+    from inspector.search import fulltext
+
+    def broken(transcript_id, rows):
+        raise RuntimeError("a bug in reading a row's text")
+
+    monkeypatch.setattr(fulltext, "entries_of", broken)
+    with caplog.at_level("ERROR", logger="inspector.search.signals"):
+        job, _ = run_scan(mixed_tree, project="mixed")
+    assert (job.status, job.done, job.total, job.new, job.unreadable) == ("done", 7, 7, 5, 2)
+    assert caplog.text.count("for search failed") == 5
+    monkeypatch.undo()
+    assert fulltext.catch_up(job.project, 30.0) == 0
