@@ -25,7 +25,8 @@ def queue_indexing(
 
     With ``now`` (a scan's worker) and the rows the diagnosis just made, the
     rows are indexed here, from memory: the cache file is not read back and
-    no second task runs, which cost a scan a third of its CPU. Otherwise (an
+    no second task runs (the two cost a scan about an eighth of its CPU,
+    ``bench/profile_scan.py``). Otherwise (an
     upload, whose page waits) it is queued. A failure is logged and fails
     nothing: the transcript stays unindexed, and the next search of its
     project indexes it (``catch_up``).

@@ -186,10 +186,10 @@ class TooBigToDiagnose(UnreadableTranscript):
 
 def check_memory(data: bytes) -> None:
     limit = settings.INSPECTOR_MAX_DIAGNOSIS_BYTES
-    # The same characters counted inside strings too (a plain count, about 50
+    # The same characters counted inside strings too (plain counts, about three
     # times faster than taking the strings out) can only give more: a file
     # under the limit so is under it, and only the others are counted exactly.
-    # This pass was 7 % of a scan's CPU.
+    # The exact pass was 5-7 % of a scan's CPU (bench/profile_scan.py).
     if memory_estimate(data, _every_mark(data)) <= limit:
         return
     counted = structure(data)
