@@ -91,11 +91,7 @@ load: $(VENV)/.installed-load
 # network namespaces on a bridge in 10.233.0.0/24, each with its own hostname, process
 # table and mounts (tests/multihost/run.py). Needs root; about a minute. README:
 # "Several machines". MULTIHOST_STORAGE=shared uses a shared folder instead of S3.
-$(VENV)/.installed-multihost: pyproject.toml $(TEST_STAMP)
-	$(PIP) install --quiet -e '.[test,multihost]'
-	@touch $@
-
-multihost: $(VENV)/.installed-multihost
+multihost: $(TEST_STAMP)
 	$(VENV)/bin/pytest -q -s -p no:cacheprovider tests/multihost/check_hosts.py
 
 clean:

@@ -209,6 +209,8 @@ def _scenario(hosts: Cluster) -> dict[str, Any]:
         ("%scan_file",),
     ).fetchall()
     facts["stored_objects"] = hosts.stored_objects()
+    facts["local_media"] = hosts.local_media()
+    facts["web_write_probe"] = hosts.web_write_probe
 
     # Every page, signed in, on the web host.
     pages: dict[str, tuple[int, str]] = {}
@@ -358,7 +360,9 @@ def test_every_page_served(facts: dict[str, Any]) -> None:
     broken = {path: status for path, (status, _) in pages.items() if status != 200}
     assert broken == {}
     for public_id, path, _ in facts["transcripts"]:
+        # The name is in the database; the first prompt is read from the stored file.
         assert Path(path).name in pages[f"/t/{public_id}/"][1]
+        assert "Step 1:" in pages[f"/t/{public_id}/"][1]
     dashboard = pages[f"/p/{PROJECT}/"][1]
     for name in facts["files"]:
         assert name in dashboard
@@ -383,6 +387,9 @@ def test_nothing_written_to_the_web_host_but_logs(facts: dict[str, Any]) -> None
     )
     running = facts["web_changes_running"]
     assert [line for line in running if not line.startswith("added log/")] == [], running
+    # Kept so by the kernel, not by luck: the web host's disk is read-only to it.
+    code, error = facts["web_write_probe"]
+    assert code != 0 and "Read-only file system" in error, facts["web_write_probe"]
     # Django's spooled upload was removed from the tmpfs when the request ended.
     assert facts["web_tmp_after"] == []
 
@@ -390,6 +397,9 @@ def test_nothing_written_to_the_web_host_but_logs(facts: dict[str, Any]) -> None
 def test_uploads_left_nothing_in_storage(facts: dict[str, Any]) -> None:
     # The scan's own upload copies are deleted once scanned; what remains is the stored
     # transcripts (and their cache files), named by the storage, not the scan.
+    if facts["storage"] == "s3":
+        # Every byte went to the object storage: no host kept a local media folder.
+        assert facts["local_media"] == {"web": [], "w1": [], "w2": []}
     leftovers = [name for name in facts["stored_objects"] if "scans/" in name]
     assert leftovers == []
     assert len(facts["stored_objects"]) >= SESSIONS

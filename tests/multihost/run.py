@@ -87,8 +87,12 @@ class Host:
     def path(self, part: str) -> Path:
         return self.tree / part
 
-    def enter(self) -> list[str]:
-        """The prefix that runs a command inside this host (all of its namespaces)."""
+    def enter(self, wd: Path | None = None) -> list[str]:
+        """The prefix that runs a command inside this host (all of its namespaces).
+
+        From the checkout, unless ``wd``: postgres cannot enter a checkout in a
+        private folder (CI's clone is in a mode-700 one).
+        """
         return [
             "nsenter",
             f"--target={self.pid1}",
@@ -96,7 +100,7 @@ class Host:
             "--uts",
             "--mount",
             "--pid",
-            f"--wd={CHECKOUT}",
+            f"--wd={wd or CHECKOUT}",
             "--",
         ]
 
@@ -243,19 +247,23 @@ class Cluster:
             time.sleep(0.02)
         raise RuntimeError(f"host {host.name} did not boot: {self._tail(host, 'init.log')}")
 
-    def _spawn(self, host: Host, log: str, *command: str, env: dict[str, str]) -> None:
+    def _spawn(
+        self, host: Host, log: str, *command: str, env: dict[str, str], wd: Path | None = None
+    ) -> None:
         handle = (host.path("log") / log).open("ab")
         process = subprocess.Popen(
-            [*host.enter(), "env", "-i", *(f"{k}={v}" for k, v in env.items()), *command],
+            [*host.enter(wd), "env", "-i", *(f"{k}={v}" for k, v in env.items()), *command],
             stdin=subprocess.DEVNULL,
             stdout=handle,
             stderr=handle,
         )
         host.services.append(process)
 
-    def _in(self, host: Host, *command: str, env: dict[str, str] | None = None) -> str:
+    def _in(
+        self, host: Host, *command: str, env: dict[str, str] | None = None, wd: Path | None = None
+    ) -> str:
         prefix = ["env", "-i", *(f"{k}={v}" for k, v in (env or {}).items())] if env else []
-        answer = run(*host.enter(), *prefix, *command, check=False)
+        answer = run(*host.enter(wd), *prefix, *command, check=False)
         if answer.returncode:
             raise RuntimeError(
                 f"on {host.name}: {' '.join(command)} failed ({answer.returncode}):\n"
@@ -276,7 +284,7 @@ class Cluster:
     def _pg_ctl(self, host: Host, *arguments: str, check: bool = True) -> None:
         data = host.path("var") / "data"
         command = [
-            *host.enter(),
+            *host.enter(host.tree),
             "runuser",
             "-u",
             "postgres",
@@ -310,6 +318,7 @@ class Cluster:
             f"--pwfile={password_file}",
             "--encoding=UTF8",
             "--locale=C.UTF-8",
+            wd=host.tree,
         )
         password_file.unlink()
         data = host.path("var") / "data"
@@ -333,6 +342,7 @@ class Cluster:
             "-h",
             str(host.path("tmp")),
             "inspector",
+            wd=host.tree,
         )
 
     @property
@@ -357,6 +367,7 @@ class Cluster:
             "-p",
             str(S3_PORT),
             env=env,
+            wd=host.tree,
         )
         self._wait_http(host, f"http://{host.address}:{S3_PORT}/", "moto.log", accept=range(600))
         import boto3  # moto[server] brings it; the harness only, never the app
@@ -478,6 +489,19 @@ class Cluster:
         command = gunicorn_command(f"{host.address}:{WEB_PORT}", 2, 4, 120, 8)
         self._spawn(host, "gunicorn.log", *command, env=self.app_env(host))
         self._wait_http(host, f"{self.base}/healthz", "gunicorn.log")
+        # The read-only mount holds: a write into its own var/ is refused.
+        probe = run(*host.enter(), "touch", str(host.path("var") / "probe"), check=False)
+        self.web_write_probe = (probe.returncode, probe.stderr.strip())
+
+    web_write_probe: tuple[int, str] = (0, "")
+
+    def local_media(self) -> dict[str, list[str]]:
+        """Files under each app host's own media folder (none when the storage is S3)."""
+        found = {}
+        for name in ("web", "w1", "w2"):
+            media = self.hosts[name].path("var") / "media"
+            found[name] = sorted(str(p) for p in media.rglob("*") if p.is_file())
+        return found
 
     @property
     def base(self) -> str:
