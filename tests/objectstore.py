@@ -8,6 +8,7 @@ the S3 run nothing may appear under the local media root.
 
 from __future__ import annotations
 
+import logging
 import socket
 import uuid
 from collections.abc import Iterator
@@ -90,6 +91,7 @@ def s3_bucket(s3_server: S3Server, settings: Any, monkeypatch: pytest.MonkeyPatc
     Afterwards, nothing may be under the local media root: every stored byte
     went to the bucket.
     """
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # the server's request log
     bucket = f"inspector-{uuid.uuid4().hex[:12]}"
     s3_server.client().create_bucket(Bucket=bucket)
     # Credentials as a deployment gives them: boto3 reads them from the environment.
@@ -104,6 +106,9 @@ def s3_bucket(s3_server: S3Server, settings: Any, monkeypatch: pytest.MonkeyPatc
     assert getattr(default_storage, "bucket_name", None) == bucket  # the switch took
     media_root = Path(settings.MEDIA_ROOT)
     yield bucket
+    # What the test patched on the storage goes before the storage does: the settings
+    # fixture, set up after pytest-django's monkeypatch, puts back the local one first.
+    monkeypatch.undo()
     written = [str(path) for path in media_root.rglob("*")] if media_root.exists() else []
     assert written == [], f"written to the local media root with S3 on: {written}"
     assert not media_root.exists()
