@@ -22,6 +22,7 @@ import hashlib
 import logging
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -147,8 +148,15 @@ def _scenario(hosts: Cluster) -> dict[str, Any]:
         ).fetchone()
         # Mid-scan: w1 has finished files of it already and is running another.
         if held and _finished_on(db, "ti-w1") >= 2 and done < total - 4:
+            # Frozen first, so what it holds cannot change between the look and the kill.
+            w1 = hosts.hosts["w1"]
+            w1.signal(signal.SIGSTOP)
+            held = _running_on(db, "ti-w1")
+            if not held:  # it finished that file meanwhile: let it take another
+                w1.signal(signal.SIGCONT)
+                continue
             victim = held[0]
-            hosts.hosts["w1"].power_off()
+            w1.power_off()
             facts["killed_at"] = time.monotonic()
             facts["done_at_kill"], facts["total"] = done, total
             facts["w1_finished_before_kill"] = _finished_on(db, "ti-w1")

@@ -109,6 +109,11 @@ class Host:
         answer = run("ip", "netns", "pids", self.namespace, check=False)
         return [int(pid) for pid in answer.stdout.split()]
 
+    def signal(self, signum: int) -> None:
+        for pid in self.pids():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
+
     def power_off(self) -> None:
         """Every process of the host at once, as if the machine were lost."""
         if self.pid1:
