@@ -1,7 +1,7 @@
 """Web and workers on separate hosts sharing only PostgreSQL and the object storage.
 
 ``make multihost`` runs this file (pytest collects it only when named: it
-needs root and ``ip netns``, and takes about a minute). One scenario, then one
+needs root and ``ip netns``, and takes one to two minutes). One scenario, then one
 test per claim:
 
 - a user made with ``manage.py createsuperuser`` signs in on the web host and
@@ -167,6 +167,7 @@ def _scenario(hosts: Cluster) -> dict[str, Any]:
     facts["victim_task"], facts["victim_worker"] = victim[0], victim[1][-1]
 
     # The scan ends on w2 alone; the job page (htmx fragment) is what a browser polls.
+    status = ""
     while time.monotonic() < deadline:
         progress = client.get(job_url, headers={"HX-Request": "true"})
         assert progress.status_code == 200, progress.text[:2000]
@@ -176,9 +177,19 @@ def _scenario(hosts: Cluster) -> dict[str, Any]:
         if status in ("done", "failed"):
             break
         time.sleep(0.5)
+    if status != "done":
+        held = db.execute(
+            "SELECT status, worker_ids FROM django_tasks_database_dbtaskresult "
+            "WHERE status IN ('READY', 'RUNNING')"
+        ).fetchall()
+        pytest.fail(
+            f"the scan is {status}, not done, {SCAN_SECONDS} s after its upload; tasks not "
+            f"finished: {held}\n{hosts.logs()}"
+        )
     facts["scan_seconds"] = time.monotonic() - started
     facts["after_kill_seconds"] = time.monotonic() - facts["killed_at"]
     # Then the search index tasks the scan queued.
+    left = -1
     while time.monotonic() < deadline:
         left = db.execute(
             "SELECT count(*) FROM django_tasks_database_dbtaskresult "
