@@ -19,16 +19,21 @@ object as ``FileNotFoundError``), as a file system's would.
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import IO, Any, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
 from django.core.files.base import File
 from storages.backends.s3 import S3Storage
 from storages.utils import clean_name
 
-# What a read of a few bytes fetches at least: a page's small reads (the
-# prefix, then the header) come in one GET; a large read is one GET of its size.
+# A read that goes on where the last one ended fetches ahead when it is small
+# (a zip member's name after its header: the member's data come with it) or
+# the third in a row (a file read in chunks): from READ_AHEAD, doubling up to
+# READ_AHEAD_MOST. Any other read fetches exactly what it asks for: a cache
+# page's chunk after a seek, the cache's header after its prefix.
+SMALL_READ = 4096
 READ_AHEAD = 64 * 1024
+READ_AHEAD_MOST = 8 * 1024 * 1024
 
 
 def _missing(error: ClientError) -> bool:
@@ -40,10 +45,12 @@ def _missing(error: ClientError) -> bool:
 class RangedReader(io.RawIOBase):
     """An object read by byte ranges, seekable; every GET pinned to the object first seen.
 
-    The object's length and ETag come with the first ranged GET (or a HEAD
-    when its length is asked first). Later GETs carry ``If-Match``: an object
-    replaced while it is open fails the read (``OSError``) instead of mixing
-    two objects' bytes, as an open local file keeps reading the file it opened.
+    A read returns all it asks for (fewer bytes only at the end), as a local
+    file's does. The object's length and ETag come with the first ranged GET
+    (or a HEAD when its length is asked first). Later GETs carry
+    ``If-Match``: an object replaced while it is open fails the read
+    (``OSError``) instead of mixing two objects' bytes, as an open local file
+    keeps reading the file it opened.
     """
 
     def __init__(self, client: Any, bucket: str, key: str) -> None:
@@ -54,6 +61,13 @@ class RangedReader(io.RawIOBase):
         self._position = 0
         self._size: int | None = None
         self._etag: str | None = None
+        # The bytes fetched last (from ``_start``), where the last read ended, and
+        # how far ahead the next sequential read fetches.
+        self._block = b""
+        self._start = 0
+        self._last_end = -1
+        self._streak = 0  # reads in a row that went on where the last ended
+        self._ahead = READ_AHEAD
 
     def readable(self) -> bool:
         return True
@@ -78,17 +92,37 @@ class RangedReader(io.RawIOBase):
         self._position = position
         return position
 
-    def readinto(self, buffer: Any) -> int:
-        view = memoryview(buffer).cast("B")
-        data = self._get(self._position, len(view))
-        view[: len(data)] = data
+    def read(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0:
+            return self.readall()
+        at = self._position - self._start
+        held = self._block[at : at + size] if 0 <= at < len(self._block) else b""
+        wanted = size - len(held)
+        fetched = b""
+        if wanted:
+            start = self._position + len(held)
+            self._streak = self._streak + 1 if self._position == self._last_end else 0
+            if self._streak and (wanted < SMALL_READ or self._streak >= 2):
+                fetch = max(wanted, self._ahead)
+                self._ahead = min(self._ahead * 2, READ_AHEAD_MOST)
+            else:
+                fetch, self._ahead = wanted, READ_AHEAD
+            block = self._get(start, fetch)
+            self._block, self._start = block, start
+            fetched = block[:wanted]
+        data = held + fetched
         self._position += len(data)
-        return len(data)
+        self._last_end = self._position
+        return data
 
     def readall(self) -> bytes:
-        data = self._get(self._position, None)
-        self._position += len(data)
-        return data
+        return self.read(max(self._length() - self._position, 0))
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        data = self.read(len(view))
+        view[: len(data)] = data
+        return len(data)
 
     def _length(self) -> int:
         if self._size is None:
@@ -156,8 +190,8 @@ class ObjectStorage(S3Storage):
             return super()._open(name, mode)
         key = self._normalize_name(clean_name(name))
         client = self.connection.meta.client  # one per thread (S3Storage.connection)
-        reader = io.BufferedReader(RangedReader(client, self.bucket_name, key), READ_AHEAD)
-        return File(reader, name)
+        reader = RangedReader(client, self.bucket_name, key)
+        return File(cast(IO[bytes], reader), name)  # a RawIOBase: what File proxies is there
 
     def url(self, name: str | None, *args: Any, **kwargs: Any) -> str:
         raise NotImplementedError("stored files are served by the app's views, never by a URL")
