@@ -1,7 +1,7 @@
 """Web and workers on separate hosts sharing only PostgreSQL and the object storage.
 
 ``make multihost`` runs this file (pytest collects it only when named: it
-needs root and ``ip netns``, and takes one to two minutes). One scenario, then one
+needs root and ``ip netns``, and takes one to three minutes). One scenario, then one
 test per claim:
 
 - a user made with ``manage.py createsuperuser`` signs in on the web host and
