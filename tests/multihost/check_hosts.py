@@ -1,7 +1,7 @@
 """Web and workers on separate hosts sharing only PostgreSQL and the object storage.
 
 ``make multihost`` runs this file (pytest collects it only when named: it
-needs root and ``ip netns``, and takes one to three minutes). One scenario, then one
+needs root and ``ip netns``, and takes one to three and a half minutes). One scenario, then one
 test per claim:
 
 - a user made with ``manage.py createsuperuser`` signs in on the web host and
@@ -267,6 +267,21 @@ def _scenario(hosts: Cluster) -> dict[str, Any]:
         f"{hosts.base}/t/{public_id}/",
     )
     facts["fresh"] = [orjson.loads(line) for line in fetched.splitlines()]
+    # The second web host: the session signed in on the first, and the share link, work there.
+    # (Behind one name, as a load balancer puts them, the browser sends it the same cookie.)
+    session = f"sessionid={client.cookies['sessionid']}"
+    other = httpx.Client(base_url=hosts.base2, timeout=120, headers={"Cookie": session})
+    facts["web2_pages"] = {
+        path: (page.status_code, page.text)
+        for path in (f"/t/{public_id}/", f"/p/{PROJECT}/", f"/p/{PROJECT}/search/?q=Step")
+        for page in [other.get(path)]
+    }
+    other.close()
+    share2 = share.replace(hosts.base, hosts.base2)
+    fetched = hosts.in_out(
+        sys.executable, str(CHECKOUT / "tests" / "multihost" / "fetch.py"), share2
+    )
+    facts["fresh_web2"] = orjson.loads(fetched)
     client.close()
 
     # The web host's tree, while it still runs and after it is powered off.
@@ -328,6 +343,11 @@ def summary(facts: dict[str, Any]) -> str:
         + ", ".join(
             f"{item['status']} {item['final'].split('/', 3)[-1]}" for item in facts["fresh"]
         ),
+        "second web host "
+        + address("web2")
+        + ": "
+        + ", ".join(str(status) for status, _ in facts["web2_pages"].values())
+        + f", share link {facts['fresh_web2']['status']}",
         "web host tree changes: " + "; ".join(facts["web_changes"]),
         "",
     ]
@@ -397,6 +417,14 @@ def test_share_link_works_from_a_fresh_client_on_another_host(facts: dict[str, A
     assert original["sha256"] == facts["files"][facts["share"]["path"]]
     # The same client is not signed in: the owner's page sends it to sign in.
     assert "/login/" in private["final"] or private["status"] in (302, 403, 404)
+
+
+def test_a_second_web_host_serves_the_same_session_and_share(facts: dict[str, Any]) -> None:
+    pages = facts["web2_pages"]
+    assert {path: status for path, (status, _) in pages.items()} == dict.fromkeys(pages, 200)
+    timeline = next(text for path, (_, text) in pages.items() if path.startswith("/t/"))
+    assert "Step 1:" in timeline
+    assert facts["fresh_web2"]["status"] == 200 and "Step 1:" in facts["fresh_web2"]["text"]
 
 
 def test_nothing_written_to_the_web_host_but_logs(facts: dict[str, Any]) -> None:

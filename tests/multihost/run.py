@@ -10,12 +10,12 @@ gets its own tree under the run's temporary folder (``var/``, ``tmp/``,
 - ``pg``: a throw-away PostgreSQL cluster (Debian's initdb and pg_ctl, as user
   postgres) listening on its own address only, password authentication;
 - ``s3``: moto's S3-compatible server (``python -m moto.server``), the object
-  storage (in ``--storage shared`` mode a folder all hosts mount stands in for it);
+  storage (with ``MULTIHOST_STORAGE=shared`` a folder all hosts mount stands in);
 - ``web``: gunicorn (``inspector.web.gunicorn.gunicorn_command``, the command
   ``manage.py serve`` runs), with every filesystem read-only but its log folder,
   the object storage (shared mode only) and a tmpfs for ``TMPDIR``: a write
   anywhere else fails with EROFS, and the snapshot of its tree before and after
-  shows what changed;
+  shows what changed; ``web2``, a second one alike, serves the same sessions;
 - ``w1``, ``w2``: one ``manage.py worker`` each;
 - ``out``: a namespace with nothing in it but a fresh client for share links.
 
@@ -46,7 +46,7 @@ CHECKOUT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 SUBNET = "10.233.0"
 ROOT_ADDRESS = f"{SUBNET}.1"
-ADDRESSES = {"pg": 2, "s3": 3, "web": 10, "w1": 11, "w2": 12, "out": 20}
+ADDRESSES = {"pg": 2, "s3": 3, "web": 10, "web2": 13, "w1": 11, "w2": 12, "out": 20}
 WEB_PORT = 8000
 S3_PORT = 5000
 PG_PORT = 5432
@@ -163,11 +163,13 @@ class Cluster:
             (self.root / "shared" / "media").mkdir(parents=True)
         self._prepare_database()
         self._start_web()
+        # A second web host, to show that they share nothing but the database and storage.
+        self._start_web("web2", processes=1)
         self._start_worker("w1")
         self._start_worker("w2")
 
     def close(self) -> None:
-        for name in ("web", "w1", "w2", "s3", "out"):
+        for name in ("web", "web2", "w1", "w2", "s3", "out"):
             host = self.hosts.get(name)
             if host is not None:
                 host.power_off()
@@ -412,7 +414,7 @@ class Cluster:
             "DJANGO_SETTINGS_MODULE": "inspector.settings",
             "SECRET_KEY": self.secret_key,
             "DATABASE_URL": self.database_url,
-            "ALLOWED_HOSTS": address("web"),
+            "ALLOWED_HOSTS": f"{address('web')},{address('web2')}",
             "INSPECTOR_WORKER_BEAT_SECONDS": str(BEAT_SECONDS),
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONUNBUFFERED": "1",
@@ -453,9 +455,8 @@ class Cluster:
     username = "alice"
     password = "multihost-" + secrets.token_urlsafe(12)
 
-    def web_prepare(self) -> None:
-        """The web host's install step: Django's checks, which make its empty var/static."""
-        host = self.hosts["web"]
+    def web_prepare(self, host: Host) -> None:
+        """A web host's install step: Django's checks, which make its empty var/static."""
         self._in_root(host, PYTHON, "manage.py", "check", "--deploy", "--fail-level", "ERROR")
 
     def _in_root(self, host: Host, *command: str) -> None:
@@ -475,10 +476,11 @@ class Cluster:
         if answer.returncode:
             raise RuntimeError(f"{' '.join(command)} failed:\n{answer.stdout}\n{answer.stderr}")
 
-    def _start_web(self) -> None:
-        host = self.hosts["web"]
-        self.web_prepare()
-        self.web_before = snapshot(host.tree)
+    def _start_web(self, name: str = "web", processes: int = 2) -> None:
+        host = self.hosts[name]
+        self.web_prepare(host)
+        if name == "web":
+            self.web_before = snapshot(host.tree)
         # Read-only everywhere but its log folder (and, in shared mode, the storage's
         # mount); TMPDIR, where Django spools uploads over FILE_UPLOAD_MAX_MEMORY_SIZE,
         # is memory.
@@ -491,9 +493,11 @@ class Cluster:
         self._boot(host, mounts)
         from inspector.web.gunicorn import gunicorn_command
 
-        command = gunicorn_command(f"{host.address}:{WEB_PORT}", 2, 4, 120, 8)
+        command = gunicorn_command(f"{host.address}:{WEB_PORT}", processes, 4, 120, 8)
         self._spawn(host, "gunicorn.log", *command, env=self.app_env(host))
-        self._wait_http(host, f"{self.base}/healthz", "gunicorn.log")
+        self._wait_http(host, f"http://{host.address}:{WEB_PORT}/healthz", "gunicorn.log")
+        if name != "web":
+            return
         # The read-only mount holds: a write into its own var/ is refused.
         probe = run(*host.enter(), "touch", str(host.path("var") / "probe"), check=False)
         self.web_write_probe = (probe.returncode, probe.stderr.strip())
@@ -511,6 +515,10 @@ class Cluster:
     @property
     def base(self) -> str:
         return f"http://{address('web')}:{WEB_PORT}"
+
+    @property
+    def base2(self) -> str:
+        return f"http://{address('web2')}:{WEB_PORT}"
 
     def _start_worker(self, name: str) -> None:
         host = self.hosts[name]
