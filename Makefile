@@ -89,7 +89,7 @@ load: $(VENV)/.installed-load
 
 # Web, two workers, PostgreSQL and an S3 server (moto) on separate hosts of this machine:
 # network namespaces on a bridge in 10.233.0.0/24, each with its own hostname, process
-# table and mounts (tests/multihost/run.py). Needs root; 1 to 3.5 minutes. README:
+# table and mounts (tests/multihost/run.py). Needs root; 1 to 4 minutes. README:
 # "Several machines". MULTIHOST_STORAGE=shared uses a shared folder instead of S3.
 multihost: $(TEST_STAMP)
 	$(VENV)/bin/pytest -q -s -p no:cacheprovider tests/multihost/check_hosts.py

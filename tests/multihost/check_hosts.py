@@ -1,7 +1,7 @@
 """Web and workers on separate hosts sharing only PostgreSQL and the object storage.
 
 ``make multihost`` runs this file (pytest collects it only when named: it
-needs root and ``ip netns``, and takes one to three and a half minutes). One scenario, then one
+needs root and ``ip netns``, and takes one to four minutes). One scenario, then one
 test per claim:
 
 - a user made with ``manage.py createsuperuser`` signs in on the web host and
@@ -19,6 +19,7 @@ host) or ``shared`` (a folder every host mounts, standing in for NFS).
 from __future__ import annotations
 
 import hashlib
+import io
 import logging
 import os
 import re
@@ -26,6 +27,7 @@ import signal
 import sys
 import threading
 import time
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -44,6 +46,8 @@ SESSIONS = 40
 SESSION_BYTES = 1_500_000
 BIG_BYTES = 6 * 1024 * 1024  # over FILE_UPLOAD_MAX_MEMORY_SIZE (4 MB)
 PROJECT = "multihost"
+ZIP_PROJECT = "multihost-zip"
+ZIP_SESSIONS = 5
 SCAN_SECONDS = 240
 
 
@@ -112,6 +116,47 @@ def _finished_on(db: psycopg.Connection, hostname: str) -> int:
         ("%scan_file",),
     ).fetchall()
     return sum(1 for (ids,) in rows if ids and ids[-1].startswith(hostname + ":"))
+
+
+def _zip_scan(
+    hosts: Cluster, client: httpx.Client, db: psycopg.Connection, deadline: float
+) -> dict[str, Any]:
+    """A zip of a project folder through the web host: w2 reads it from storage and unpacks it."""
+    members = {
+        f"project/{'sub/' if index % 2 else ''}zipped-{index}.jsonl": claude_code_session(
+            200_000, seed=5000 + index
+        )
+        for index in range(ZIP_SESSIONS)
+    }
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    answer = client.post(
+        "/scan/",
+        data={"project": ZIP_PROJECT, "csrfmiddlewaretoken": _csrf(client)},
+        files=[("files", ("project.zip", buffer.getvalue(), "application/zip"))],
+    )
+    assert answer.status_code == 302, answer.text[:3000]
+    job_id = answer.headers["location"].rstrip("/").rsplit("/", 1)[-1]
+    row: tuple[Any, ...] = ()
+    while time.monotonic() < deadline:
+        row = db.execute(
+            "SELECT status, total, new FROM scan_scanjob WHERE public_id = %s", (job_id,)
+        ).fetchone()
+        if row[0] in ("done", "failed"):
+            break
+        time.sleep(0.5)
+    paths = db.execute(
+        "SELECT t.relative_path, t.sha256 FROM web_transcript t JOIN web_project p "
+        "ON p.id = t.project_id WHERE p.slug = %s",
+        (ZIP_PROJECT,),
+    ).fetchall()
+    return {
+        "job": row,
+        "members": {name: hashlib.sha256(data).hexdigest() for name, data in members.items()},
+        "transcripts": dict(paths),
+    }
 
 
 def _scenario(hosts: Cluster) -> dict[str, Any]:
@@ -227,6 +272,7 @@ def _scenario(hosts: Cluster) -> dict[str, Any]:
         "WHERE task_path LIKE %s",
         ("%scan_file",),
     ).fetchall()
+    facts["zip"] = _zip_scan(hosts, client, db, deadline)
     facts["stored_objects"] = hosts.stored_objects()
     facts["local_media"] = hosts.local_media()
     facts["web_write_probe"] = hosts.web_write_probe
@@ -348,6 +394,7 @@ def summary(facts: dict[str, Any]) -> str:
         + ": "
         + ", ".join(str(status) for status, _ in facts["web2_pages"].values())
         + f", share link {facts['fresh_web2']['status']}",
+        f"zip scan: {facts['zip']['job']}",
         "web host tree changes: " + "; ".join(facts["web_changes"]),
         "",
     ]
@@ -392,6 +439,16 @@ def test_every_file_processed_once(facts: dict[str, Any]) -> None:
     # Both worker hosts took part (w1 may have finished none before it was killed).
     claimed = {worker.split(":")[0] for _, _, ids, _ in facts["scan_tasks"] for worker in ids}
     assert claimed == {"ti-w1", "ti-w2"}
+
+
+def test_a_zip_scan_is_unpacked_from_storage_by_the_remaining_worker(
+    facts: dict[str, Any],
+) -> None:
+    assert facts["zip"]["job"] == ("done", ZIP_SESSIONS, ZIP_SESSIONS)
+    # Paths inside the zip's folder, as a folder scan would record them; the bytes unchanged.
+    expected = {name.removeprefix("project/"): sha for name, sha in facts["zip"]["members"].items()}
+    found = facts["zip"]["transcripts"]
+    assert found in (expected, facts["zip"]["members"]), found
 
 
 def test_every_page_served(facts: dict[str, Any]) -> None:
