@@ -1,16 +1,18 @@
 """Web and workers on separate hosts sharing only PostgreSQL and the object storage.
 
 ``make multihost`` runs this file (pytest collects it only when named: it
-needs root and ``ip netns``, and takes one to four minutes). One scenario, then one
-test per claim:
+needs root and ``ip netns``, and takes one to four minutes). One scenario,
+then one test per claim:
 
 - a user made with ``manage.py createsuperuser`` signs in on the web host and
-  uploads a scan of SESSIONS files (one of them over Django's in-memory upload
-  limit, so it is spooled to the web host's TMPDIR);
+  uploads a scan of SESSIONS files (the request is over Django's in-memory
+  upload limit, so every file is spooled to the web host's TMPDIR, a tmpfs);
 - while worker host w1 is running one of the scan's files, the whole host is
   powered off (every process of its PID namespace killed at once);
 - w2 finishes the scan, the task w1 held included (requeued after three missed
-  beats: w1 is another machine, so its process cannot be looked up).
+  beats: w1 is another machine, so its process cannot be looked up), then a
+  zip scan; the pages are read from both web hosts, a share link from a fresh
+  client on a host of its own.
 
 Storage: ``MULTIHOST_STORAGE=s3`` (the default: moto's S3 server on its own
 host) or ``shared`` (a folder every host mounts, standing in for NFS).
