@@ -612,6 +612,8 @@ def _remove_empty_folders(directory: str) -> None:
     object), and deleting a key that holds no object does nothing.
     """
     for empty in (directory, directory.rpartition("/")[0]):
+        if not empty:
+            return
         try:
             default_storage.delete(empty)
         except OSError:
