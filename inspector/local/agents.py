@@ -359,6 +359,23 @@ AGENTS: tuple[Agent, ...] = (
         resume="droid --resume {session}",
     ),
     # --- end agents-b ---
+    # --- agents-c (issue 27): OpenHands ---
+    Agent(
+        # All-Hands-AI/OpenHands: its file store (file_store_path, default ~/.openhands, moved
+        # by FILE_STORE_PATH as core/config/utils.py reads each setting from the environment)
+        # holds sessions/<sid>/events/<id>.json; `openhands --conversation <sid>` continues one.
+        name="openhands",
+        label="OpenHands",
+        format="openhands",
+        env="FILE_STORE_PATH",
+        default_home=".openhands",
+        sessions="sessions",
+        pattern="*/events",
+        resume="openhands --conversation {session}",
+        id_from_folder=True,
+        store="openhands",
+    ),
+    # --- end agents-c ---
 )
 
 BY_NAME = {agent.name: agent for agent in AGENTS}
