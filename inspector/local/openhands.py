@@ -72,6 +72,18 @@ def is_session(path: Path) -> bool:
     return path.name == "events" and path.is_dir() and not path.is_symlink()
 
 
+def session_of(path: Path) -> Path | None:
+    """The ``events`` folder of the session an event file or a cache page belongs to."""
+    if path.suffix != ".json":
+        return None
+    if path.parent.name == "events" and _EVENT.fullmatch(path.name):
+        return path.parent
+    if path.parent.name == "event_cache" and _PAGE.fullmatch(path.name):
+        events = path.parent.parent / "events"
+        return events if events.is_dir() else None
+    return None
+
+
 def _event_files(folder: Path) -> list[tuple[int, Path]]:
     found = []
     for file in folder.iterdir():

@@ -9,8 +9,10 @@ time. Only files whose names are sessions' (``.jsonl``, ``.json``) are read;
 sessions that are none (``agents.never_a_session``), and anything in a hidden folder or
 a backup folder under the watched one, are not. An OpenCode session is many
 files: a change to any of them is read as its whole session, under its info
-file's name. The watcher writes nothing on disk, in the folders it watches or
-anywhere else (what it finds goes to the database).
+file's name; so is an OpenHands session (its ``events/`` folder, one event
+a file), under its ``events`` folder's name. The watcher writes nothing on
+disk, in the folders it watches or anywhere else (what it finds goes to the
+database).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 import watchfiles
 from django.utils import timezone
 
-from inspector.local import opencode
+from inspector.local import opencode, openhands
 from inspector.local.agents import never_a_session
 from inspector.local.fix import BACKUP_MARK
 from inspector.local.follow import Follower
@@ -84,9 +86,15 @@ class Watcher:
             except OSError as error:
                 self.say(f"warning: cannot list {root}: {error}")
                 continue
+            read: set[Path] = set()
             for path in paths:
                 if opencode.is_record_file(path):
                     continue  # its session is read whole, from its info file, which is walked too
+                events = openhands.session_of(path)
+                if events is not None:  # an OpenHands session is read whole, once
+                    if events in read:
+                        continue
+                    read.add(events)
                 done += self.changed(path) is not None
         return done
 
@@ -105,6 +113,9 @@ class Watcher:
         session = opencode.session_of(path)
         if session is not None:
             return self._opencode(folder, session)
+        events = openhands.session_of(path)
+        if events is not None:
+            return self._opencode(folder, events, openhands.export_bytes)
         if not path.exists():
             self.follower.forget(path)
             ingest.forget(folder, path)
@@ -117,12 +128,18 @@ class Watcher:
         self.say(f"{row.relative_path}: {verdict} (+{update.appended:,} bytes)")
         return row
 
-    def _opencode(self, folder: WatchedFolder, session: Path) -> WatchedFile | None:
-        """An OpenCode session, read whole (its info, messages and parts) as its info file."""
+    def _opencode(
+        self,
+        folder: WatchedFolder,
+        session: Path,
+        export: Callable[[Path], bytes] = opencode.export_bytes,
+    ) -> WatchedFile | None:
+        """A session of many files read whole: OpenCode's (its info, messages and parts) as
+        its info file, OpenHands' (``export``: its event files) as its ``events`` folder."""
         if not session.is_relative_to(folder.path):
             return None  # its info file is not in the watched folder: it has no row here
         try:
-            data = opencode.export_bytes(session)
+            data = export(session)
         except FileNotFoundError:
             ingest.forget(folder, session)
             return None
@@ -160,7 +177,9 @@ class Watcher:
             )
             # An OpenCode session is read once however many of its files changed.
             paths = {Path(name) for _, name in changes}
-            for path in sorted({opencode.session_of(p) or p for p in paths}):
+            for path in sorted(
+                {opencode.session_of(p) or openhands.session_of(p) or p for p in paths}
+            ):
                 try:
                     self.changed(path)
                 except OSError as error:
