@@ -47,6 +47,11 @@ CORPUS_FILES += [
     (CORPUS / "opencode" / "derived__lines-interrupted.opencode.jsonl", "opencode"),
 ]
 # --- end agents-b ---
+# agents-c (issue 27): an OpenHands trajectory cut while its edit ran; and a real one.
+CORPUS_FILES += [
+    (CORPUS / "openhands" / "derived__basic.crashed-in-edit.json", "openhands"),
+    (CORPUS / "openhands" / "All-Hands-AI-OpenHands__tests_runtime_trajs_basic.json", "openhands"),
+]
 
 
 def post_file(client, data: bytes, name: str = "t.json", **extra):
