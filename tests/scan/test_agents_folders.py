@@ -1,0 +1,75 @@
+"""A scan and a watch of every agent's own folder (issue 27, agents-c's check of item 4).
+
+The home of ``tests/local/conftest.py`` holds a session (or several) of every
+agent ``list`` knows, in the folder that agent keeps them in, beside the files
+agents keep there that are no sessions. Scanning each agent's folder, and
+watching it, must read every session as the shape its agent writes, with the
+verdict ``list`` gives it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from inspector.local import sessions
+from inspector.local.agents import AGENTS
+from inspector.watch.models import WatchedFile
+from inspector.watch.watcher import Watcher
+from inspector.web.models import Transcript
+from tests.local.conftest import Home, agent_home, snapshot
+
+__all__ = ["agent_home"]  # the fixture, used here
+
+
+def _placed(home: Home) -> dict[str, list]:
+    """Each agent's placed sessions (one-file ones), by agent name."""
+    folders = sessions.roots()
+    out: dict[str, list] = {}
+    for path in home.all():
+        agent = sessions.agent_for(path, folders)
+        assert agent is not None, path
+        # One-file sessions (Goose's JSONL and Hermes's logs among them: no database here).
+        if (path.is_file() and not agent.store) or agent.name in ("goose", "hermes"):
+            out.setdefault(agent.name, []).append(path)
+    return out
+
+
+def test_a_scan_of_each_agents_folder_reads_its_sessions_as_its_shape(agent_home: Home, run_scan):
+    placed = _placed(agent_home)
+    assert {"openclaw", "cursor", "cline", "cline-vscode", "roo-code", "hermes", "goose",
+            "kiro", "copilot", "qwen", "kimi-code", "droid"} <= set(placed)  # fmt: skip
+    before = snapshot(agent_home.root)
+    for agent in AGENTS:
+        if agent.name not in placed:
+            continue
+        root = agent.root()
+        job, _ = run_scan(root, project=f"scan-{agent.name}")
+        for path in placed[agent.name]:
+            # The file's own row (a copy beside it with the same bytes is one transcript).
+            row = job.files.get(path=path.relative_to(root).as_posix())
+            transcript = Transcript.objects.get(pk=row.transcript_id)
+            assert transcript.format == agent.format, (agent.name, path)
+            assert transcript.needs_repair == (path in agent_home.broken), (agent.name, path)
+    assert snapshot(agent_home.root) == before  # a scan writes nothing in the folders
+
+
+@pytest.mark.django_db
+def test_a_watch_of_each_agents_folder_reads_its_sessions_as_its_shape(agent_home: Home, owner):
+    placed = _placed(agent_home)
+    before = snapshot(agent_home.root)
+    roots = [a.root() for a in AGENTS if a.name in placed]
+    watcher = Watcher(owner, roots)
+    watcher.catch_up()
+    folders = sessions.roots()
+    for name, paths in placed.items():
+        for path in paths:
+            agent = sessions.agent_for(path, folders)
+            assert agent is not None
+            row = next(
+                r
+                for r in WatchedFile.objects.select_related("folder")
+                if r.folder.path == str(agent.root().resolve())
+                and r.relative_path == path.relative_to(agent.root()).as_posix()
+            )
+            assert row.needs_repair == (path in agent_home.broken), (name, path, row.error)
+    assert snapshot(agent_home.root) == before
