@@ -73,3 +73,25 @@ def test_a_watch_of_each_agents_folder_reads_its_sessions_as_its_shape(agent_hom
             )
             assert row.needs_repair == (path in agent_home.broken), (name, path, row.error)
     assert snapshot(agent_home.root) == before
+
+
+def test_fix_refuses_each_agents_broken_session_while_the_agent_may_be_writing(agent_home: Home):
+    """Hermes's logs, Goose's JSONL and Kiro's sessions too (the others have their own test)."""
+    import os
+    import time
+
+    from inspector.local import fix
+
+    folders = sessions.roots()
+    checked = set()
+    for path in agent_home.broken:
+        agent = sessions.agent_for(path, folders)
+        if agent is None or agent.name not in ("hermes", "goose", "kiro") or not path.is_file():
+            continue
+        os.utime(path, (time.time(), time.time()))
+        before = snapshot(agent_home.root)
+        outcome = fix.fix(path, agent)
+        assert outcome.status == "refused" and "may still be running" in outcome.reason
+        assert snapshot(agent_home.root) == before
+        checked.add(agent.name)
+    assert checked == {"hermes", "goose", "kiro"}
