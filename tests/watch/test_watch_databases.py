@@ -1,0 +1,49 @@
+"""manage.py watch follows the sessions of an agent's database (Hermes's state.db here)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from inspector.watch.models import WatchedFile
+from inspector.watch.watcher import Watcher, database_of, is_watched
+from inspector.web.models import Transcript
+from tests.local.conftest import snapshot
+from tests.local.test_hermes_db import HEALTHY, LOG, SID, make_db
+
+
+def test_each_session_of_the_database_is_a_row_and_a_new_row_is_seen(db, owner, tmp_path: Path):
+    hermes = tmp_path / "home" / ".hermes"  # the server's own media is beside home/
+    (hermes / "sessions").mkdir(parents=True)
+    make_db(hermes / "state.db", LOG)
+    before = snapshot(tmp_path / "home")
+    watcher = Watcher(owner, [hermes])
+    assert watcher.catch_up() == 1
+    (row,) = WatchedFile.objects.all()
+    assert row.relative_path == f"state.db/{SID}" and row.needs_repair
+    assert Transcript.objects.get(relative_path=row.relative_path).format == "hermes"
+    assert snapshot(tmp_path / "home") == before  # read only: the database is as it was
+    # Hermes answers the calls it was running: its rows land, and the session reads clean.
+    connection = sqlite3.connect(hermes / "state.db")
+    connection.execute("DELETE FROM messages")
+    connection.commit()
+    connection.close()
+    fresh = tmp_path / "fresh.db"
+    make_db(fresh, HEALTHY)
+    connection = sqlite3.connect(hermes / "state.db")
+    connection.execute("ATTACH DATABASE ? AS fresh", (str(fresh),))
+    connection.execute("INSERT INTO messages SELECT * FROM fresh.messages")
+    connection.commit()
+    connection.close()
+    again = watcher.changed(hermes / "state.db")
+    assert again is not None and not again.needs_repair
+    assert WatchedFile.objects.count() == 1
+    assert watcher.changed(hermes / "state.db") is None  # nothing new: not read as new
+
+
+def test_a_database_and_its_journal_are_watched_and_a_backup_folder_is_not(tmp_path: Path):
+    for name in ("opencode.db", "sessions.db", "state.db", "state.db-wal", "opencode.db-shm"):
+        assert database_of(tmp_path / name) is not None
+        assert is_watched(tmp_path / name, tmp_path)
+    assert database_of(tmp_path / "other.db") is None
+    assert not is_watched(tmp_path / "transcript-inspector-backups" / "state.db", tmp_path)
