@@ -95,3 +95,30 @@ def test_fix_refuses_each_agents_broken_session_while_the_agent_may_be_writing(a
         assert snapshot(agent_home.root) == before
         checked.add(agent.name)
     assert checked == {"hermes", "goose", "kiro"}
+
+
+def test_list_prints_each_agents_own_resume_command(agent_home: Home):
+    """Every agent with a placed session, Kiro and Cursor's too, with the command it resumes by."""
+    import io
+
+    import orjson
+
+    from inspector import cli
+
+    out = io.StringIO()
+    cli.main(["list", "--json"], out)
+    records = {
+        orjson.loads(line)["path"]: orjson.loads(line) for line in out.getvalue().splitlines()
+    }
+    folders = sessions.roots()
+    seen = set()
+    for path in agent_home.all():
+        agent = sessions.agent_for(path, folders)
+        assert agent is not None
+        resume = records[str(path)]["resume"]
+        if agent.name == "kiro":
+            assert resume.endswith("kiro-cli chat --resume"), resume
+        head = agent.resume.split("{", 1)[0].split("#", 1)[0].strip()
+        assert head and head in resume, (agent.name, resume)
+        seen.add(agent.name)
+    assert {"kiro", "cursor", "droid", "copilot", "qwen", "kimi-code", "openclaw"} <= seen
