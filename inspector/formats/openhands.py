@@ -154,6 +154,13 @@ def _calls(message: dict[str, Any], skip: set[str]) -> list[dict[str, Any]]:
     return out
 
 
+def _field(obj: dict[str, Any], key: str, where: str) -> str:
+    """``obj[key]`` as text; a record without the field (its words elsewhere) is refused."""
+    if key not in obj:
+        raise FormatError(f"{where} has no {key!r}: its words are where this reader cannot read")
+    return _text(obj[key], f"{where}'s {key}")
+
+
 def _text(value: Any, where: str) -> str:
     if value is None:
         return ""
@@ -243,11 +250,11 @@ def parse(data: bytes) -> Parsed:
             args = event.get("args") or {}
             if isinstance(action, str):
                 if action == "system":
-                    content = _text(args.get("content"), f"event {rec + 1}'s content")
+                    content = _field(args, "content", f"event {rec + 1}'s args")
                     add({"role": "system", "content": content}, rec, "text", _facts(event))
                 elif action == "message":
                     role = "user" if event.get("source") == "user" else "assistant"
-                    content = _text(args.get("content"), f"event {rec + 1}'s content")
+                    content = _field(args, "content", f"event {rec + 1}'s args")
                     add({"role": role, "content": content}, rec, "text", _facts(event))
                 elif action == "finish":
                     found = _response_of(event)
@@ -266,7 +273,7 @@ def parse(data: bytes) -> Parsed:
                         sources[by_response[rid]].append(rec + 1)
                         continue
                     calls = _calls(said, {c for c in finish_calls if isinstance(c, str)})
-                    content = _text(said.get("content"), f"event {rec + 1}'s response text")
+                    content = _field(said, "content", f"event {rec + 1}'s response message")
                     m: Message = {"role": "assistant", "content": content}
                     if calls:
                         m["metadata"] = {"tool_calls": calls}
@@ -279,7 +286,7 @@ def parse(data: bytes) -> Parsed:
                     raise FormatError(f"event {rec + 1}: a {action!r} action with no tool call")
                 continue
             observation = event["observation"]
-            content = _text(event.get("content"), f"event {rec + 1}'s content")
+            content = _field(event, "content", f"event {rec + 1}")
             meta = event.get("tool_call_metadata")
             if meta is not None:
                 if not isinstance(meta, dict) or not isinstance(meta.get("tool_call_id"), str):
