@@ -8,8 +8,11 @@ from pathlib import Path
 from inspector.watch.models import WatchedFile
 from inspector.watch.watcher import Watcher, database_of, is_watched
 from inspector.web.models import Transcript
-from tests.local.conftest import snapshot
+from tests.local.conftest import changed, snapshot
+from tests.local.test_goose_db import BROKEN_ID, OTHER_ID, goose_home
 from tests.local.test_hermes_db import HEALTHY, LOG, SID, make_db
+
+__all__ = ["goose_home"]  # the fixture, used here
 
 
 def test_each_session_of_the_database_is_a_row_and_a_new_row_is_seen(db, owner, tmp_path: Path):
@@ -47,3 +50,20 @@ def test_a_database_and_its_journal_are_watched_and_a_backup_folder_is_not(tmp_p
         assert is_watched(tmp_path / name, tmp_path)
     assert database_of(tmp_path / "other.db") is None
     assert not is_watched(tmp_path / "transcript-inspector-backups" / "state.db", tmp_path)
+
+
+def test_each_session_of_gooses_database_is_a_row_with_its_verdict(db, owner, goose_home: Path):
+    """Goose's sessions.db (WAL): both sessions, the cut one needing repair, nothing written."""
+    folder = goose_home / "home" / ".local" / "share" / "goose" / "sessions"
+    before = snapshot(goose_home / "home")
+    watcher = Watcher(owner, [folder])
+    watcher.catch_up()
+    rows = {r.relative_path: r for r in WatchedFile.objects.all()}
+    assert set(rows) == {f"sessions.db/{BROKEN_ID}", f"sessions.db/{OTHER_ID}"}
+    assert rows[f"sessions.db/{BROKEN_ID}"].needs_repair
+    assert not rows[f"sessions.db/{OTHER_ID}"].needs_repair
+    assert {t.format for t in Transcript.objects.all()} == {"goose"}
+    # Read only: a reader of a WAL database opens its -wal and -shm (SQLite's own, as list's
+    # read does); nothing else changed, the database's own bytes included.
+    after = snapshot(goose_home / "home")
+    assert {p.name for p in changed(before, after)} <= {"sessions.db-wal", "sessions.db-shm"}
