@@ -67,3 +67,17 @@ def test_each_session_of_gooses_database_is_a_row_with_its_verdict(db, owner, go
     # read does); nothing else changed, the database's own bytes included.
     after = snapshot(goose_home / "home")
     assert {p.name for p in changed(before, after)} <= {"sessions.db-wal", "sessions.db-shm"}
+
+
+def test_a_session_of_opencodes_database_is_a_row_read_as_opencode(db, owner, tmp_path: Path):
+    from tests.local.conftest import OPENCODE_BROKEN, make_database, opencode_records
+
+    data = tmp_path / "home" / ".local" / "share" / "opencode"
+    data.mkdir(parents=True)
+    records = opencode_records(OPENCODE_BROKEN)
+    make_database(data / "opencode.db", records, 3600)
+    watcher = Watcher(owner, [data])
+    watcher.catch_up()
+    (row,) = WatchedFile.objects.all()
+    assert row.relative_path == f"opencode.db/{records[0]['id']}" and row.needs_repair
+    assert Transcript.objects.get(relative_path=row.relative_path).format == "opencode"
