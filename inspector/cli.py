@@ -480,7 +480,8 @@ def _target(
 
 def _names(session: sessions.Session, target: str) -> bool:
     stem = session.path.stem
-    return target in (stem, session.guessed_id, session.path.name) or (
+    # A session that is a folder (OpenHands' events/) is named by its path as found too.
+    return target in (stem, session.guessed_id, session.path.name, str(session.path)) or (
         len(target) >= 8 and stem.endswith(target)
     )
 

@@ -40,6 +40,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("inspector.local.opencode",),
     ("inspector.local.opencode_db",),
     ("inspector.local.goose_db",),
+    ("inspector.local.openhands",),
+    ("inspector.local.hermes_db",),
     ("inspector.local.stores",),
     ("inspector.local.sessions", "inspector.local.fix"),
     ("inspector.local",),

@@ -203,3 +203,26 @@ def test_progress_redraws_on_a_terminal_and_prints_lines_elsewhere():
     assert "\r" not in plain.getvalue()
     assert terminal.getvalue().count("\r") == 21
     assert terminal.getvalue().endswith("\n")
+
+
+def test_an_openhands_session_in_a_scanned_folder_is_one_session_read_as_openhands(
+    run_scan, tmp_path
+):
+    """Its events/<id>.json files (and the cache pages beside them) are one session."""
+    import orjson
+
+    from tests.testdata import CORPUS
+
+    events = tmp_path / "store" / "sessions" / "abc123" / "events"
+    events.mkdir(parents=True)
+    stream = orjson.loads(read(CORPUS / "openhands" / "derived__basic.crashed-in-edit.json"))
+    for event in stream:
+        (events / f"{event['id']}.json").write_bytes(orjson.dumps(event))
+    cache = events.parent / "event_cache"
+    cache.mkdir()
+    (cache / "0-25.json").write_bytes(orjson.dumps(stream))
+    job, _ = run_scan(tmp_path / "store", project="openhands")
+    (row,) = ScanFile.objects.filter(job=job)
+    assert row.path == "sessions/abc123/events"
+    transcript = Transcript.objects.get(pk=row.transcript_id)
+    assert transcript.format == "openhands" and transcript.needs_repair
