@@ -108,7 +108,7 @@ def _running_on(db: psycopg.Connection, hostname: str) -> list[tuple[str, list[s
         "WHERE status = 'RUNNING' AND task_path LIKE %s",
         ("%scan_file",),
     ).fetchall()
-    return [(task, ids) for task, ids in rows if ids and ids[-1].startswith(hostname + ":")]
+    return [(task, ids) for task, ids in rows if ids and _host_of(ids[-1]) == hostname]
 
 
 def _finished_on(db: psycopg.Connection, hostname: str) -> int:
@@ -117,7 +117,7 @@ def _finished_on(db: psycopg.Connection, hostname: str) -> int:
         "WHERE status = 'SUCCESSFUL' AND task_path LIKE %s",
         ("%scan_file",),
     ).fetchall()
-    return sum(1 for (ids,) in rows if ids and ids[-1].startswith(hostname + ":"))
+    return sum(1 for (ids,) in rows if ids and _host_of(ids[-1]) == hostname)
 
 
 def _zip_scan(
@@ -363,7 +363,7 @@ def summary(facts: dict[str, Any]) -> str:
     """What the run saw, for the terminal (``make multihost`` runs pytest with -s)."""
     finished_by: dict[str, int] = {}
     for _, _, ids, _ in facts["scan_tasks"]:
-        host = ids[-1].split(":")[0]
+        host = _host_of(ids[-1])
         finished_by[host] = finished_by.get(host, 0) + 1
     job = facts["job"]
     lines = [
@@ -410,8 +410,8 @@ def test_worker_host_was_killed_mid_scan_and_its_file_requeued(facts: dict[str, 
     tasks = {task: (status, ids) for task, status, ids, _ in facts["scan_tasks"]}
     status, ids = tasks[facts["victim_task"]]
     # Claimed by w1, then (requeued) by w2, which finished it.
-    assert ids[0] == facts["victim_worker"] and ids[0].startswith("ti-w1:")
-    assert len(ids) >= 2 and ids[-1].startswith("ti-w2:"), ids
+    assert ids[0] == facts["victim_worker"] and _host_of(ids[0]) == "ti-w1"
+    assert len(ids) >= 2 and _host_of(ids[-1]) == "ti-w2", ids
     assert status == "SUCCESSFUL"
 
 
@@ -439,7 +439,7 @@ def test_every_file_processed_once(facts: dict[str, Any]) -> None:
     assert {status for _, status, _, _ in facts["scan_tasks"]} == {"SUCCESSFUL"}
     assert facts["tasks_left"] == 0
     # Both worker hosts took part (w1 may have finished none before it was killed).
-    claimed = {worker.split(":")[0] for _, _, ids, _ in facts["scan_tasks"] for worker in ids}
+    claimed = {_host_of(worker) for _, _, ids, _ in facts["scan_tasks"] for worker in ids}
     assert claimed == {"ti-w1", "ti-w2"}
 
 
@@ -510,3 +510,8 @@ def test_uploads_left_nothing_in_storage(facts: dict[str, Any]) -> None:
     assert leftovers == []
     assert len(facts["stored_objects"]) >= SESSIONS
     assert address("web") in facts["share"]["url"]
+
+
+def _host_of(worker_id: str) -> str:
+    """The host name in a worker's id (``hostname~machine:pid:random``)."""
+    return worker_id.split(":")[0].split("~")[0]
