@@ -94,6 +94,12 @@ BODY_LIMIT = 100_000
 # A query's words and phrases beyond these are left out.
 MAX_TERMS = 16
 MAX_WORD = 100
+# A search counts at most this many of its rows: past it, the page says "more than"
+# and lists the first ones, in order. Counting every row of a common word reads every
+# one of them (seconds for a word in most of a million rows: bench/bench_scale.py),
+# while a page of the first ones, in the order of the sessions' names, walks the
+# project's sessions in that order (web's transcript_project_name_idx) and stops.
+COUNT_LIMIT = 1000
 # What a snippet shows around its first match: FTS5 counts words, the other characters.
 SNIPPET_WORDS = 24
 SNIPPET_BEFORE = 60
@@ -262,7 +268,9 @@ _ORDER = (
     "t.id, r.position "
 )
 _SELECT = 'SELECT r.id, r.transcript_id, r.position, r."key", r.role '
-_COUNT = "SELECT COUNT(*), COUNT(DISTINCT r.transcript_id) "
+# Counts the first matches only (``COUNT_LIMIT``): the ``LIMIT`` parameter follows.
+_COUNT = "SELECT COUNT(*), COUNT(DISTINCT counted.transcript_id) FROM (SELECT r.transcript_id "
+_COUNTED = "LIMIT %s) counted"
 _INSERT = 'INSERT INTO search_searchrow (transcript_id, position, "key", role, body'
 
 
@@ -409,7 +417,9 @@ def catch_up(project: Project, seconds: float) -> int:
     if backend() is None:
         return 0
     deadline = time.monotonic() + seconds
+    found = False
     for transcript in stale(project).order_by("id").iterator(chunk_size=50):
+        found = True
         if time.monotonic() >= deadline:
             break
         try:
@@ -417,7 +427,8 @@ def catch_up(project: Project, seconds: float) -> int:
         except (OSError, DatabaseError):
             # Its bytes could not be read now (storage), or the database is busy: next time.
             log.exception("indexing transcript %s for search failed", transcript.public_id)
-    return stale(project).count()
+    # None was stale: none is now (one query fewer on every search of an indexed project).
+    return stale(project).count() if found else 0
 
 
 # --- searching ---------------------------------------------------------------
@@ -441,7 +452,8 @@ class Hit:
 class Results:
     """The rows of a project that hold the query: counted once, read a page at a time.
 
-    Made for ``django.core.paginator.Paginator``: ``count()`` and slices.
+    Made for ``django.core.paginator.Paginator``: ``count()`` and slices. At most
+    ``COUNT_LIMIT`` rows are counted and listed; ``more`` says there are others.
     """
 
     def __init__(self, project: Project, query: str, chosen: Backend) -> None:
@@ -461,19 +473,27 @@ class Results:
                 self._counts = (0, 0)
             else:
                 with connection.cursor() as cursor:
-                    cursor.execute(_COUNT + self._backend.matches, self._params())
+                    cursor.execute(
+                        _COUNT + self._backend.matches + _COUNTED,
+                        [*self._params(), COUNT_LIMIT + 1],
+                    )
                     rows, sessions = cursor.fetchone()
                 self._counts = (int(rows), int(sessions))
         return self._counts
 
     def count(self) -> int:
-        """How many rows match."""
-        return self._counted()[0]
+        """How many rows match, ``COUNT_LIMIT`` at most: the rows listed."""
+        return min(self._counted()[0], COUNT_LIMIT)
+
+    @property
+    def more(self) -> bool:
+        """More rows than ``COUNT_LIMIT`` match: those past it are neither counted nor listed."""
+        return self._counted()[0] > COUNT_LIMIT
 
     @property
     def sessions(self) -> int:
-        """How many sessions hold a row that matches."""
-        return self._counted()[1]
+        """How many sessions hold a row that matches (``0`` when ``more``: not counted)."""
+        return 0 if self.more else self._counted()[1]
 
     def __len__(self) -> int:
         return self.count()
