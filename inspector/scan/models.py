@@ -135,8 +135,7 @@ class ScanFile(models.Model):
             # reports.sessions_of: each session's date, its latest file's start, read from
             # the index alone (PostgreSQL) for every session a dashboard sorts by date.
             models.Index(
-                fields=["transcript", "-id"],
-                include=["started"],
+                fields=["transcript", "-id", "started"],
                 condition=models.Q(started__isnull=False),
                 name="scanfile_transcript_start_idx",
             ),

@@ -118,11 +118,14 @@ class Transcript(models.Model):
             # The project dashboard: counting, filtering by verdict or shape and sorting a
             # project's sessions read this index alone (PostgreSQL), not the wide rows;
             # the page's 50 rows are read after (``reports.page_of``).
+            # (Key columns, not INCLUDE, which SQLite lacks.)
             models.Index(
-                fields=["project", "owner"],
-                include=["needs_repair", "problems", "message_count", "format", "created"],
+                fields=[
+                    "project", "owner", "needs_repair", "problems", "message_count",
+                    "format", "created", "id",
+                ],
                 name="transcript_project_table_idx",
-            ),
+            ),  # fmt: skip
             # Project search: a project's sessions in the order its hits are listed
             # (``inspector.search.fulltext``), so the first page of a common word walks
             # them in order and stops, instead of sorting every match.
