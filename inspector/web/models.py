@@ -121,11 +121,17 @@ class Transcript(models.Model):
             # (Key columns, not INCLUDE, which SQLite lacks.)
             models.Index(
                 fields=[
-                    "project", "owner", "needs_repair", "problems", "message_count",
-                    "format", "created", "id",
+                    "project",
+                    "owner",
+                    "needs_repair",
+                    "problems",
+                    "message_count",
+                    "format",
+                    "created",
+                    "id",
                 ],
                 name="transcript_project_table_idx",
-            ),  # fmt: skip
+            ),
             # Project search: a project's sessions in the order its hits are listed
             # (``inspector.search.fulltext``), so the first page of a common word walks
             # them in order and stops, instead of sorting every match.
