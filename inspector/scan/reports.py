@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from django.core.paginator import Page, Paginator
 from django.db.models import (
     BooleanField,
     Count,
@@ -161,6 +162,22 @@ def sessions_of(project: Project) -> QuerySet[Session]:
         .annotate(date=Coalesce(Subquery(started), "created"))
         .select_related("parent")
     )
+
+
+def page_of(sessions: QuerySet[Session], number: Any, per_page: int) -> Page[Session]:
+    """The page ``number`` of ``sessions``, in their order, each row whole.
+
+    The count and the order read the sessions' keys alone (an index of them on
+    PostgreSQL: ``transcript_project_table_idx``), then the page's rows are read
+    whole by their ids: sorting a big project's whole rows, JSON summaries and
+    all, took most of a dashboard's time (``bench/bench_scale.py``).
+    """
+    page = Paginator(sessions.values_list("pk", flat=True), per_page).get_page(number)
+    ids = list(page.object_list)
+    rows = {row.pk: row for row in sessions.filter(pk__in=ids).order_by()}
+    # A row deleted meanwhile is left out; the paginator's numbers stay the keys'.
+    found = [rows[pk] for pk in ids if pk in rows]
+    return Page(found, page.number, cast("Paginator[Session]", page.paginator))
 
 
 def needing_repair_beside(transcript: Transcript) -> dict[str, Transcript | None] | None:
