@@ -444,16 +444,24 @@ class Results:
     Made for ``django.core.paginator.Paginator``: ``count()`` and slices.
     """
 
-    def __init__(self, project: Project, query: str, chosen: Backend) -> None:
+    def __init__(
+        self,
+        project: Project,
+        query: str,
+        chosen: Backend,
+        within: tuple[str, list[Any]] = ("", []),
+    ) -> None:
         self.project = project
         self.text = query
         self.terms = parse(query)
         self._backend = chosen
         self._query = chosen.query(self.terms)
         self._counts: tuple[int, int] | None = None
+        # An ``AND`` clause on ``t`` choosing the sessions (``pattern.within_sql``: dates).
+        self._where, self._where_params = within
 
     def _params(self) -> list[Any]:
-        return [self._query, self.project.pk, self.project.owner_id]
+        return [self._query, self.project.pk, self.project.owner_id, *self._where_params]
 
     def _counted(self) -> tuple[int, int]:
         if self._counts is None:
@@ -461,7 +469,7 @@ class Results:
                 self._counts = (0, 0)
             else:
                 with connection.cursor() as cursor:
-                    cursor.execute(_COUNT + self._backend.matches, self._params())
+                    cursor.execute(_COUNT + self._backend.matches + self._where, self._params())
                     rows, sessions = cursor.fetchone()
                 self._counts = (int(rows), int(sessions))
         return self._counts
@@ -494,7 +502,7 @@ class Results:
             return []
         with connection.cursor() as cursor:
             cursor.execute(
-                _SELECT + self._backend.matches + _ORDER + "LIMIT %s OFFSET %s",
+                _SELECT + self._backend.matches + self._where + _ORDER + "LIMIT %s OFFSET %s",
                 [*self._params(), limit, offset],
             )
             found = cursor.fetchall()
@@ -518,9 +526,12 @@ class Results:
         return hits
 
 
-def search(project: Project, query: str) -> Results | None:
-    """The project's rows that hold ``query``; ``None`` where the database has no index."""
+def search(
+    project: Project, query: str, within: tuple[str, list[Any]] = ("", [])
+) -> Results | None:
+    """The project's rows that hold ``query`` (in the sessions ``within`` chooses, an SQL
+    clause on ``t``); ``None`` where the database has no index."""
     chosen = backend()
     if chosen is None:
         return None
-    return Results(project, query, chosen)
+    return Results(project, query, chosen, within)
