@@ -32,6 +32,7 @@ from inspector.diagnosis import (
     repaired_bytes_all,
     report_all,
 )
+from inspector.diagnosis.select import finding_place
 from inspector.engine import InvalidTranscript
 from inspector.local import agents, fix, sessions
 
@@ -253,8 +254,7 @@ def text_report(diagnosis: DiagnosisView, name: str) -> str:
         lines.append("")
         lines.append("Findings:")
         for finding in diagnosis.findings:
-            where = f"line {finding['line']}" if finding.get("line") else "—"
-            lines.append(f"  {finding['rule']:<8} {where:<12} {finding['text']}")
+            lines.append(f"  {finding['rule']:<8} {finding_place(finding):<24} {finding['text']}")
     lines.append("")
     lines.append("Providers (as uploaded -> after repair):")
     for provider, verdict in diagnosis.providers.items():

@@ -69,7 +69,7 @@ from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from inspector.diagnosis import ENGINE_VERSION
-from inspector.diagnosis.select import PAGE_SIZE, Filters
+from inspector.diagnosis.select import PAGE_SIZE, Filters, row_number
 from inspector.redact import mask
 from inspector.search.models import SearchIndexed, SearchRow
 from inspector.share.content import shown_row
@@ -243,7 +243,8 @@ def marked(snippet: str) -> SafeString:
 
 # --- the backends ------------------------------------------------------------
 
-Entry = tuple[int, int, str, str, str]  # transcript id, position, key, role, body
+# transcript id, position, key, role, body, message (``SearchRow.message``)
+Entry = tuple[int, int, str, str, str, int]
 
 # The rows a query matches in one project, sessions by name then rows in order.
 _FROM_SQLITE = (
@@ -261,9 +262,9 @@ _ORDER = (
     "ORDER BY CASE WHEN t.relative_path = '' THEN t.file_name ELSE t.relative_path END, "
     "t.id, r.position "
 )
-_SELECT = 'SELECT r.id, r.transcript_id, r.position, r."key", r.role '
+_SELECT = 'SELECT r.id, r.transcript_id, r.position, r."key", r.role, r.message '
 _COUNT = "SELECT COUNT(*), COUNT(DISTINCT r.transcript_id) "
-_INSERT = 'INSERT INTO search_searchrow (transcript_id, position, "key", role, body'
+_INSERT = 'INSERT INTO search_searchrow (transcript_id, position, "key", role, body, message'
 
 
 class Backend(Protocol):
@@ -287,7 +288,7 @@ class SQLite:
 
     def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None:
         # The triggers of migration 0002 add each row to the FTS5 table.
-        cursor.executemany(_INSERT + ") VALUES (%s, %s, %s, %s, %s)", entries)
+        cursor.executemany(_INSERT + ") VALUES (%s, %s, %s, %s, %s, %s)", entries)
 
     def query(self, terms: Sequence[Term]) -> str:
         return fts5_query(terms)
@@ -311,7 +312,7 @@ class PostgreSQL:
 
     def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None:
         cursor.executemany(
-            _INSERT + ", document) VALUES (%s, %s, %s, %s, %s, to_tsvector('simple', %s))",
+            _INSERT + ", document) VALUES (%s, %s, %s, %s, %s, %s, to_tsvector('simple', %s))",
             [(*entry, words_of(entry[4])) for entry in entries],
         )
 
@@ -368,7 +369,16 @@ def _batches(transcript_id: int, rows: Iterable[Row]) -> Iterator[list[Entry]]:
         body = row_text(row)
         if not body:
             continue
-        batch.append((transcript_id, position, str(row["key"]), str(row.get("role") or ""), body))
+        batch.append(
+            (
+                transcript_id,
+                position,
+                str(row["key"]),
+                str(row.get("role") or ""),
+                body,
+                row_number(row),
+            )
+        )
         size += len(body)
         if len(batch) >= BATCH_ROWS or size >= BATCH_CHARS:
             yield batch
@@ -432,10 +442,18 @@ class Hit:
     snippet: SafeString
     page: int
     href: str
+    message: int | None = None  # ``SearchRow.message``
 
     @property
     def session_name(self) -> str:
         return self.session.relative_path or self.session.file_name
+
+    @property
+    def row_label(self) -> str:
+        """The row as the timeline numbers it: "message 12", "inserted row", or "" unknown."""
+        if self.message is None:
+            return ""
+        return f"message {self.message}" if self.message else "inserted row"
 
 
 class Results:
@@ -512,7 +530,7 @@ class Results:
             {transcript for _, transcript, *_ in found}
         )
         hits = []
-        for pk, transcript_id, position, key, role in found:
+        for pk, transcript_id, position, key, role, message in found:
             session = sessions.get(transcript_id)
             if session is None:
                 continue  # deleted since the rows were read
@@ -522,7 +540,7 @@ class Results:
             words = timeline_query(self.text, self.terms, snippet)
             query = urlencode(Filters().query(page=page, q=words))
             href = f"{reverse('timeline', args=[session.public_id])}?{query}#{key}"
-            hits.append(Hit(session, position, key, role, marked(snippet), page, href))
+            hits.append(Hit(session, position, key, role, marked(snippet), page, href, message))
         return hits
 
 

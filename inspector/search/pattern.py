@@ -281,6 +281,7 @@ class _Found:
     position: int
     key: str
     role: str
+    message: int | None
     snippet: str
     carried: str
 
@@ -349,11 +350,11 @@ class PatternResults:
                 if rows is None:  # the database gave up on the pattern in its time
                     self.cut = True
                     return
-                for position, key, role, body in rows:
+                for position, key, role, message, body in rows:
                     if self.pattern.search(body) is None:
                         continue
                     text, carried = snippet(body, self.pattern)
-                    yield _Found(transcript_id, position, key, role, text, carried)
+                    yield _Found(transcript_id, position, key, role, message, text, carried)
                     found += 1
                     if found >= self._max_hits:
                         self.cut = True
@@ -375,7 +376,9 @@ class PatternResults:
             )
             return [pk for (pk,) in cursor.fetchall()]
 
-    def _rows(self, transcript_id: int, after: int) -> list[tuple[int, str, str, str]] | None:
+    def _rows(
+        self, transcript_id: int, after: int
+    ) -> list[tuple[int, str, str, int | None, str]] | None:
         """The session's next rows after ``after`` that the index (and PostgreSQL) let by."""
         where = ["r.transcript_id = %s", "r.position > %s"]
         params: list[Any] = [transcript_id, after]
@@ -393,7 +396,7 @@ class PatternResults:
             where.append("r.body ~* %s")
             params.append(self.text)
         sql = (
-            'SELECT r.position, r."key", r.role, r.body FROM search_searchrow r '  # noqa: S608
+            'SELECT r.position, r."key", r.role, r.message, r.body FROM search_searchrow r '  # noqa: S608
             + joins
             + "WHERE "
             + " AND ".join(where)
@@ -406,7 +409,10 @@ class PatternResults:
                     timeout = max(100, int(self._seconds * 1000))
                     cursor.execute(f"SET LOCAL statement_timeout = {timeout}")
                 cursor.execute(sql, params)
-                return [(int(p), str(k), str(role), str(body)) for p, k, role, body in cursor]
+                return [
+                    (int(p), str(k), str(role), message, str(body))
+                    for p, k, role, message, body in cursor
+                ]
         except DatabaseError:
             if not regex_in_database:
                 raise
@@ -425,6 +431,15 @@ class PatternResults:
             query = urlencode(Filters().query(page=page, q=each.carried))
             href = f"{reverse('timeline', args=[session.public_id])}?{query}#{each.key}"
             hits.append(
-                Hit(session, each.position, each.key, each.role, marked(each.snippet), page, href)
+                Hit(
+                    session,
+                    each.position,
+                    each.key,
+                    each.role,
+                    marked(each.snippet),
+                    page,
+                    href,
+                    each.message,
+                )
             )
         return hits

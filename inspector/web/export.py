@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from inspector.diagnosis.select import finding_place
 from inspector.engine import RULES
 from inspector.web import words
 
@@ -75,13 +76,7 @@ def markdown(
             title = words.title(RULES.get(rule), rule)
             out += ["", f"### {_text(rule)}: {_text(title)} ({len(listed)})", ""]
             for finding in listed:
-                where = []
-                if finding.get("message") is not None:
-                    where.append(f"message {int(finding['message']) + 1}")
-                if finding.get("line"):
-                    where.append(f"line {finding['line']}")
-                lead = ", ".join(where) or "inserted row"
-                out.append(f"- {lead}: {_text(finding['text'])}")
+                out.append(f"- {finding_place(finding)}: {_text(finding['text'])}")
     problems = report.get("problems") or []
     if problems:
         out += ["", f"## Lines no reader could read ({len(problems)})", ""]

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import orjson
-
 from inspector import formats
 from inspector.diagnosis import diagnose
 from inspector.formats import kimi_code, pi, qwen
