@@ -27,9 +27,9 @@ def owner_page(page, live_server, django_user_model, tmp_path, monkeypatch):
 @pytest.mark.parametrize("size", [WIDE, PHONE], ids=["wide", "390px"])
 def test_the_owner_lists_this_machines_sessions_and_opens_one(
     owner_page,
-    agent_home: Home,
+    agent_home: Home,  # noqa: F811 -- the fixture imported above
     scheme,
-    size,  # noqa: F811
+    size,
 ):
     page = owner_page
     page.emulate_media(color_scheme=scheme)
