@@ -346,7 +346,7 @@ class PatternResults:
                 if time.monotonic() >= deadline:
                     self.cut = True
                     return
-                rows = self._rows(transcript_id, last)
+                rows = self._rows(transcript_id, last, deadline - time.monotonic())
                 if rows is None:  # the database gave up on the pattern in its time
                     self.cut = True
                     return
@@ -377,7 +377,7 @@ class PatternResults:
             return [pk for (pk,) in cursor.fetchall()]
 
     def _rows(
-        self, transcript_id: int, after: int
+        self, transcript_id: int, after: int, seconds: float
     ) -> list[tuple[int, str, str, int | None, str]] | None:
         """The session's next rows after ``after`` that the index (and PostgreSQL) let by."""
         where = ["r.transcript_id = %s", "r.position > %s"]
@@ -406,7 +406,7 @@ class PatternResults:
         try:
             with transaction.atomic(), connection.cursor() as cursor:
                 if regex_in_database:
-                    timeout = max(100, int(self._seconds * 1000))
+                    timeout = max(100, int(seconds * 1000))  # what is left of the search's time
                     cursor.execute(f"SET LOCAL statement_timeout = {timeout}")
                 cursor.execute(sql, params)
                 return [

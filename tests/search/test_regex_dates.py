@@ -206,3 +206,16 @@ def test_the_date_of_a_scanned_session_is_when_it_began(owner_client, project, s
     )
     assert hits_of(owner_client.get(url(project, q="billing", until="2025-07-04")))
     assert not hits_of(owner_client.get(url(project, q="billing", since="2025-07-05")))
+
+
+def test_postgresql_tests_the_pattern_itself_and_sqlite_reads_it_here(store_in, project):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    store_in(REFUND, "refund.json")
+    chosen = fulltext.backend()
+    for text, in_database in ((r"order \d+", True), (r"\border\b", False)):
+        with CaptureQueriesContext(connection) as queries:
+            assert pattern.PatternResults(project, text, chosen).count() > 0, text
+        used = any("~*" in query["sql"] for query in queries.captured_queries)
+        assert used == (in_database and connection.vendor == "postgresql"), text
