@@ -380,6 +380,8 @@ def _delete_tree(directory: str) -> None:
     for name in folders:
         _delete_tree(f"{directory}/{name}")
     try:
-        Path(default_storage.path(directory)).rmdir()
-    except (NotImplementedError, OSError):
-        pass  # object storages have no folders to remove; a folder in use stays
+        # An empty folder goes (FileSystemStorage); an object storage has none, and
+        # deleting a key that holds no object does nothing.
+        default_storage.delete(directory)
+    except OSError:
+        pass  # a folder in use stays

@@ -80,6 +80,7 @@ def test_a_second_scan_skips_every_unchanged_file(run_scan, corpus_scan):
     assert "52 unchanged (skipped)" in output
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_a_changed_file_replaces_the_transcript_for_its_path(run_scan, mixed_tree):
     run_scan(mixed_tree, project="mixed")
     old = Transcript.objects.get(relative_path="alpha/clean.jsonl")

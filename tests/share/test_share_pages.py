@@ -183,6 +183,7 @@ def every_response(client, token: str, mode: str) -> dict[str, bytes]:
 # --- who gets in ---------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_anyone_with_the_token_sees_the_timeline_without_signing_in(client, make_link):
     link, token = make_link("full")
     response = client.get(share_url(token))
@@ -382,6 +383,7 @@ def test_planted_credentials_are_masked_everywhere_in_a_full_link(client, store_
     assert "[masked GitHub token, 40 chars].json" in page  # the file name too
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_masked_full_downloads_are_still_files_of_their_shape(client, store_for, make_link):
     transcript = store_for(secret_messages(), SECRET_NAME)
     _, token = make_link("full", for_transcript=transcript)
