@@ -1,7 +1,7 @@
 # The row's number as the timeline gives it (issue 31: one row numbering everywhere).
 # A nullable column is added in place on SQLite too (ALTER TABLE ... ADD COLUMN, no
 # copy of the table), so the FTS5 triggers of 0002 stay as they are. Entries indexed
-# before it hold null until their transcript is indexed again (ENGINE_VERSION 9 makes
+# before it hold null until their transcript is indexed again (ENGINE_VERSION 10 makes
 # every transcript stale, so each search's catch_up and manage.py search_index do it).
 
 from django.db import migrations, models
