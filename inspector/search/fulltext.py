@@ -70,7 +70,7 @@ from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from inspector.diagnosis import ENGINE_VERSION
-from inspector.diagnosis.select import PAGE_SIZE, Filters
+from inspector.diagnosis.select import PAGE_SIZE, Filters, row_number
 from inspector.redact import mask
 from inspector.search.models import SearchIndexed, SearchRow
 from inspector.share.content import shown_row
@@ -250,7 +250,8 @@ def marked(snippet: str) -> SafeString:
 
 # --- the backends ------------------------------------------------------------
 
-Entry = tuple[int, int, str, str, str]  # transcript id, position, key, role, body
+# transcript id, position, key, role, body, message (``SearchRow.message``)
+Entry = tuple[int, int, str, str, str, int]
 
 # The rows a query matches in one project, sessions by name then rows in order.
 _FROM_SQLITE = (
@@ -268,17 +269,17 @@ _ORDER = (
     "ORDER BY CASE WHEN t.relative_path = '' THEN t.file_name ELSE t.relative_path END, "
     "t.id, r.position "
 )
-_SELECT = 'SELECT r.id, r.transcript_id, r.position, r."key", r.role '
+_SELECT = 'SELECT r.id, r.transcript_id, r.position, r."key", r.role, r.message '
 # The rows of a query that matches few, with what they are sorted by, and the sort.
 _HITS = _SELECT + ", CASE WHEN t.relative_path = '' THEN t.file_name ELSE t.relative_path END name "
 _FEW = (
-    'SELECT id, transcript_id, position, "key", role FROM hits '
+    'SELECT id, transcript_id, position, "key", role, message FROM hits '
     "ORDER BY name, transcript_id, position LIMIT %s OFFSET %s"
 )
 # Counts the first matches only (``COUNT_LIMIT``): the ``LIMIT`` parameter follows.
 _COUNT = "SELECT COUNT(*), COUNT(DISTINCT counted.transcript_id) FROM (SELECT r.transcript_id "
 _COUNTED = "LIMIT %s) counted"
-_INSERT = 'INSERT INTO search_searchrow (transcript_id, position, "key", role, body'
+_INSERT = 'INSERT INTO search_searchrow (transcript_id, position, "key", role, body, message'
 
 
 class Backend(Protocol):
@@ -304,7 +305,7 @@ class SQLite:
 
     def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None:
         # The triggers of migration 0002 add each row to the FTS5 table.
-        cursor.executemany(_INSERT + ") VALUES (%s, %s, %s, %s, %s)", entries)
+        cursor.executemany(_INSERT + ") VALUES (%s, %s, %s, %s, %s, %s)", entries)
 
     def query(self, terms: Sequence[Term]) -> str:
         return fts5_query(terms)
@@ -329,7 +330,7 @@ class PostgreSQL:
 
     def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None:
         cursor.executemany(
-            _INSERT + ", document) VALUES (%s, %s, %s, %s, %s, to_tsvector('simple', %s))",
+            _INSERT + ", document) VALUES (%s, %s, %s, %s, %s, %s, to_tsvector('simple', %s))",
             [(*entry, words_of(entry[4])) for entry in entries],
         )
 
@@ -386,7 +387,16 @@ def _batches(transcript_id: int, rows: Iterable[Row]) -> Iterator[list[Entry]]:
         body = row_text(row)
         if not body:
             continue
-        batch.append((transcript_id, position, str(row["key"]), str(row.get("role") or ""), body))
+        batch.append(
+            (
+                transcript_id,
+                position,
+                str(row["key"]),
+                str(row.get("role") or ""),
+                body,
+                row_number(row),
+            )
+        )
         size += len(body)
         if len(batch) >= BATCH_ROWS or size >= BATCH_CHARS:
             yield batch
@@ -480,10 +490,18 @@ class Hit:
     snippet: SafeString
     page: int
     href: str
+    message: int | None = None  # ``SearchRow.message``
 
     @property
     def session_name(self) -> str:
         return self.session.relative_path or self.session.file_name
+
+    @property
+    def row_label(self) -> str:
+        """The row as the timeline numbers it: "message 12", "inserted row", or "" unknown."""
+        if self.message is None:
+            return ""
+        return f"message {self.message}" if self.message else "inserted row"
 
 
 class Results:
@@ -493,16 +511,24 @@ class Results:
     ``COUNT_LIMIT`` rows are counted and listed; ``more`` says there are others.
     """
 
-    def __init__(self, project: Project, query: str, chosen: Backend) -> None:
+    def __init__(
+        self,
+        project: Project,
+        query: str,
+        chosen: Backend,
+        within: tuple[str, list[Any]] = ("", []),
+    ) -> None:
         self.project = project
         self.text = query
         self.terms = parse(query)
         self._backend = chosen
         self._query = chosen.query(self.terms)
         self._counts: tuple[int, int] | None = None
+        # An ``AND`` clause on ``t`` choosing the sessions (``pattern.within_sql``: dates).
+        self._where, self._where_params = within
 
     def _params(self) -> list[Any]:
-        return [self._query, self.project.pk, self.project.owner_id]
+        return [self._query, self.project.pk, self.project.owner_id, *self._where_params]
 
     def _counted(self) -> tuple[int, int]:
         if self._counts is None:
@@ -511,7 +537,7 @@ class Results:
             else:
                 with connection.cursor() as cursor:
                     cursor.execute(
-                        _COUNT + self._backend.matches + _COUNTED,
+                        _COUNT + self._backend.matches + self._where + _COUNTED,
                         [*self._params(), COUNT_LIMIT + 1],
                     )
                     rows, sessions = cursor.fetchone()
@@ -552,12 +578,13 @@ class Results:
         if self.more:
             # Many rows: the sessions are walked in the order of their names and the
             # walk stops at the page (``transcript_project_name_idx``).
-            sql = _SELECT + self._backend.matches + _ORDER + "LIMIT %s OFFSET %s"
+            sql = _SELECT + self._backend.matches + self._where + _ORDER + "LIMIT %s OFFSET %s"
         else:
             # At most COUNT_LIMIT rows: read them all by the full-text index, then sort.
             # Left to itself, PostgreSQL takes a page of a rare word (LIMIT 9) for a short
             # walk too, and reads all 40,000 sessions' rows to find it (1.4 s).
-            sql = f"WITH hits AS {self._backend.fence}({_HITS}{self._backend.matches}) {_FEW}"
+            chosen = f"{_HITS}{self._backend.matches}{self._where}"
+            sql = f"WITH hits AS {self._backend.fence}({chosen}) {_FEW}"
         with connection.cursor() as cursor:
             cursor.execute(sql, [*self._params(), limit, offset])
             found = cursor.fetchall()
@@ -567,7 +594,7 @@ class Results:
             {transcript for _, transcript, *_ in found}
         )
         hits = []
-        for pk, transcript_id, position, key, role in found:
+        for pk, transcript_id, position, key, role, message in found:
             session = sessions.get(transcript_id)
             if session is None:
                 continue  # deleted since the rows were read
@@ -577,13 +604,16 @@ class Results:
             words = timeline_query(self.text, self.terms, snippet)
             query = urlencode(Filters().query(page=page, q=words))
             href = f"{reverse('timeline', args=[session.public_id])}?{query}#{key}"
-            hits.append(Hit(session, position, key, role, marked(snippet), page, href))
+            hits.append(Hit(session, position, key, role, marked(snippet), page, href, message))
         return hits
 
 
-def search(project: Project, query: str) -> Results | None:
-    """The project's rows that hold ``query``; ``None`` where the database has no index."""
+def search(
+    project: Project, query: str, within: tuple[str, list[Any]] = ("", [])
+) -> Results | None:
+    """The project's rows that hold ``query`` (in the sessions ``within`` chooses, an SQL
+    clause on ``t``); ``None`` where the database has no index."""
     chosen = backend()
     if chosen is None:
         return None
-    return Results(project, query, chosen)
+    return Results(project, query, chosen, within)
