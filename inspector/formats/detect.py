@@ -96,10 +96,24 @@ class Alternatives:
 
     def search(self, data: bytes) -> re.Match[bytes] | None:
         for text, pattern in self._alternatives:
-            if text in data:
-                found = pattern.search(data)
+            if len(text) < 3:  # no leading text worth finding first
+                if text in data:
+                    found = pattern.search(data)
+                    if found:
+                        return found
+                continue
+            # Every match starts with ``text``: ``find`` it and try the pattern there.
+            # ``re`` looks for a literal prefix a byte at a time, and a prefix opening
+            # with ``"``, as a JSON key does, stops it at every quote of the data: on
+            # 64 KiB of a session this loop is several times faster, and it finds the
+            # alternative's leftmost match as ``search`` would.
+            find, match = data.find, pattern.match
+            at = find(text)
+            while at >= 0:
+                found = match(data, at)
                 if found:
                     return found
+                at = find(text, at + 1)
         return None
 
 
