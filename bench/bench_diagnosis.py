@@ -177,8 +177,13 @@ def main() -> None:
     parser.add_argument("--extra", type=Path, action="append", default=[])
     parser.add_argument("--memory-from", type=int, default=64 * 1024, help="bytes")
     parser.add_argument("--only", default="", help="only the sessions whose name holds this")
+    parser.add_argument(
+        "--min-size", type=int, default=0, help="only sessions this many bytes or more"
+    )
     args = parser.parse_args()
-    sessions = {n: d for n, d in corpus(args.extra).items() if args.only in n}
+    sessions = {
+        n: d for n, d in corpus(args.extra).items() if args.only in n and len(d) >= args.min_size
+    }
     measure(sessions, args.rounds, args.floor, paused=True)
     if args.running:
         measure(sessions, args.rounds, args.floor, paused=False)

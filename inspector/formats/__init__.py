@@ -40,7 +40,7 @@ import orjson
 
 from inspector.engine.canonical import is_blank
 from inspector.engine.providers import CALL_ID_MAX
-from inspector.formats import jsonl, private
+from inspector.formats import detect, jsonl, private
 from inspector.formats.base import (
     AllShape,
     BranchShape,
@@ -137,7 +137,9 @@ def load(data: bytes, format: str = "auto") -> Parsed:
     try:
         return _load(data, format)
     finally:
-        jsonl.forget_head()  # the sniffers' shared sample is this file's, done with
+        # What the sniffers shared of this file's sample, done with.
+        jsonl.forget_head()
+        detect.forget_sample()
 
 
 def _load(data: bytes, format: str) -> Parsed:
