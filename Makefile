@@ -21,7 +21,7 @@ for p in $$(ls -d $$root/versions/3.1[2-9]*/bin/python3 2>/dev/null | sort -rV);
 done; exit 1
 endef
 
-.PHONY: run test lint format bench fuzz load clean venv install install-test chromium
+.PHONY: run test lint format bench bench-scale fuzz load multihost clean venv install install-test chromium
 
 $(VENV)/bin/python:
 	@py=$$($(find_python)) || { echo "Transcript Inspector needs Python 3.12 or newer: install python3.12 (or newer) and run make again." >&2; exit 1; }; \
@@ -71,6 +71,13 @@ test: $(TEST_STAMP) chromium lint
 bench: $(STAMP)
 	$(PY) bench/run.py
 
+# 100,000 transcripts and 1,000,000 indexed rows on a throw-away PostgreSQL database
+# (127.0.0.1:5432 by default; SCALE_ARGS="--postgres postgres://user@127.0.0.1:5433"):
+# p50/p95 of the dashboard and the project search against 200 ms. About 4 minutes to
+# build, then 5-10 to measure; the database is dropped at the end.
+bench-scale: $(STAMP)
+	$(PY) bench/bench_scale.py $(SCALE_ARGS)
+
 # Many more hypothesis examples for the property and fuzz tests (minutes, not seconds).
 fuzz: $(TEST_STAMP)
 	HYPOTHESIS_PROFILE=fuzz $(VENV)/bin/pytest -q tests/formats/test_fuzz.py \
@@ -86,6 +93,13 @@ $(VENV)/.installed-load: pyproject.toml $(STAMP)
 
 load: $(VENV)/.installed-load
 	$(PY) bench/load.py $(LOAD_ARGS)
+
+# Web, two workers, PostgreSQL and an S3 server (moto) on separate hosts of this machine:
+# network namespaces on a bridge in 10.233.0.0/24, each with its own hostname, process
+# table and mounts (tests/multihost/run.py). Needs root; 1 to 4 minutes. README:
+# "Several machines". MULTIHOST_STORAGE=shared uses a shared folder instead of S3.
+multihost: $(TEST_STAMP)
+	$(VENV)/bin/pytest -q -s -p no:cacheprovider tests/multihost/check_hosts.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis

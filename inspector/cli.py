@@ -3,6 +3,7 @@
     transcript-inspector list [--broken]          sessions on this machine, newest first
     transcript-inspector check FILE...            the verdict of each file
     transcript-inspector report FILE [--json]     the diagnosis, readable or as JSON
+                          [--html [--redacted] | --markdown]  or as the web's one-file exports
     transcript-inspector repair FILE [-o OUT]     the repaired file, in its own shape
     transcript-inspector fix [SESSION-ID | PATH]  repair a session in place (--dry-run, --undo)
 
@@ -10,12 +11,16 @@ Exit status: 0 clean, 1 repaired or needs repair, 2 bad input; ``fix``: 0 fixed
 (or clean, or undone), 1 a dry run found something to repair, 2 refused or
 failed, so ``fix ID && claude --resume ID`` resumes only a repaired session. It runs on the
 pure core alone (``inspector.engine``, ``formats``, ``diagnosis``, ``local``):
-no Django, no database. ``manage.py repair`` runs ``repair`` from here.
+no Django, no database. ``manage.py repair`` runs ``repair`` from here. The one
+exception is asked for by name: ``report --html`` and ``--markdown`` write the web
+page's own exports, so they load ``inspector.offline`` (Django's templates, no
+database, no server) by its name, when asked and not before.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -31,7 +36,9 @@ from inspector.diagnosis import (
     read_only_predicate,
     repaired_bytes_all,
     report_all,
+    report_from,
 )
+from inspector.diagnosis.select import finding_place
 from inspector.engine import InvalidTranscript
 from inspector.local import agents, fix, sessions
 
@@ -88,7 +95,29 @@ def _parser() -> argparse.ArgumentParser:
 
     reporting = commands.add_parser("report", help="what is wrong with a file, and the repair")
     reporting.add_argument("file", metavar="FILE", help="a transcript, or - for standard input")
-    reporting.add_argument("--json", action="store_true", help="the report as JSON")
+    output = reporting.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="the report as JSON")
+    output.add_argument(
+        "--html",
+        action="store_true",
+        help="the timeline as one self-contained HTML file (credentials masked), to attach or send",
+    )
+    output.add_argument(
+        "--markdown", action="store_true", help="the diagnosis as Markdown, to paste in an issue"
+    )
+    reporting.add_argument(
+        "--redacted",
+        action="store_true",
+        help="with --html: every text replaced by its length, as a redacted share",
+    )
+    reporting.add_argument(
+        "--conversation",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --html, of a file of several conversations: the Nth "
+        "(default: the first that needs repair)",
+    )
     reporting.add_argument("--format", default="auto", choices=FORMAT_CHOICES)
     _read_only_option(reporting)
     reporting.set_defaults(run=run_report)
@@ -192,9 +221,15 @@ def run_report(args: argparse.Namespace, out: IO[str]) -> int:
         diagnoses = diagnose_all(every, read_only_predicate(args.read_only.split(",")))
     except InvalidTranscript as error:
         raise _BadInput(sessions.first_line(str(error))) from None
+    if args.redacted and not args.html:
+        raise _BadInput("--redacted goes with --html")
+    if args.conversation and not args.html:
+        raise _BadInput("--conversation goes with --html")
     if args.json:
         report = report_all(every, diagnoses)
         _write_bytes(out, orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
+    elif args.html or args.markdown:
+        _write_bytes(out, _export(args, diagnoses).encode())
     elif len(diagnoses) == 1:
         out.write(text_report(diagnoses[0], args.file))
     else:
@@ -203,6 +238,28 @@ def run_report(args: argparse.Namespace, out: IO[str]) -> int:
             if diagnosis.needs_repair:
                 out.write("\n" + text_report(diagnosis, f"{args.file}, conversation {n}"))
     return NEEDS_REPAIR if any(d.needs_repair for d in diagnoses) else CLEAN
+
+
+def _export(args: argparse.Namespace, diagnoses: Sequence[DiagnosisView]) -> str:
+    """The web's HTML or Markdown export of the file's diagnosis (see the module's doc)."""
+    offline = importlib.import_module("inspector.offline")
+    name = "standard input" if args.file == "-" else Path(args.file).name
+    if args.markdown:
+        if len(diagnoses) == 1:
+            return str(offline.markdown(report_from(diagnoses[0]), name))
+        return "\n".join(
+            offline.markdown(report_from(d), f"{name}, conversation {n}")
+            for n, d in enumerate(diagnoses, 1)
+        )
+    if args.conversation:
+        if not 1 <= args.conversation <= len(diagnoses):
+            raise _BadInput(f"{name} has {len(diagnoses)} conversation(s), not {args.conversation}")
+        chosen = args.conversation
+    else:
+        chosen = next((n for n, d in enumerate(diagnoses, 1) if d.needs_repair), 1)
+    if len(diagnoses) > 1:
+        name = f"{name}, conversation {chosen}"
+    return str(offline.html(diagnoses[chosen - 1], name, args.redacted))
 
 
 def run_check(args: argparse.Namespace, out: IO[str]) -> int:
@@ -253,8 +310,7 @@ def text_report(diagnosis: DiagnosisView, name: str) -> str:
         lines.append("")
         lines.append("Findings:")
         for finding in diagnosis.findings:
-            where = f"line {finding['line']}" if finding.get("line") else "—"
-            lines.append(f"  {finding['rule']:<8} {where:<12} {finding['text']}")
+            lines.append(f"  {finding['rule']:<8} {finding_place(finding):<24} {finding['text']}")
     lines.append("")
     lines.append("Providers (as uploaded -> after repair):")
     for provider, verdict in diagnosis.providers.items():
@@ -480,7 +536,8 @@ def _target(
 
 def _names(session: sessions.Session, target: str) -> bool:
     stem = session.path.stem
-    return target in (stem, session.guessed_id, session.path.name) or (
+    # A session that is a folder (OpenHands' events/) is named by its path as found too.
+    return target in (stem, session.guessed_id, session.path.name, str(session.path)) or (
         len(target) >= 8 and stem.endswith(target)
     )
 

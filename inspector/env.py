@@ -84,7 +84,10 @@ def database_from_url(url: str) -> dict:
             "PASSWORD": unquote(parts.password or ""),
             "HOST": unquote(parts.hostname or ""),
             "PORT": str(port or ""),
-            "OPTIONS": dict(parse_qsl(parts.query)),
+            # JIT compiling is for long reports: the planner takes a dashboard's query over
+            # a big project for one (cost past jit_above_cost) and spends 40-80 ms compiling
+            # what then runs in less (bench/bench_scale.py). ``?options=...`` replaces it.
+            "OPTIONS": {"options": "-c jit=off"} | dict(parse_qsl(parts.query)),
             "CONN_MAX_AGE": 60,
             "CONN_HEALTH_CHECKS": True,
         }

@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 import secrets
 import tempfile
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from django.utils.csp import CSP
 
@@ -178,8 +180,33 @@ STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)
 STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_ROOT = Path(env_str("INSPECTOR_MEDIA_ROOT", str(VAR_DIR / "media")))
+# Stored transcripts, caches and scan uploads: local files under MEDIA_ROOT, or
+# an S3-compatible bucket once INSPECTOR_S3_BUCKET is set (README: Object
+# storage). Credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or
+# boto3's other usual places); objects stay private and are never linked to.
+
+
+def default_storage_from(environ: Mapping[str, str]) -> dict[str, Any]:
+    """``STORAGES["default"]`` for these variables (the tests make theirs with it too)."""
+    bucket = environ.get("INSPECTOR_S3_BUCKET", "").strip()
+    if not bucket:
+        return {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+    endpoint = environ.get("INSPECTOR_S3_ENDPOINT_URL", "").strip()
+    return {
+        "BACKEND": "inspector.web.objectstore.ObjectStorage",
+        "OPTIONS": {
+            "bucket_name": bucket,
+            "endpoint_url": endpoint or None,
+            "region_name": environ.get("INSPECTOR_S3_REGION", "").strip() or "us-east-1",
+            "location": environ.get("INSPECTOR_S3_PREFIX", "").strip().strip("/"),
+            # A server of one's own is reached by path (http://host:9000/bucket/key).
+            "addressing_style": "path" if endpoint else None,
+        },
+    }
+
+
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": default_storage_from(os.environ),
     "staticfiles": {
         "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
         if env_bool("INSPECTOR_MANIFEST_STATIC", False)

@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+# The object storage fixtures: a real S3-compatible server (s3_server, s3_bucket, any_storage).
+pytest_plugins = ["tests.objectstore"]
+
 
 @pytest.fixture(autouse=True)
 def _isolated_storage_and_tasks(request: pytest.FixtureRequest, tmp_path: Path) -> None:

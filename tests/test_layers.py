@@ -40,6 +40,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("inspector.local.opencode",),
     ("inspector.local.opencode_db",),
     ("inspector.local.goose_db",),
+    ("inspector.local.openhands",),
+    ("inspector.local.hermes_db",),
     ("inspector.local.stores",),
     ("inspector.local.sessions", "inspector.local.fix"),
     ("inspector.local",),
@@ -53,8 +55,9 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("inspector.share", "inspector.watch"),
     ("inspector.scan",),
     ("inspector.search",),
-    # The project: settings, URLs, servers.
-    ("inspector", "inspector.env", "inspector.settings", "inspector.urls"),
+    # The project: settings, URLs, servers; and the web's exports for the console's
+    # ``report --html`` / ``--markdown``, which inspector.cli loads by name when asked.
+    ("inspector", "inspector.env", "inspector.settings", "inspector.urls", "inspector.offline"),
     ("inspector.asgi", "inspector.wsgi"),
 )
 # Up to and including this floor, nothing imports Django (the console runs without it).

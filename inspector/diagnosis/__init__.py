@@ -128,18 +128,24 @@ def repair_parsed(parsed: Parsed, is_read_only: ReadOnly = None) -> Repair:
 
 
 def _stored_outputs(parsed: Parsed) -> int:
-    """How many results open a body that continues a stored history before any call of
-    its own, each answering a call the body does not hold: the stored response's."""
+    """How many messages open a body that continues a stored history before any call of
+    its own: its instructions, then results each answering a call the body does not
+    hold (the stored response's); 0 when no such result opens it."""
     if not _stored_history(parsed):
         return 0
     messages = parsed.messages
     called = {call_id(c) for m in messages for c in _metadata(m).get("tool_calls") or ()}
+    # The body's instructions (a Responses ``instructions`` field) come first as a
+    # system message; the outputs the stored response waits for follow them.
+    lead = 0
+    while lead < len(messages) and messages[lead].get("role") == "system":
+        lead += 1
     count = 0
-    for message in messages:
+    for message in messages[lead:]:
         if message.get("role") != "tool" or call_id(_metadata(message)) in called:
             break
         count += 1
-    return count
+    return lead + count if count else 0
 
 
 def _metadata(message: dict[str, Any]) -> dict[str, Any]:

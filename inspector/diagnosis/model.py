@@ -16,7 +16,7 @@ from typing import Any, NotRequired, TypedDict
 
 # Bump when the engine, a parser or this module changes what a diagnosis
 # holds: stored transcripts then rebuild their cached diagnosis on next view.
-ENGINE_VERSION = "8"
+ENGINE_VERSION = "10"
 
 # A row's text is what a person reads on the timeline; past this length the
 # rest is left to the downloads, so a 50 MB session stays a page, not a dump.
@@ -135,6 +135,8 @@ class Row(TypedDict):
     model: str | None
     tokens_in: int | None
     tokens_out: int | None
+    cache_read: int | None  # of tokens_in, read from the provider's prompt cache
+    cache_write: int | None  # of tokens_in, written into it
 
 
 @dataclass(slots=True)

@@ -126,7 +126,8 @@ def message_facts(parsed: Parsed) -> list[Facts | None]:
 
 
 def totals(facts: list[Facts | None]) -> dict[str, Any]:
-    """The header's sums: first and last timestamp, tokens in and out, models by use."""
+    """The header's sums: first and last timestamp, tokens in and out (and of those in,
+    the cache's reads and writes), models by use."""
     stamps = [f["at"] for f in facts if f and f["at"]]
     models: dict[str, int] = {}
     for f in facts:
@@ -137,6 +138,9 @@ def totals(facts: list[Facts | None]) -> dict[str, Any]:
         "last": max(stamps) if stamps else None,
         "tokens_in": sum(f["tokens_in"] or 0 for f in facts if f),
         "tokens_out": sum(f["tokens_out"] or 0 for f in facts if f),
+        # Of ``tokens_in``: read from the prompt cache, and written into it.
+        "cache_read": sum(f.get("cache_read") or 0 for f in facts if f),
+        "cache_write": sum(f.get("cache_write") or 0 for f in facts if f),
         "models": models,
     }
 
@@ -384,6 +388,8 @@ class Timeline:
             "model": facts["model"],
             "tokens_in": facts["tokens_in"],
             "tokens_out": facts["tokens_out"],
+            "cache_read": facts.get("cache_read"),
+            "cache_write": facts.get("cache_write"),
         }
 
     def _calls(

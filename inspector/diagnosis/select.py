@@ -9,7 +9,7 @@ the in-process diagnosis cache: nothing here changes them.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlencode
@@ -314,11 +314,29 @@ def row_matches(row: Row, needle: str) -> bool:
     return result is not None and needle in str(result.get("name") or "").casefold()
 
 
+def row_number(row: Mapping[str, Any]) -> int:
+    """The number every page, export and the CLI give a row: its message in the file, from
+    1 (the timeline's ``#12``, the findings' "message 12"); 0 for a row the repair
+    inserted, which has none (the timeline's "new")."""
+    index = row.get("input_index")
+    return index + 1 if isinstance(index, int) else 0
+
+
+def finding_place(finding: Mapping[str, Any]) -> str:
+    """Where a finding is, its row numbered as ``row_number`` numbers it: "message 3, line 7",
+    "inserted row" (the timeline's findings, the CLI report, the Markdown export)."""
+    message = finding.get("message")
+    where = [f"message {message + 1}" if isinstance(message, int) else "inserted row"]
+    if finding.get("line"):
+        where.append(f"line {finding['line']}")
+    return ", ".join(where)
+
+
 def search(
     diagnosis: Diagnosis | StoredDiagnosis, positions: Sequence[int], query: str
 ) -> tuple[int, list[dict[str, Any]]]:
     """Every row of this view that holds ``query`` (any case): how many, and the first of them
-    with the page of the view that shows each.
+    with the page of the view that shows each and the row's number (``row_number``).
 
     Reads every row, a chunk at a time: the page loads 200 rows, the search
     looks at all of them.
@@ -326,11 +344,14 @@ def search(
     needle = query.casefold()
     rows = indexed_rows(diagnosis)
     place = {position: i for i, position in enumerate(positions)}
-    hits: list[tuple[int, str]] = []
+    hits: list[tuple[int, str, int]] = []
     for position, row in enumerate(rows):
         at = place.get(position)
         if at is not None and row_matches(row, needle):
-            hits.append((at, row["key"]))
+            hits.append((at, row["key"], row_number(row)))
     hits.sort()
-    shown = [{"key": key, "page": at // PAGE_SIZE + 1} for at, key in hits[:SEARCH_HITS]]
+    shown = [
+        {"key": key, "page": at // PAGE_SIZE + 1, "message": number}
+        for at, key, number in hits[:SEARCH_HITS]
+    ]
     return len(hits), shown

@@ -25,8 +25,10 @@ A reader checks the total length, so a file cut short (a full disk, a writer
 still busy) is a cache miss, not rows from nowhere; every later open checks
 the content hash, so a file replaced by a different one since the header was
 read is an error, not wrong rows. Django's ``FileSystemStorage`` seeks in
-place; an object storage whose files download whole on open still works, at
-the cost of the compressed file per request.
+place; the object storage (``inspector.web.objectstore``) turns each seek and
+read into a ranged GET, so a page fetches its spans, not the whole file (one
+whose files download whole on open still works, at the cost of the file per
+request).
 
 The layout's number is in the magic and in the cache's file name
 (``inspector.web.store``): a cache of another layout is rebuilt from the raw

@@ -41,6 +41,9 @@ class Rule:
     related: tuple[str, ...]
     other_sources: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
+    # Refusals reported in public, without a recorded answer or the provider's quoted
+    # error text to support them: said on the rule page, not refused by the check.
+    claims: tuple[tuple[str, str], ...] = ()  # (what is claimed, where)
     example_appended: tuple[Message, ...] = ()
     example_read_only: tuple[str, ...] = ()
     # A rule about a file's lines (LINE-1): the file before, and as repaired.
@@ -1210,6 +1213,17 @@ RULES: dict[str, Rule] = {
         related=("PAIR-1", "PAIR-3", "ID-1", "MSG-1", "INT-1"),
         other_sources=("https://docs.anthropic.com/en/docs/build-with-claude/tool-use",),
         errors=ERROR_TEXTS["anthropic"],
+        claims=(
+            (
+                "Text after a `tool_use` block in the same assistant message is refused.",
+                "LiteLLM's Anthropic transformation says so; no recorded answer shows it.",
+            ),
+            (
+                "Call ids over 64 characters are refused (the export still keeps to 64).",
+                "pi and LibreChat cut ids to 64 for Anthropic; no recorded answer or quoted"
+                " error text shows a refusal.",
+            ),
+        ),
     ),
     "PROV-RESPONSES": Rule(
         id="PROV-RESPONSES",

@@ -40,7 +40,7 @@ import orjson
 
 from inspector.engine.canonical import is_blank
 from inspector.engine.providers import CALL_ID_MAX
-from inspector.formats import private
+from inspector.formats import detect, jsonl, private
 from inspector.formats.base import (
     AllShape,
     BranchShape,
@@ -134,6 +134,15 @@ def id_rules(provider: str) -> tuple[re.Pattern[str] | None, int | None]:
 
 def load(data: bytes, format: str = "auto") -> Parsed:
     """Read a transcript in any known shape (or the one ``format`` names)."""
+    try:
+        return _load(data, format)
+    finally:
+        # What the sniffers shared of this file's sample, done with.
+        jsonl.forget_head()
+        detect.forget_sample()
+
+
+def _load(data: bytes, format: str) -> Parsed:
     if isinstance(data, str):
         data = data.encode("utf-8")
     elif not isinstance(data, bytes):

@@ -85,6 +85,7 @@ from inspector.formats.private import (
     public,
     turns,
 )
+from inspector.formats.runs import join_runs, split_runs
 
 NAME = "anthropic"
 PROVIDER = "anthropic"
@@ -316,11 +317,13 @@ def _read(
                     cause = "stream_ended"
                 if cause:
                     causes[len(messages) - 1] = cause
+    state |= {"records": records, "system": system, "response": response}
+    state["originals"] = by_origin(messages)
+    # The API combines consecutive assistant messages into one turn: read them so.
+    messages, sources, causes = join_runs(messages, sources, causes)
     paused = _paused_server_tools(messages)
     if paused:
         meta["paused_server_tools"] = paused
-    state |= {"records": records, "system": system, "response": response}
-    state["originals"] = by_origin(messages)
     return Parsed(NAME, messages, sources, problems, causes=causes, meta=meta, state=state)
 
 
@@ -700,6 +703,8 @@ def _wire(
     """
     records = state["records"] if state else []
     originals = state["originals"] if state else {}
+    if state:
+        messages = split_runs(messages)  # each record's own messages again
     start = 0
     while start < len(messages) and messages[start]["role"] == "system":
         start += 1

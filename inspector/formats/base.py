@@ -171,9 +171,24 @@ class BranchShape(Shape, Protocol):
 
 # What a shape's ``timeline_facts`` says of one message: ``at`` (an ISO timestamp),
 # ``model``, ``tokens_in`` (all the model read, cache included), ``tokens_out``; each
-# ``None`` where the file does not say.
+# ``None`` where the file does not say. Optional, where the file records them:
+# ``cache_read`` (of ``tokens_in``, the tokens read from the provider's prompt cache)
+# and ``cache_write`` (of ``tokens_in``, the tokens written into it); a shape that
+# leaves them out says nothing of the cache.
 Facts = dict[str, Any]
-NO_FACTS: Facts = {"at": None, "model": None, "tokens_in": None, "tokens_out": None}
+NO_FACTS: Facts = {
+    "at": None,
+    "model": None,
+    "tokens_in": None,
+    "tokens_out": None,
+    "cache_read": None,
+    "cache_write": None,
+}
+
+
+def token_count(value: Any) -> int | None:
+    """``value`` when it is a count of tokens (an int, not a bool), else ``None``."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 class TimelineShape(Shape, Protocol):

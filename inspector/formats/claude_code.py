@@ -111,7 +111,7 @@ import orjson
 
 from inspector.engine.canonical import arguments_object
 from inspector.formats.anthropic import image_block
-from inspector.formats.base import Facts, FormatError, Parsed, Problem
+from inspector.formats.base import Facts, FormatError, Parsed, Problem, token_count
 from inspector.formats.jsondoc import part_text
 from inspector.formats.jsonl import (
     JsonlFile,
@@ -222,6 +222,8 @@ def _facts(records: list[Any]) -> Facts | None:
         "model": model if isinstance(model, str) and model != "<synthetic>" else None,
         "tokens_in": tokens_in,
         "tokens_out": out if isinstance(out, int) else None,
+        "cache_read": token_count(usage.get("cache_read_input_tokens")),
+        "cache_write": token_count(usage.get("cache_creation_input_tokens")),
     }
 
 

@@ -62,13 +62,14 @@ the record before them, so the same repair always writes the same file.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from inspector.formats import responses
-from inspector.formats.base import NO_FACTS, Facts, FormatError, Parsed, Problem
+from inspector.formats.base import NO_FACTS, Facts, FormatError, Parsed, Problem, token_count
 from inspector.formats.jsondoc import part_text
 from inspector.formats.jsonl import (
     Record,
@@ -143,12 +144,55 @@ def _has_response_parts(value: dict[str, Any]) -> bool:
 
 def timeline_facts(parsed: Parsed) -> list[Facts | None]:
     """Per message, the ``timestamp`` of the first record it was read from (the ``base``
-    hook); a rollout records no model or tokens per message."""
+    hook); for a reply, the model of the ``turn_context`` it answers in and the tokens
+    of the ``token_count`` event that follows it (``last_token_usage``: its
+    ``input_tokens``, of which ``cached_input_tokens`` came from the cache, and its
+    ``output_tokens``). A rollout records no cache writes."""
     state = parsed.state
     if not isinstance(state, _State):
         return []
     values = state.values
-    return [_facts([values[piece.rec] for piece in own]) for own in state.pieces]
+    facts = [_facts([values[piece.rec] for piece in own]) for own in state.pieces]
+    # Each reply by the record it was read from last (not a compaction's copy of it).
+    replies: list[tuple[int, int, int]] = []  # first record, last record, message
+    for index, own in enumerate(state.pieces):
+        recs = [piece.rec for piece in own if piece.item is None]
+        role = parsed.messages[index].get("role") if index < len(parsed.messages) else None
+        if recs and role == "assistant":
+            replies.append((min(recs), max(recs), index))
+    replies.sort(key=lambda reply: reply[1])
+    model: str | None = None
+    models: list[tuple[int, str | None]] = []  # from this record on, this model
+    waiting: int | None = None  # the last reply read before the record, with no tokens yet
+    at = 0
+    for rec, value in enumerate(values):
+        while at < len(replies) and replies[at][1] < rec:
+            waiting = replies[at][2]
+            at += 1
+        payload = value.get("payload") if isinstance(value, dict) else None
+        if not isinstance(payload, dict):
+            continue
+        if value.get("type") == "turn_context":
+            found = payload.get("model")
+            model = found if isinstance(found, str) and found else model
+            models.append((rec, model))
+        elif payload.get("type") == "token_count" and waiting is not None:
+            info = payload.get("info")
+            usage = info.get("last_token_usage") if isinstance(info, dict) else None
+            if isinstance(usage, dict):
+                facts[waiting] = {
+                    **(facts[waiting] or NO_FACTS),
+                    "tokens_in": token_count(usage.get("input_tokens")),
+                    "tokens_out": token_count(usage.get("output_tokens")),
+                    "cache_read": token_count(usage.get("cached_input_tokens")),
+                }
+                waiting = None
+    starts = [start for start, _ in models]
+    for first, _, index in replies:
+        before = bisect.bisect_left(starts, first)  # the turn_context records before the reply
+        if before and models[before - 1][1]:
+            facts[index] = {**(facts[index] or NO_FACTS), "model": models[before - 1][1]}
+    return facts
 
 
 def _facts(values: list[Any]) -> Facts | None:

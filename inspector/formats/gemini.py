@@ -85,6 +85,7 @@ from inspector.formats.private import (
     public,
     turns,
 )
+from inspector.formats.runs import join_runs, split_runs
 
 NAME = "gemini"
 PROVIDER = "gemini"
@@ -173,6 +174,8 @@ def parse(data: bytes, *, conversation: int | None = None) -> Parsed:
         "synthetic_ids": synthetic,
         "originals": by_origin(messages),
     }
+    # Gemini takes consecutive model turns as one: read them so.
+    messages, sources, causes = join_runs(messages, sources, causes)
     if synthetic:
         meta["synthetic_ids"] = len(synthetic)
     return Parsed(NAME, messages, sources, problems, causes=causes, meta=meta, state=state)
@@ -696,6 +699,8 @@ def _wire(
     records = state["records"] if state else []
     originals = state["originals"] if state else {}
     synthetic = state["synthetic_ids"] if state else set()
+    if state:
+        messages = split_runs(messages)  # each record's own messages again
     start = 0
     while start < len(messages) and messages[start]["role"] == "system":
         start += 1

@@ -239,20 +239,53 @@ def _split_glued(text: bytes) -> list[bytes] | None:
     return parts if len(parts) > 1 and all(p[:1] in (b"{", b"[") for p in parts) else None
 
 
+# The lines ``head_records`` decodes at most for a memo entry: the largest ``limit`` any
+# sniffer asks for.
+_HEAD_LINES = 50
+# The last sample ``head_records`` read and its decoded lines, ``(head, [(index, value)])``:
+# every JSONL shape's ``sniff`` reads the same 64 KiB of a file, and decoding them (or,
+# for a JSON document, failing to, line after line) once for each shape was a fifth of
+# the diagnosis of a small file. One entry, replaced whole (atomic under threads), keyed
+# by the bytes' equality; ``forget_head`` drops it when a file has been read.
+_head_memo: tuple[bytes, list[tuple[int, Any]]] | None = None
+
+
 def head_records(head: bytes, limit: int = 50) -> list[Any]:
     """The decodable JSON values among the first ``limit`` complete lines.
 
     The last line of the sample is tried too (a small file fits whole in the
-    sample), and silently left out when it was cut by the sample's end.
+    sample), and silently left out when it was cut by the sample's end. The
+    list is the caller's; the values in it are shared with other callers
+    asking about the same sample, so they are read, never changed.
     """
+    global _head_memo
+    if limit > _HEAD_LINES:
+        return [value for _, value in _head_values(head, limit)]
+    memo = _head_memo
+    if memo is not None and (memo[0] is head or memo[0] == head):
+        decoded = memo[1]
+    else:
+        decoded = _head_values(head, _HEAD_LINES)
+        _head_memo = (head, decoded)
+    # The first ``limit`` parts of ``split(b"\n", 50)`` are those of ``split(b"\n", limit)``.
+    return [value for index, value in decoded if index < limit]
+
+
+def forget_head() -> None:
+    """Drop ``head_records``'s memo (``formats.load`` does when a file has been read)."""
+    global _head_memo
+    _head_memo = None
+
+
+def _head_values(head: bytes, limit: int) -> list[tuple[int, Any]]:
     if head.startswith(_BOM):
         head = head[3:]
-    values: list[Any] = []
-    for raw in head.split(b"\n", limit)[:limit]:
+    values: list[tuple[int, Any]] = []
+    for index, raw in enumerate(head.split(b"\n", limit)[:limit]):
         if not raw.strip():
             continue
         try:
-            values.append(orjson.loads(raw))
+            values.append((index, orjson.loads(raw)))
         except orjson.JSONDecodeError:
             continue
     return values

@@ -47,7 +47,7 @@ from typing import Any, cast
 import orjson
 
 from inspector.formats import linked
-from inspector.formats.base import FormatError, Parsed
+from inspector.formats.base import FormatError, Parsed, token_count
 from inspector.formats.jsondoc import text_of
 from inspector.formats.jsonl import head_records, read_jsonl
 from inspector.formats.private import REC, Message, call_id, kept_calls
@@ -250,6 +250,8 @@ class _Reading:
                     usage.get(k) for k in ("inputOther", "inputCacheRead", "inputCacheCreation")
                 ]
                 facts["tokens_in"] = sum(p for p in parts if isinstance(p, int))
+                facts["cache_read"] = token_count(usage.get("inputCacheRead"))
+                facts["cache_write"] = token_count(usage.get("inputCacheCreation"))
                 out = usage.get("output")
                 facts["tokens_out"] = out if isinstance(out, int) else None
             self.steps.pop(str(event.get("uuid")), None)

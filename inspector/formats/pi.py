@@ -67,7 +67,7 @@ from typing import Any
 
 import orjson
 
-from inspector.formats.base import FormatError, Parsed, Problem
+from inspector.formats.base import FormatError, Parsed, Problem, token_count
 from inspector.formats.jsonl import Record, head_records, read_jsonl
 from inspector.formats.private import call_id, kept_calls
 from inspector.formats.private import metadata as _md
@@ -163,6 +163,8 @@ def _facts(entry: Any) -> dict[str, Any] | None:
         "model": model if isinstance(model, str) else None,
         "tokens_in": tokens_in,
         "tokens_out": out if isinstance(out, int) else None,
+        "cache_read": token_count(usage.get("cacheRead")),
+        "cache_write": token_count(usage.get("cacheWrite")),
     }
 
 

@@ -47,7 +47,7 @@ from typing import Any
 import orjson
 
 from inspector.formats import linked
-from inspector.formats.base import FormatError, Parsed
+from inspector.formats.base import FormatError, Parsed, token_count
 from inspector.formats.jsondoc import text_of
 from inspector.formats.jsonl import head_records, read_jsonl
 from inspector.formats.private import PART, REC, Message, call_id, kept_calls
@@ -228,6 +228,9 @@ class _Reading:
                 "model": model if isinstance(model, str) else None,
                 "tokens_in": tokens_in if isinstance(tokens_in, int) else None,
                 "tokens_out": tokens_out if isinstance(tokens_out, int) else None,
+                # Gemini's usage: of the prompt's tokens, those read from the cache.
+                "cache_read": token_count(usage.get("cachedContentTokenCount")),
+                "cache_write": None,
             }
         )
 

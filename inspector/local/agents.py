@@ -263,7 +263,8 @@ AGENTS: tuple[Agent, ...] = (
         # NousResearch/hermes-agent: $HERMES_HOME (~/.hermes)/sessions/ holds the CLI's session
         # logs (session_<id>.json, rewritten after each step) and the gateway's transcripts
         # (<id>.jsonl) beside sessions.json, the gateway's index. `hermes --resume` reads the
-        # session from state.db (not fixed here); Hermes repairs a dangling call there in memory.
+        # session from $HERMES_HOME/state.db: where it exists, hermes_db lists and fixes its
+        # rows (agents-c) and the JSON logs, copies Hermes does not read back, are not listed.
         name="hermes",
         label="Hermes Agent",
         format="hermes",
@@ -274,6 +275,8 @@ AGENTS: tuple[Agent, ...] = (
         also=("*.jsonl",),
         resume="hermes --resume {session}",
         id_prefix="session_",
+        store="hermes",
+        db_resume="hermes --resume {session}",
     ),
     Agent(
         # block/goose: its data folder is $GOOSE_PATH_ROOT/data, else $XDG_DATA_HOME/goose
@@ -359,6 +362,23 @@ AGENTS: tuple[Agent, ...] = (
         resume="droid --resume {session}",
     ),
     # --- end agents-b ---
+    # --- agents-c (issue 27): OpenHands ---
+    Agent(
+        # All-Hands-AI/OpenHands: its file store (file_store_path, default ~/.openhands, moved
+        # by FILE_STORE_PATH as core/config/utils.py reads each setting from the environment)
+        # holds sessions/<sid>/events/<id>.json; `openhands --conversation <sid>` continues one.
+        name="openhands",
+        label="OpenHands",
+        format="openhands",
+        env="FILE_STORE_PATH",
+        default_home=".openhands",
+        sessions="sessions",
+        pattern="*/events",
+        resume="openhands --conversation {session}",
+        id_from_folder=True,
+        store="openhands",
+    ),
+    # --- end agents-c ---
 )
 
 BY_NAME = {agent.name: agent for agent in AGENTS}

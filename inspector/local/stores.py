@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from inspector.local import goose_db, opencode, opencode_db
+from inspector.local import goose_db, hermes_db, opencode, opencode_db, openhands
 from inspector.local.agents import Agent
 from inspector.local.store import FILE, LocalStore
 
@@ -21,6 +21,10 @@ STORES: dict[str, tuple[LocalStore, ...]] = {
     "opencode": (opencode_db.STORE, opencode.STORE),
     # agents-a (issue 27): newer Goose's database; its older JSONL files are one-file sessions.
     "goose": (goose_db.STORE,),
+    # agents-c (issue 27): Hermes's state.db, what `hermes --resume` reads, where it exists.
+    "hermes": (hermes_db.STORE,),
+    # agents-c (issue 27): OpenHands' file store, one event a file in a session's events/.
+    "openhands": (openhands.STORE,),
 }
 
 

@@ -132,6 +132,13 @@ class ScanFile(models.Model):
             models.Index(fields=["job", "status"], name="scanfile_job_status_idx"),
             # project_detail: the latest outcome for each path (unreadable files now).
             models.Index(fields=["project", "path", "id"], name="scanfile_project_path_idx"),
+            # reports.sessions_of: each session's date, its latest file's start, read from
+            # the index alone (PostgreSQL) for every session a dashboard sorts by date.
+            models.Index(
+                fields=["transcript", "-id", "started"],
+                condition=models.Q(started__isnull=False),
+                name="scanfile_transcript_start_idx",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from django.core.paginator import Page, Paginator
 from django.db.models import (
     BooleanField,
     Count,
@@ -67,6 +68,12 @@ class Summary:
     conversations: int = 0
     conversations_needing_repair: int = 0
     findings: dict[str, int] = field(default_factory=dict)
+    # What the sessions' files record of the tokens (``diagnosis.rows.totals``): read and
+    # written, and of those read, the ones from the prompt cache and into it.
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
     sessions_per_rule: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -96,12 +103,17 @@ def summarize(transcripts: QuerySet[Transcript]) -> Summary:
         sidechain=ExpressionWrapper(Q(meta__sidechain=True), output_field=BooleanField())
     ).values_list(
         "message_count", "needs_repair", "counts", "parent_id", "sidechain",
-        "meta__conversation_list",
+        "meta__conversation_list", "meta__timing",
     )  # fmt: skip
-    for messages, needs_repair, counts, parent_id, sidechain, listed in rows.iterator(
+    for messages, needs_repair, counts, parent_id, sidechain, listed, timing in rows.iterator(
         chunk_size=500
     ):
         summary.sessions += 1
+        if isinstance(timing, dict):
+            summary.tokens_in += _count(timing.get("tokens_in"))
+            summary.tokens_out += _count(timing.get("tokens_out"))
+            summary.cache_read += _count(timing.get("cache_read"))
+            summary.cache_write += _count(timing.get("cache_write"))
         if isinstance(listed, list) and listed:
             summary.conversations += len(listed)
             summary.conversations_needing_repair += sum(bool(c["needs_repair"]) for c in listed)
@@ -117,6 +129,10 @@ def summarize(transcripts: QuerySet[Transcript]) -> Summary:
         per_rule.update(rule for rule, count in (counts or {}).items() if count)
     summary.findings, summary.sessions_per_rule = dict(findings), dict(per_rule)
     return summary
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def needing_repair(transcripts: QuerySet[Transcript]) -> QuerySet[Transcript]:
@@ -161,6 +177,22 @@ def sessions_of(project: Project) -> QuerySet[Session]:
         .annotate(date=Coalesce(Subquery(started), "created"))
         .select_related("parent")
     )
+
+
+def page_of(sessions: QuerySet[Session], number: Any, per_page: int) -> Page[Session]:
+    """The page ``number`` of ``sessions``, in their order, each row whole.
+
+    The count and the order read the sessions' keys alone (an index of them on
+    PostgreSQL: ``transcript_project_table_idx``), then the page's rows are read
+    whole by their ids: sorting a big project's whole rows, JSON summaries and
+    all, took most of a dashboard's time (``bench/bench_scale.py``).
+    """
+    page = Paginator(sessions.values_list("pk", flat=True), per_page).get_page(number)
+    ids = list(page.object_list)
+    rows = {row.pk: row for row in sessions.filter(pk__in=ids).order_by()}
+    # A row deleted meanwhile is left out; the paginator's numbers stay the keys'.
+    found = [rows[pk] for pk in ids if pk in rows]
+    return Page(found, page.number, cast("Paginator[Session]", page.paginator))
 
 
 def needing_repair_beside(transcript: Transcript) -> dict[str, Transcript | None] | None:

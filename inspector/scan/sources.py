@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
+from inspector.local import openhands
 from inspector.local.sessions import is_session_name
 
 # Members smaller than this cannot do harm whatever their ratio; JSON of a
@@ -66,6 +67,13 @@ def walk(root: Path) -> tuple[list[Found], list[str]]:
     others: list[str] = []
     for directory, subdirectories, names in os.walk(root):
         subdirectories.sort()
+        folder = Path(directory)
+        if openhands.is_session(folder) and any(openhands.session_of(folder / n) for n in names):
+            # An OpenHands session: its event files are one session, read as its events folder.
+            found.append(_found_events(folder, folder.relative_to(root).as_posix()))
+            names = [n for n in names if openhands.session_of(folder / n) is None]
+        elif folder.name == "event_cache" and openhands.is_session(folder.parent / "events"):
+            continue  # copies of the events beside it (OpenHands' cache pages)
         for name in sorted(names):
             path = Path(directory) / name
             relative = path.relative_to(root).as_posix()
@@ -75,6 +83,11 @@ def walk(root: Path) -> tuple[list[Found], list[str]]:
                 others.append(relative)
     notes = [_note(others, "file is not", "files are not", "a .json or .jsonl session: left out")]
     return found, [note for note in notes if note]
+
+
+def _found_events(folder: Path, relative: str) -> Found:
+    size, newest = openhands.stat(folder)
+    return Found(relative, str(folder), size, datetime.fromtimestamp(newest, UTC))
 
 
 def _found(path: Path, relative: str) -> Found:

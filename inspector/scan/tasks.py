@@ -27,6 +27,8 @@ from django.db.models.fields.json import KT
 from django.tasks import task
 from django.utils import timezone
 
+from inspector.local import openhands
+from inspector.local.outcome import StoreError
 from inspector.scan.models import ScanFile, ScanJob
 from inspector.scan.sources import Found, Limits, ZipRefused, plan_zip, session_start, zip_started
 from inspector.web.diskfull import DISK_FULL, is_disk_full
@@ -188,6 +190,8 @@ def _scan(row: ScanFile) -> Outcome:
     except OSError as error:
         reason = error.strerror or str(error)
         return Outcome(Status.UNREADABLE, f"The file could not be read: {reason}.")
+    except StoreError as error:  # a session of many files that do not read as one
+        return Outcome(Status.UNREADABLE, f"The session could not be read: {error}.")
     sha = hashlib.sha256(data).hexdigest()
     started = session_start(data) or row.started
     outcome = Outcome(Status.NEW, "", sha, started=started)
@@ -232,7 +236,10 @@ def _scan(row: ScanFile) -> Outcome:
 
 def _read(row: ScanFile) -> bytes:
     if row.job.source == ScanJob.Source.FOLDER:
-        return Path(row.source).read_bytes()
+        path = Path(row.source)
+        if path.is_dir():  # an OpenHands session: its events, read as one list (sources.walk)
+            return openhands.export_bytes(path)
+        return path.read_bytes()
     with default_storage.open(row.source, "rb") as handle:
         return handle.read()
 
@@ -382,6 +389,8 @@ def _delete_tree(directory: str) -> None:
     for name in folders:
         _delete_tree(f"{directory}/{name}")
     try:
-        Path(default_storage.path(directory)).rmdir()
-    except (NotImplementedError, OSError):
-        pass  # object storages have no folders to remove; a folder in use stays
+        # An empty folder goes (FileSystemStorage); an object storage has none, and
+        # deleting a key that holds no object does nothing.
+        default_storage.delete(directory)
+    except OSError:
+        pass  # a folder in use stays

@@ -5,7 +5,6 @@ from typing import TYPE_CHECKING, Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import content_disposition_header
@@ -59,7 +58,7 @@ def project_detail(request: SignedInRequest, slug: str) -> HttpResponse:
     sessions = form.apply(reports.sessions_of(project))
     if form.leaves_out_empty:
         sessions = sessions.exclude(message_count=0)
-    page = Paginator(sessions, PAGE_SIZE).get_page(form.cleaned_data["page"])
+    page = reports.page_of(sessions, form.cleaned_data["page"], PAGE_SIZE)
     context = {"project": project, "form": form, "page": page, "filtered": form.filtered}
     if request.htmx:
         return render(request, "scan/project.html#sessions", context)

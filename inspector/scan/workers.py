@@ -54,10 +54,37 @@ def worker_env() -> dict[str, str]:
     env["DATABASE_URL"] = database_url(connection.settings_dict)
     # Under override_settings (tests) SETTINGS_MODULE reads None; the variable is set then.
     env.setdefault("DJANGO_SETTINGS_MODULE", settings.SETTINGS_MODULE or "inspector.settings")
-    location = getattr(default_storage, "location", None)
-    if location:
-        env["INSPECTOR_MEDIA_ROOT"] = str(location)
+    for name, value in storage_env(default_storage).items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
     return env
+
+
+def storage_env(storage: Any) -> dict[str, str | None]:
+    """The variables under which a worker's settings make ``storage`` (``None``: unset them).
+
+    Read from the storage itself, so a worker stores where this process does
+    even when that was set in code (tests) rather than by these variables.
+    """
+    bucket = getattr(storage, "bucket_name", None)
+    if bucket:  # an S3-compatible object storage (inspector.web.objectstore)
+        env: dict[str, str | None] = {
+            "INSPECTOR_S3_BUCKET": bucket,
+            "INSPECTOR_S3_ENDPOINT_URL": storage.endpoint_url or "",
+            "INSPECTOR_S3_REGION": storage.region_name or "us-east-1",
+            "INSPECTOR_S3_PREFIX": storage.location or "",
+        }
+        if storage.access_key:  # given in settings rather than by the environment
+            env["AWS_ACCESS_KEY_ID"] = storage.access_key
+            env["AWS_SECRET_ACCESS_KEY"] = storage.secret_key
+        return env
+    location = getattr(storage, "location", None)
+    return {
+        "INSPECTOR_S3_BUCKET": None,
+        "INSPECTOR_MEDIA_ROOT": str(location) if location else None,
+    }
 
 
 def worker_command() -> list[str]:

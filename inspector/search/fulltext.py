@@ -66,13 +66,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlencode
 
+from django.core.cache import cache
 from django.db import DatabaseError, connection, transaction
 from django.db.models import QuerySet
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from inspector.diagnosis import ENGINE_VERSION
-from inspector.diagnosis.select import PAGE_SIZE, Filters
+from inspector.diagnosis.select import PAGE_SIZE, Filters, row_number
 from inspector.redact import mask
 from inspector.search.models import SearchIndexed, SearchRow
 from inspector.share.content import shown_row
@@ -97,6 +98,12 @@ BODY_LIMIT = 100_000
 # A query's words and phrases beyond these are left out.
 MAX_TERMS = 16
 MAX_WORD = 100
+# A search counts at most this many of its rows: past it, the page says "more than"
+# and lists the first ones, in order. Counting every row of a common word reads every
+# one of them (seconds for a word in most of a million rows: bench/bench_scale.py),
+# while a page of the first ones, in the order of the sessions' names, walks the
+# project's sessions in that order (web's transcript_project_name_idx) and stops.
+COUNT_LIMIT = 1000
 # What a snippet shows around its first match: FTS5 counts words, the other characters.
 SNIPPET_WORDS = 24
 SNIPPET_BEFORE = 60
@@ -246,7 +253,8 @@ def marked(snippet: str) -> SafeString:
 
 # --- the backends ------------------------------------------------------------
 
-Entry = tuple[int, int, str, str, str]  # transcript id, position, key, role, body
+# transcript id, position, key, role, body, message (``SearchRow.message``)
+Entry = tuple[int, int, str, str, str, int]
 
 # The rows a query matches in one project, sessions by name then rows in order.
 _FROM_SQLITE = (
@@ -264,13 +272,22 @@ _ORDER = (
     "ORDER BY CASE WHEN t.relative_path = '' THEN t.file_name ELSE t.relative_path END, "
     "t.id, r.position "
 )
-_SELECT = 'SELECT r.id, r.transcript_id, r.position, r."key", r.role '
-_COUNT = "SELECT COUNT(*), COUNT(DISTINCT r.transcript_id) "
-_INSERT = 'INSERT INTO search_searchrow (transcript_id, position, "key", role, body'
+_SELECT = 'SELECT r.id, r.transcript_id, r.position, r."key", r.role, r.message '
+# The rows of a query that matches few, with what they are sorted by, and the sort.
+_HITS = _SELECT + ", CASE WHEN t.relative_path = '' THEN t.file_name ELSE t.relative_path END name "
+_FEW = (
+    'SELECT id, transcript_id, position, "key", role, message FROM hits '
+    "ORDER BY name, transcript_id, position LIMIT %s OFFSET %s"
+)
+# Counts the first matches only (``COUNT_LIMIT``): the ``LIMIT`` parameter follows.
+_COUNT = "SELECT COUNT(*), COUNT(DISTINCT counted.transcript_id) FROM (SELECT r.transcript_id "
+_COUNTED = "LIMIT %s) counted"
+_INSERT = 'INSERT INTO search_searchrow (transcript_id, position, "key", role, body, message'
 
 
 class Backend(Protocol):
     name: str
+    fence: str
 
     def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None: ...
 
@@ -287,10 +304,11 @@ class Backend(Protocol):
 class SQLite:
     name = "SQLite FTS5"
     matches = _FROM_SQLITE
+    fence = ""  # FTS5's MATCH leads every plan: nothing to keep the planner from
 
     def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None:
-        cursor.executemany(_INSERT + ") VALUES (%s, %s, %s, %s, %s)", entries)
-        # Then the batch into the FTS5 table in one statement (migration 0003: FTS5
+        cursor.executemany(_INSERT + ") VALUES (%s, %s, %s, %s, %s, %s)", entries)
+        # Then the batch into the FTS5 table in one statement (migration 0004: FTS5
         # writes a segment per statement, so a trigger made one for every row).
         # A batch is one transcript's rows at consecutive positions.
         cursor.execute(
@@ -318,10 +336,11 @@ class SQLite:
 class PostgreSQL:
     name = "PostgreSQL full-text search"
     matches = _FROM_POSTGRESQL
+    fence = "MATERIALIZED "  # the matches first, by the GIN index; the order after
 
     def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None:
         cursor.executemany(
-            _INSERT + ", document) VALUES (%s, %s, %s, %s, %s, to_tsvector('simple', %s))",
+            _INSERT + ", document) VALUES (%s, %s, %s, %s, %s, %s, to_tsvector('simple', %s))",
             [(*entry, words_of(entry[4])) for entry in entries],
         )
 
@@ -395,7 +414,16 @@ def _batches(transcript_id: int, rows: Iterable[Row]) -> Iterator[list[Entry]]:
         body = row_text(row)
         if not body:
             continue
-        batch.append((transcript_id, position, str(row["key"]), str(row.get("role") or ""), body))
+        batch.append(
+            (
+                transcript_id,
+                position,
+                str(row["key"]),
+                str(row.get("role") or ""),
+                body,
+                row_number(row),
+            )
+        )
         size += len(body)
         if len(batch) >= BATCH_ROWS or size >= BATCH_CHARS:
             yield batch
@@ -425,6 +453,17 @@ def stale(project: Project) -> QuerySet[Transcript]:
     )
 
 
+# How many stale transcripts ``catch_up`` reads at a time.
+CATCH_UP_BATCH = 20
+# How long a project's "indexed up to" mark is trusted (``catch_up``).
+CHECKED_SECONDS = 600
+
+
+def _checked_key(project: Project) -> str:
+    # The project's creation time too: a deleted project's id can come back (SQLite).
+    return f"search:checked:{ENGINE_VERSION}:{project.pk}:{project.created.timestamp()}"
+
+
 def catch_up(project: Project, seconds: float) -> int:
     """Index the project's stale transcripts for about ``seconds``; how many are left.
 
@@ -432,19 +471,38 @@ def catch_up(project: Project, seconds: float) -> int:
     the engine version changes, are indexed so, a few at each search (and all
     at once by ``manage.py search_index``). Until then a stale transcript's old
     entries are still searched.
+
+    Finding none stale means reading every session of the project (half a
+    second at 40,000 sessions: ``bench/bench_scale.py``), so the search
+    remembers, in the cache for ``CHECKED_SECONDS``, the transcript id below
+    which it found every one indexed, and looks past it only. Nothing makes an
+    indexed transcript stale again at the same engine version (its entries are
+    replaced, not dropped), and a transcript stored after the mark, or while
+    the mark was taken, is queued for indexing when it is stored anyway.
     """
     if backend() is None:
         return 0
+    key = _checked_key(project)
+    newest = Transcript.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+    pending = stale(project).filter(pk__gt=cache.get(key, 0))
     deadline = time.monotonic() + seconds
-    for transcript in stale(project).order_by("id").iterator(chunk_size=50):
-        if time.monotonic() >= deadline:
+    failed: set[int] = set()
+    while time.monotonic() < deadline:
+        batch = list(pending.exclude(pk__in=failed).order_by("id")[:CATCH_UP_BATCH])
+        if not batch:
             break
-        try:
-            index_stored(transcript)
-        except (OSError, DatabaseError):
-            # Its bytes could not be read now (storage), or the database is busy: next time.
-            log.exception("indexing transcript %s for search failed", transcript.public_id)
-    return stale(project).count()
+        for transcript in batch:
+            if time.monotonic() >= deadline:
+                break
+            try:
+                index_stored(transcript)
+            except (OSError, DatabaseError):
+                # Its bytes could not be read now (storage), or the database is busy: next time.
+                log.exception("indexing transcript %s for search failed", transcript.public_id)
+                failed.add(transcript.pk)
+    first_left = pending.order_by("id").values_list("pk", flat=True).first()
+    cache.set(key, newest if first_left is None else first_left - 1, CHECKED_SECONDS)
+    return 0 if first_left is None else pending.count()
 
 
 # --- searching ---------------------------------------------------------------
@@ -459,28 +517,45 @@ class Hit:
     snippet: SafeString
     page: int
     href: str
+    message: int | None = None  # ``SearchRow.message``
 
     @property
     def session_name(self) -> str:
         return self.session.relative_path or self.session.file_name
 
+    @property
+    def row_label(self) -> str:
+        """The row as the timeline numbers it: "message 12", "inserted row", or "" unknown."""
+        if self.message is None:
+            return ""
+        return f"message {self.message}" if self.message else "inserted row"
+
 
 class Results:
     """The rows of a project that hold the query: counted once, read a page at a time.
 
-    Made for ``django.core.paginator.Paginator``: ``count()`` and slices.
+    Made for ``django.core.paginator.Paginator``: ``count()`` and slices. At most
+    ``COUNT_LIMIT`` rows are counted and listed; ``more`` says there are others.
     """
 
-    def __init__(self, project: Project, query: str, chosen: Backend) -> None:
+    def __init__(
+        self,
+        project: Project,
+        query: str,
+        chosen: Backend,
+        within: tuple[str, list[Any]] = ("", []),
+    ) -> None:
         self.project = project
         self.text = query
         self.terms = parse(query)
         self._backend = chosen
         self._query = chosen.query(self.terms)
         self._counts: tuple[int, int] | None = None
+        # An ``AND`` clause on ``t`` choosing the sessions (``pattern.within_sql``: dates).
+        self._where, self._where_params = within
 
     def _params(self) -> list[Any]:
-        return [self._query, self.project.pk, self.project.owner_id]
+        return [self._query, self.project.pk, self.project.owner_id, *self._where_params]
 
     def _counted(self) -> tuple[int, int]:
         if self._counts is None:
@@ -488,19 +563,27 @@ class Results:
                 self._counts = (0, 0)
             else:
                 with connection.cursor() as cursor:
-                    cursor.execute(_COUNT + self._backend.matches, self._params())
+                    cursor.execute(
+                        _COUNT + self._backend.matches + self._where + _COUNTED,
+                        [*self._params(), COUNT_LIMIT + 1],
+                    )
                     rows, sessions = cursor.fetchone()
                 self._counts = (int(rows), int(sessions))
         return self._counts
 
     def count(self) -> int:
-        """How many rows match."""
-        return self._counted()[0]
+        """How many rows match, ``COUNT_LIMIT`` at most: the rows listed."""
+        return min(self._counted()[0], COUNT_LIMIT)
+
+    @property
+    def more(self) -> bool:
+        """More rows than ``COUNT_LIMIT`` match: those past it are neither counted nor listed."""
+        return self._counted()[0] > COUNT_LIMIT
 
     @property
     def sessions(self) -> int:
-        """How many sessions hold a row that matches."""
-        return self._counted()[1]
+        """How many sessions hold a row that matches (``0`` when ``more``: not counted)."""
+        return 0 if self.more else self._counted()[1]
 
     def __len__(self) -> int:
         return self.count()
@@ -519,11 +602,18 @@ class Results:
     def _page(self, offset: int, limit: int) -> list[Hit]:
         if not self.terms or limit <= 0:
             return []
+        if self.more:
+            # Many rows: the sessions are walked in the order of their names and the
+            # walk stops at the page (``transcript_project_name_idx``).
+            sql = _SELECT + self._backend.matches + self._where + _ORDER + "LIMIT %s OFFSET %s"
+        else:
+            # At most COUNT_LIMIT rows: read them all by the full-text index, then sort.
+            # Left to itself, PostgreSQL takes a page of a rare word (LIMIT 9) for a short
+            # walk too, and reads all 40,000 sessions' rows to find it (1.4 s).
+            chosen = f"{_HITS}{self._backend.matches}{self._where}"
+            sql = f"WITH hits AS {self._backend.fence}({chosen}) {_FEW}"
         with connection.cursor() as cursor:
-            cursor.execute(
-                _SELECT + self._backend.matches + _ORDER + "LIMIT %s OFFSET %s",
-                [*self._params(), limit, offset],
-            )
+            cursor.execute(sql, [*self._params(), limit, offset])
             found = cursor.fetchall()
             ids = [pk for pk, *_ in found]
             snippets = self._backend.snippets(cursor, self._query, self.terms, ids) if ids else {}
@@ -531,7 +621,7 @@ class Results:
             {transcript for _, transcript, *_ in found}
         )
         hits = []
-        for pk, transcript_id, position, key, role in found:
+        for pk, transcript_id, position, key, role, message in found:
             session = sessions.get(transcript_id)
             if session is None:
                 continue  # deleted since the rows were read
@@ -541,13 +631,16 @@ class Results:
             words = timeline_query(self.text, self.terms, snippet)
             query = urlencode(Filters().query(page=page, q=words))
             href = f"{reverse('timeline', args=[session.public_id])}?{query}#{key}"
-            hits.append(Hit(session, position, key, role, marked(snippet), page, href))
+            hits.append(Hit(session, position, key, role, marked(snippet), page, href, message))
         return hits
 
 
-def search(project: Project, query: str) -> Results | None:
-    """The project's rows that hold ``query``; ``None`` where the database has no index."""
+def search(
+    project: Project, query: str, within: tuple[str, list[Any]] = ("", [])
+) -> Results | None:
+    """The project's rows that hold ``query`` (in the sessions ``within`` chooses, an SQL
+    clause on ``t``); ``None`` where the database has no index."""
     chosen = backend()
     if chosen is None:
         return None
-    return Results(project, query, chosen)
+    return Results(project, query, chosen, within)

@@ -25,6 +25,12 @@ class SearchRow(models.Model):
     position = models.PositiveIntegerField(help_text="the row's place in the annotated timeline")
     key = models.CharField(max_length=32, help_text="the row's anchor on the timeline")
     role = models.CharField(max_length=32)
+    # The number the timeline, its findings, the exports and the CLI give the row.
+    message = models.PositiveIntegerField(
+        null=True,
+        help_text="the row's message in the file, from 1; 0 for a row the repair inserted; "
+        "null in an entry indexed before it was kept",
+    )
     body = models.TextField(help_text="the row's text, secrets masked")
 
     class Meta:

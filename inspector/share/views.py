@@ -54,6 +54,7 @@ from inspector.web import export, store, words
 from inspector.web.forms import TimelineForm
 from inspector.web.http import HtmxRequest, SignedInRequest, attachment
 from inspector.web.models import Transcript
+from inspector.web.templatetags.inspector_tags import provider_label
 from inspector.web.views import _bad_request, _get_transcript_for_user, _in_order
 
 SHARE_HEADERS = {
@@ -62,14 +63,15 @@ SHARE_HEADERS = {
     "Cache-Control": "private, no-store",
 }
 DOWNLOADS = {
-    ShareLink.FULL: ("repaired", "canonical", "report", "html", "original"),
-    ShareLink.REDACTED: ("report", "html"),
+    ShareLink.FULL: ("repaired", "canonical", "report", "html", "markdown", "original"),
+    ShareLink.REDACTED: ("report", "html", "markdown"),
 }
 DOWNLOAD_LABELS = {
     "repaired": "Repaired file, possible secrets masked",
     "canonical": "Repaired, canonical JSON, possible secrets masked",
     "report": "Report (JSON)",
     "html": "The timeline as one HTML file, readable without this server",
+    "markdown": "The diagnosis as Markdown, to paste in an issue",
     "original": "Original, possible secrets masked",
 }
 # Compared against when no link has the hash, so both branches do the same work.
@@ -262,6 +264,15 @@ def shared_download(request: HttpRequest, token: str, kind: str) -> HttpResponse
             redacted = link.mode == ShareLink.REDACTED
             data = export.standalone_html(request, transcript, redacted).encode()
             return data, "shared-transcript.html" if redacted else "shared-transcript.masked.html"
+        if kind == "markdown":  # the owner's Markdown, of this link's (masked or redacted) report
+            redacted = link.mode == ShareLink.REDACTED
+            diagnosis = store.get_diagnosis(transcript)
+            if redacted:
+                report, name = redacted_report(diagnosis), "A shared transcript"
+            else:
+                report, name = mask_deep(report_from(diagnosis)), mask(transcript.file_name)
+            text = export.markdown(name, report, provider_label)
+            return text.encode(), f"shared-transcript.{'redacted' if redacted else 'masked'}.md"
         if link.mode == ShareLink.REDACTED:
             report = redacted_report(store.get_diagnosis(transcript))
             data = orjson.dumps(report, option=orjson.OPT_INDENT_2)

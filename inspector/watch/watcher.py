@@ -9,14 +9,20 @@ time. Only files whose names are sessions' (``.jsonl``, ``.json``) are read;
 sessions that are none (``agents.never_a_session``), and anything in a hidden folder or
 a backup folder under the watched one, are not. An OpenCode session is many
 files: a change to any of them is read as its whole session, under its info
-file's name. The watcher writes nothing on disk, in the folders it watches or
-anywhere else (what it finds goes to the database).
+file's name; so is an OpenHands session (its ``events/`` folder, one event
+a file), under its ``events`` folder's name; and the sessions of an agent's
+database (OpenCode's ``opencode.db``, Goose's ``sessions.db``, Hermes's
+``state.db``), each under ``<db>/<sessionID>``, when the database or its
+journal changes. The watcher writes nothing on
+disk, in the folders it watches or anywhere else (what it finds goes to the
+database).
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import sqlite3
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -25,15 +31,33 @@ from typing import Any
 import watchfiles
 from django.utils import timezone
 
-from inspector.local import opencode
+from inspector.local import goose_db, hermes_db, opencode, openhands, stores
 from inspector.local.agents import never_a_session
 from inspector.local.fix import BACKUP_MARK
 from inspector.local.follow import Follower
+from inspector.local.outcome import StoreError
 from inspector.local.sessions import is_session_name
 from inspector.watch import ingest
 from inspector.watch.models import WatchedFile, WatchedFolder
 
 log = logging.getLogger(__name__)
+
+# The agents' databases a watched folder may hold, each with what lists its sessions (each
+# named ``<db>/<sessionID>``): a change to the database or its journal reads them again.
+_DATABASES: dict[str, Callable[[Path], list[tuple[Path, int, float]]]] = {
+    "opencode.db": opencode.db_sessions,
+    goose_db.DB_NAME: goose_db.sessions,
+    hermes_db.DB_NAME: hermes_db.sessions,
+}
+
+
+def database_of(path: Path) -> Path | None:
+    """The agent's database a file is (or is the journal of), if it is one."""
+    name = path.name
+    for suffix in ("-wal", "-shm", "-journal"):
+        name = name.removesuffix(suffix)
+    return path.with_name(name) if name in _DATABASES else None
+
 
 # Changes arriving within this many milliseconds are handled together.
 DEBOUNCE_MS = 300
@@ -46,6 +70,8 @@ def is_watched(path: Path, root: Path) -> bool:
     except ValueError:
         return False
     name = path.name
+    if database_of(path) is not None:  # an agent's database: its sessions are read from it
+        return not any(part.startswith(".") or part == opencode.BACKUPS for part in folders)
     if not is_session_name(name) or BACKUP_MARK in name or name.startswith("."):
         return False
     if never_a_session(name):  # an index, a log or a copy an agent keeps beside its sessions
@@ -84,9 +110,15 @@ class Watcher:
             except OSError as error:
                 self.say(f"warning: cannot list {root}: {error}")
                 continue
+            read: set[Path] = set()
             for path in paths:
                 if opencode.is_record_file(path):
                     continue  # its session is read whole, from its info file, which is walked too
+                events = openhands.session_of(path)
+                if events is not None:  # an OpenHands session is read whole, once
+                    if events in read:
+                        continue
+                    read.add(events)
                 done += self.changed(path) is not None
         return done
 
@@ -102,9 +134,15 @@ class Watcher:
         folder = self.folder_of(path)
         if folder is None or not is_watched(path, Path(folder.path)):
             return None
+        db = database_of(path)
+        if db is not None:
+            return self._database(folder, db)
         session = opencode.session_of(path)
         if session is not None:
             return self._opencode(folder, session)
+        events = openhands.session_of(path)
+        if events is not None:
+            return self._opencode(folder, events, openhands.export_bytes)
         if not path.exists():
             self.follower.forget(path)
             ingest.forget(folder, path)
@@ -117,12 +155,18 @@ class Watcher:
         self.say(f"{row.relative_path}: {verdict} (+{update.appended:,} bytes)")
         return row
 
-    def _opencode(self, folder: WatchedFolder, session: Path) -> WatchedFile | None:
-        """An OpenCode session, read whole (its info, messages and parts) as its info file."""
+    def _opencode(
+        self,
+        folder: WatchedFolder,
+        session: Path,
+        export: Callable[[Path], bytes] = opencode.export_bytes,
+    ) -> WatchedFile | None:
+        """A session of many files read whole: OpenCode's (its info, messages and parts) as
+        its info file, OpenHands' (``export``: its event files) as its ``events`` folder."""
         if not session.is_relative_to(folder.path):
             return None  # its info file is not in the watched folder: it has no row here
         try:
-            data = opencode.export_bytes(session)
+            data = export(session)
         except FileNotFoundError:
             ingest.forget(folder, session)
             return None
@@ -146,6 +190,21 @@ class Watcher:
         )
         return row
 
+    def _database(self, folder: WatchedFolder, db: Path) -> WatchedFile | None:
+        """Every session of an agent's database whose rows changed, each read whole."""
+        if not db.is_file() or not db.is_relative_to(folder.path):
+            return None
+        try:
+            listed = _DATABASES[db.name](db)
+        except (OSError, sqlite3.Error, StoreError) as error:
+            self.say(f"warning: cannot read {db}: {error}")
+            return None
+        last = None
+        for session, _, _ in listed:
+            row = self._opencode(folder, session, stores.for_path(session).read)
+            last = row or last
+        return last
+
     def run(self, stop: threading.Event) -> None:
         """Handle changes until ``stop`` is set."""
         roots = [folder.path for folder in self.folders]
@@ -160,7 +219,12 @@ class Watcher:
             )
             # An OpenCode session is read once however many of its files changed.
             paths = {Path(name) for _, name in changes}
-            for path in sorted({opencode.session_of(p) or p for p in paths}):
+            for path in sorted(
+                {
+                    database_of(p) or opencode.session_of(p) or openhands.session_of(p) or p
+                    for p in paths
+                }
+            ):
                 try:
                     self.changed(path)
                 except OSError as error:

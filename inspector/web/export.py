@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from inspector.diagnosis.select import finding_place
 from inspector.engine import RULES
 from inspector.web import words
 
@@ -75,13 +76,7 @@ def markdown(
             title = words.title(RULES.get(rule), rule)
             out += ["", f"### {_text(rule)}: {_text(title)} ({len(listed)})", ""]
             for finding in listed:
-                where = []
-                if finding.get("message") is not None:
-                    where.append(f"message {int(finding['message']) + 1}")
-                if finding.get("line"):
-                    where.append(f"line {finding['line']}")
-                lead = ", ".join(where) or "inserted row"
-                out.append(f"- {lead}: {_text(finding['text'])}")
+                out.append(f"- {finding_place(finding)}: {_text(finding['text'])}")
     problems = report.get("problems") or []
     if problems:
         out += ["", f"## Lines no reader could read ({len(problems)})", ""]
@@ -101,6 +96,7 @@ HTML_MAX_ROWS = 20_000
 _STYLES = ("inspector/app.css", "share/share.css")
 _SCRIPTS = ("inspector/theme.js", "inspector/timeline.js")
 _ROOT_LINK = re.compile(r'(href|action)="/(?!/)')
+_ROOT_HREF = re.compile(r' href="/(?!/)[^"]*"')
 
 
 def _static(name: str) -> str:
@@ -120,6 +116,31 @@ def standalone_html(request: Any, transcript: Any, redacted: bool) -> str:
     styles and scripts inline, every row (up to ``HTML_MAX_ROWS``), the verdicts and the
     findings; masked as a full share masks it, or redacted as a redacted share is. Links
     to the rule pages point at this server."""
+    from inspector.web import store
+
+    return page_html(
+        store.get_page_diagnosis(transcript),
+        transcript.file_name,
+        transcript.meta.get("first_prompt") or "",
+        redacted,
+        origin=request.build_absolute_uri("/").rstrip("/"),
+        request=request,
+    )
+
+
+def page_html(
+    diagnosis: Any,
+    name: str,
+    first_prompt: str,
+    redacted: bool,
+    origin: str = "",
+    request: Any = None,
+) -> str:
+    """``diagnosis`` (stored or in memory) of the file ``name`` as the one-file timeline.
+
+    Links to this site's pages (the rules') go to ``origin``; with none (``transcript-
+    inspector report --html``, no server) they are left out: the badges stay, as text.
+    """
     from django.template.loader import render_to_string
 
     from inspector.diagnosis.select import (
@@ -131,9 +152,7 @@ def standalone_html(request: Any, transcript: Any, redacted: bool) -> str:
     )
     from inspector.redact import mask
     from inspector.share.content import mask_text, shared_groups, shared_rows, shared_summary
-    from inspector.web import store
 
-    diagnosis = store.get_page_diagnosis(transcript)
     filters = Filters()
     positions = select_positions(diagnosis, filters)
     rows: list[Any] = []
@@ -149,9 +168,8 @@ def standalone_html(request: Any, transcript: Any, redacted: bool) -> str:
         for entry in group["entries"]:
             entry["href"] = "#" + entry["href"].rsplit("#", 1)[-1]
     context = {
-        "transcript": transcript,
-        "title": "A shared transcript" if redacted else mask(transcript.file_name),
-        "first_prompt": "" if redacted else mask_text(transcript.meta.get("first_prompt") or ""),
+        "title": "A shared transcript" if redacted else mask(name),
+        "first_prompt": "" if redacted else mask_text(first_prompt),
         "diagnosis": diagnosis,
         # The verdicts quote ids and names: masked, or redacted, as the share's are.
         "providers": shared_summary(diagnosis, redacted)["providers"],
@@ -169,5 +187,6 @@ def standalone_html(request: Any, transcript: Any, redacted: bool) -> str:
         "scripts": [_static(name) for name in _SCRIPTS],
     }
     html = render_to_string("inspector/export.html", context, request=request)
-    origin = request.build_absolute_uri("/").rstrip("/")
-    return _ROOT_LINK.sub(lambda m: f'{m.group(1)}="{origin}/', html)
+    if origin:
+        return _ROOT_LINK.sub(lambda m: f'{m.group(1)}="{origin}/', html)
+    return _ROOT_HREF.sub("", html)

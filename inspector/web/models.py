@@ -50,6 +50,12 @@ class Project(models.Model):
         return self.name
 
 
+# A session's name where lists show one: its path in the folder scanned, else its file name.
+SESSION_NAME = models.Case(
+    models.When(relative_path="", then=models.F("file_name")), default=models.F("relative_path")
+)
+
+
 class Transcript(models.Model):
     public_id = models.CharField(max_length=32, unique=True, default=new_public_id, editable=False)
     owner = models.ForeignKey(
@@ -108,6 +114,33 @@ class Transcript(models.Model):
             # transcript_list filtered by "needs repair".
             models.Index(
                 fields=["owner", "needs_repair", "-created"], name="transcript_owner_repair_idx"
+            ),
+            # The project dashboard: counting, filtering by verdict or shape and sorting a
+            # project's sessions read this index alone (PostgreSQL), not the wide rows;
+            # the page's 50 rows are read after (``reports.page_of``).
+            # (Key columns, not INCLUDE, which SQLite lacks.)
+            models.Index(
+                fields=[
+                    "project",
+                    "owner",
+                    "needs_repair",
+                    "problems",
+                    "message_count",
+                    "format",
+                    "created",
+                    "id",
+                ],
+                name="transcript_project_table_idx",
+            ),
+            # Project search: a project's sessions in the order its hits are listed
+            # (``inspector.search.fulltext``), so the first page of a common word walks
+            # them in order and stops, instead of sorting every match.
+            models.Index(
+                "project",
+                "owner",
+                SESSION_NAME,
+                "id",
+                name="transcript_project_name_idx",
             ),
         ]
 

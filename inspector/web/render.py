@@ -515,6 +515,9 @@ def timing_words(timing: Mapping[str, Any] | None) -> dict[str, Any] | None:
         "took": duration((last - first).total_seconds()) if first and last else "",
         "tokens_in": timing.get("tokens_in") or 0,
         "tokens_out": timing.get("tokens_out") or 0,
+        # Of the tokens in: read from the prompt cache, and written into it.
+        "cache_read": timing.get("cache_read") or 0,
+        "cache_write": timing.get("cache_write") or 0,
         "models": sorted(models, key=lambda name: -models[name]),
     }
 

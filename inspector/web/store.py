@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
 from typing import IO, Any
 
 import zstandard
@@ -451,14 +450,15 @@ def get_page_diagnosis(transcript: Transcript) -> StoredDiagnosis:
             return cached
     if transcript.engine_version == ENGINE_VERSION:
         path = _diagnosis_path(transcript.public_id, ENGINE_VERSION)
-        if default_storage.exists(path):
-            try:
-                diagnosis = stored.read(_opener(path))
-            except stored.Unreadable as error:
-                log.warning("rebuilding the cached diagnosis %s: %s", path, error)
-            else:
-                _remember(transcript, diagnosis)
-                return diagnosis
+        try:  # no exists() first: on an object storage that is one more round trip a page
+            diagnosis = stored.read(_opener(path))
+        except FileNotFoundError:
+            pass
+        except stored.Unreadable as error:
+            log.warning("rebuilding the cached diagnosis %s: %s", path, error)
+        else:
+            _remember(transcript, diagnosis)
+            return diagnosis
     return rebuild_diagnosis(transcript)
 
 
@@ -629,16 +629,19 @@ def delete_files(directory: str) -> None:
 
 
 def _remove_empty_folders(directory: str) -> None:
-    """Remove ``directory`` and its fan-out folder once empty (storages with folders only)."""
-    try:
-        folder = Path(default_storage.path(directory))
-    except NotImplementedError:
-        return  # object storage: a "folder" is a prefix and goes with its last file
-    for empty in (folder, folder.parent):
+    """Remove ``directory`` and its fan-out folder once empty.
+
+    Through the storage only: ``FileSystemStorage.delete`` of an empty folder
+    removes it; an object storage has no folders (a prefix goes with its last
+    object), and deleting a key that holds no object does nothing.
+    """
+    for empty in (directory, directory.rpartition("/")[0]):
+        if not empty:
+            return
         try:
-            empty.rmdir()
+            default_storage.delete(empty)
         except OSError:
-            return  # not empty (another transcript shares the fan-out), or already gone
+            return  # not empty (another transcript shares the fan-out)
 
 
 def sweep_orphans(grace_seconds: int) -> list[str]:

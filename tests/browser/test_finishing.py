@@ -149,6 +149,7 @@ def test_each_row_shows_when_which_model_and_tokens_and_the_header_totals(
     assert reply.locator("time").inner_text() == "00:00:44"
     assert reply.locator(".since").inner_text() == "+5.4 s"
     assert reply.locator(".chip.model").inner_text() == "claude-opus-4-5-20251101"
-    assert reply.locator(".tokens").inner_text() == "38,395 in · 4 out"
+    # Issue 31: of the tokens in, what went into the prompt cache (none was read from it).
+    assert reply.locator(".tokens").inner_text() == "38,395 in (38,385 cache write) · 4 out"
     facts = page.locator(".transcript-head .facts").inner_text()
-    assert "38,395 tokens in · 4 out" in facts and "5.4 s long" in facts
+    assert "38,395 tokens in (38,385 cache write) · 4 out" in facts and "5.4 s long" in facts

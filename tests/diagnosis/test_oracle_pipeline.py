@@ -56,3 +56,16 @@ def test_the_stored_diagnosis_shows_the_direct_checks_verdict(path: Path) -> Non
     stored = encode(file.shown, 20)
     shown = stored.open(lambda: io.BytesIO(stored.data)).providers[provider]
     assert _shown(shown) == (direct.state, direct.reason)
+
+
+ACCEPTED = [path for path in CASES if orjson.loads(read(path))["status"] == 200]
+PAIRING = {"PAIR-1", "PAIR-2", "PAIR-3"}
+
+
+@pytest.mark.parametrize("path", ACCEPTED, ids=lambda path: f"{path.parent.name}/{path.stem[:60]}")
+def test_no_pairing_finding_on_a_body_its_provider_accepted(path: Path) -> None:
+    """Read as the provider reads it: consecutive assistant turns the API combines, the
+    outputs a stateful body opens with after its instructions."""
+    _, request = _case(path)
+    file = diagnose_file(orjson.dumps(request))
+    assert not [f for f in file.shown.findings if f["rule"] in PAIRING]

@@ -323,3 +323,71 @@ def test_tool_result_content_that_is_not_text_or_blocks_is_read_as_text(value, t
     blocks = written["messages"][2]["content"]
     assert blocks[0] == body["messages"][2]["content"][0]
     assert blocks[1]["tool_use_id"] == "t2" and blocks[1]["is_error"] is True
+
+
+# The API combines consecutive assistant messages into one turn (pydantic-ai's
+# cross-provider replays, answered 200): one call in each, both answered after them.
+RUN_BODY = {
+    "messages": [
+        {"role": "user", "content": "refund?"},
+        {"role": "assistant", "content": [{"type": "text", "text": "loading"}, use("t1", "load")]},
+        {"role": "assistant", "content": [use("t2")]},
+        {"role": "user", "content": [result("t1"), result("t2")]},
+    ],
+}
+
+
+def test_consecutive_assistant_messages_are_read_as_the_one_turn_the_api_makes():
+    data = orjson.dumps(RUN_BODY)
+    parsed = anthropic.parse(data)
+    roles = [m["role"] for m in parsed.messages]
+    assert roles == ["user", "assistant", "tool", "tool"]
+    assert [c["tool_call_id"] for c in parsed.messages[1]["metadata"]["tool_calls"]] == ["t1", "t2"]
+    assert parsed.sources[1] == [2, 3]  # both records
+    assert repair_history(parsed.messages).actions == []
+    assert anthropic.serialise(parsed.messages, parsed) == data
+
+
+def test_a_repaired_run_is_written_back_as_the_records_it_was_read_from():
+    body = {"messages": [*RUN_BODY["messages"], {"role": "assistant", "content": [use("t3")]}]}
+    parsed = anthropic.parse(orjson.dumps(body))
+    repaired = repair_history(parsed.messages)
+    assert [a.rule for a in repaired.actions] == ["PAIR-1"]  # only the last call
+    out = orjson.loads(anthropic.serialise(repaired.messages, parsed))
+    assert out["messages"][:4] == RUN_BODY["messages"]  # both records as they were
+    assert out["messages"][4] == body["messages"][4]
+    assert out["messages"][5]["content"][0]["tool_use_id"] == "t3"
+
+
+def test_renamed_ids_in_a_run_go_back_to_the_record_that_held_each_call():
+    body = {
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [use("same")]},
+            {"role": "user", "content": [result("same")]},
+            {"role": "assistant", "content": "next"},
+            {"role": "assistant", "content": [use("same"), use("other")]},
+            {"role": "user", "content": [result("same"), result("other")]},
+        ],
+    }
+    parsed = anthropic.parse(orjson.dumps(body))
+    repaired = repair_history(parsed.messages)
+    assert {a.rule for a in repaired.actions} == {"ID-1"}
+    out = orjson.loads(anthropic.serialise(repaired.messages, parsed))
+    assert out["messages"][3] == {"role": "assistant", "content": "next"}  # a text stays a text
+    assert [b["id"] for b in out["messages"][4]["content"]] == ["same_1", "other"]
+    assert [b["tool_use_id"] for b in out["messages"][5]["content"]] == ["same_1", "other"]
+    assert len(out["messages"]) == 6
+
+
+def test_a_blank_assistant_message_is_not_joined_and_is_still_dropped():
+    body = {
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [use("t1")]},
+            {"role": "assistant", "content": ""},
+            {"role": "user", "content": [result("t1")]},
+        ],
+    }
+    parsed = anthropic.parse(orjson.dumps(body))
+    assert [m["role"] for m in parsed.messages] == ["user", "assistant", "assistant", "tool"]

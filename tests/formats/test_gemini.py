@@ -468,3 +468,25 @@ def test_a_response_after_the_users_words_answers_nothing_of_the_turn_before() -
     parsed = gemini.parse(orjson.dumps(body))
     rules = sorted(a.rule for a in repair_history(parsed.messages).actions)
     assert rules == ["PAIR-1", "PAIR-3"]
+
+
+def test_consecutive_model_turns_are_read_as_one_turn_as_gemini_takes_them():
+    # pydantic-ai's cross-provider replay, answered 200: a call in each of two model
+    # turns, both answered by the one user turn after them.
+    data = body(
+        {"role": "user", "parts": [text("refund?")]},
+        {"role": "model", "parts": [call("load", id="c1")]},
+        {"role": "model", "parts": [call("search", id="c2")]},
+        {"role": "user", "parts": [response("load", id="c1"), response("search", id="c2")]},
+    )
+    parsed = gemini.parse(data)
+    assert [m["role"] for m in parsed.messages] == ["user", "assistant", "tool", "tool"]
+    assert repair_history(parsed.messages).actions == []
+    assert gemini.serialise(parsed.messages, parsed) == data
+    longer = orjson.loads(data)
+    longer["contents"].append({"role": "model", "parts": [call("more", id="c3")]})
+    parsed = gemini.parse(orjson.dumps(longer))
+    repaired = repair_history(parsed.messages)
+    assert [a.rule for a in repaired.actions] == ["PAIR-1"]
+    out = orjson.loads(gemini.serialise(repaired.messages, parsed))
+    assert out["contents"][:5] == longer["contents"]  # the two model turns kept apart

@@ -181,3 +181,38 @@ def test_a_lost_newline_is_what_unglue_puts_back(
         glued = glued.removesuffix(b"\n")
     read = read_jsonl(glued)
     assert unglue(glued, read.records, read.crlf) == data
+
+
+def _head_records_plainly(head: bytes, limit: int) -> list[object]:
+    # ``head_records`` as defined, with nothing shared between calls.
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    out = []
+    for raw in head.split(b"\n", limit)[:limit]:
+        if raw.strip():
+            try:
+                out.append(orjson.loads(raw))
+            except orjson.JSONDecodeError:
+                pass
+    return out
+
+
+@given(
+    samples=st.lists(st.lists(_LINES, max_size=60).map(b"\n".join), min_size=1, max_size=3),
+    limits=st.lists(st.sampled_from([1, 2, 5, 8, 20, 49, 50, 51, 80]), min_size=1, max_size=6),
+)
+def test_head_records_shared_by_the_sniffers_is_the_plain_definition(
+    samples: list[bytes], limits: list[int]
+) -> None:
+    # The sniffers ask about one sample with several limits, then about the next file's.
+    for head in samples:
+        for limit in limits:
+            assert head_records(head, limit) == _head_records_plainly(head, limit)
+            copy = bytes(bytearray(head))  # an equal sample that is another object
+            assert head_records(copy, limit) == _head_records_plainly(head, limit)
+            # A sample as long, with other values: what the last one held is not taken.
+            other = head.translate(_DIGITS)
+            assert head_records(other, limit) == _head_records_plainly(other, limit)
+
+
+_DIGITS = bytes.maketrans(b"0123456789", b"9876543210")

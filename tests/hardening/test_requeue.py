@@ -70,20 +70,45 @@ def test_a_task_of_a_worker_whose_beat_stopped_is_requeued_without_an_age():
 
 
 def test_a_task_of_a_dead_process_on_this_machine_is_requeued_at_once():
-    import socket
     import subprocess
     import sys
 
+    from inspector.web.management.commands.worker import this_host
     from inspector.web.models import WorkerBeat
 
     gone = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True
     )
-    host = socket.gethostname()[:40].replace(":", "-")
-    worker = f"{host}:{int(gone.stdout)}:dddddddd"
+    worker = f"{this_host()}:{int(gone.stdout)}:dddddddd"
     task = _claimed(worker, timedelta(seconds=1))
     WorkerBeat.objects.create(worker_id=worker, beat_at=timezone.now())  # its beat is fresh
 
     assert requeue_orphaned_tasks(beat_seconds=10, stale_seconds=600) == 1
     task.refresh_from_db()
     assert task.status == "READY"
+
+
+def test_a_machine_of_the_same_host_name_keeps_its_tasks_while_it_beats():
+    """Two machines or containers may share a host name (a default image's): a pid of
+    the other is never looked up here, so its running task stays its own."""
+    import socket
+    import subprocess
+    import sys
+
+    from inspector.web.management.commands.worker import new_worker_id, this_host
+    from inspector.web.models import WorkerBeat
+
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True
+    )
+    name = socket.gethostname()[:30].replace(":", "-")
+    assert this_host().startswith(f"{name}~") and this_host() != f"{name}~"
+    assert new_worker_id().startswith(f"{this_host()}:") and len(new_worker_id()) <= 64
+    twin = f"{name}~ffffffff:{int(gone.stdout)}:eeeeeeee"  # same name, another machine
+    assert this_host() != f"{name}~ffffffff"
+    task = _claimed(twin, timedelta(seconds=1))
+    WorkerBeat.objects.create(worker_id=twin, beat_at=timezone.now())
+
+    assert requeue_orphaned_tasks(beat_seconds=10, stale_seconds=600) == 0
+    task.refresh_from_db()
+    assert task.status == "RUNNING"

@@ -252,6 +252,9 @@ def agent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
         home.healthy.append(_place(home, home.root / relative, read(source), age))
         age += 60
     # --- end agents-b ---
+    # agents-c: OpenHands' store is there, with no session (tests/local/test_openhands.py
+    # places its sessions, folders of event files, where it reads them).
+    (home.root / ".openhands" / "sessions").mkdir(parents=True)
     return home
 
 

@@ -175,3 +175,42 @@ def test_list_and_fix_title_each_session_by_its_first_prompt(agent_home: Home):
     for path in agent_home.broken:
         if str(path) in titles:
             assert f"“{cli._short(titles[str(path)])}” {path}" in out
+
+
+def test_report_html_and_markdown_run_from_a_fresh_console_and_leave_nothing(tmp_path: Path):
+    """Issue 31: ``report --html`` and ``--markdown`` start the web's templates by
+    themselves (no settings in the environment, no server, no database) and keep nothing;
+    every other command still runs without Django."""
+    import os
+
+    from tests.web.conftest import BROKEN_CANONICAL
+
+    path = tmp_path / "broken.json"
+    path.write_bytes(BROKEN_CANONICAL)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("DJANGO_SETTINGS_MODULE", "SECRET_KEY", "INSPECTOR_VAR_DIR", "DATABASE_URL")
+    } | {"TMPDIR": str(scratch)}
+
+    def console(*options: str) -> subprocess.CompletedProcess[bytes]:
+        command = [sys.executable, "-m", "inspector.cli", "report", str(path), *options]
+        return subprocess.run(command, capture_output=True, env=env, cwd=tmp_path, check=False)
+
+    html = console("--html")
+    assert html.returncode == cli.NEEDS_REPAIR, html.stderr
+    page = html.stdout.decode()
+    assert page.startswith("<!doctype html>") and "This history needs repair." in page
+    assert "<style>" in page and "<script>" in page and 'src="' not in page
+    markdown = console("--markdown")
+    assert markdown.returncode == cli.NEEDS_REPAIR, markdown.stderr
+    assert markdown.stdout.decode().startswith("# Transcript diagnosis: broken.json")
+    assert list(scratch.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == [
+        "broken.json",
+        "tmp",
+    ]
+    assert console("--markdown", "--redacted").returncode == cli.BAD_INPUT
+    assert b"--redacted goes with --html" in console("--redacted").stderr
+    assert console("--html", "--conversation", "2").returncode == cli.BAD_INPUT

@@ -80,6 +80,7 @@ def test_a_second_scan_skips_every_unchanged_file(run_scan, corpus_scan):
     assert "52 unchanged (skipped)" in output
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_a_changed_file_replaces_the_transcript_for_its_path(run_scan, mixed_tree):
     run_scan(mixed_tree, project="mixed")
     old = Transcript.objects.get(relative_path="alpha/clean.jsonl")
@@ -262,3 +263,26 @@ def test_a_scan_whose_indexing_fails_still_stores_counts_and_finishes_every_file
     assert caplog.text.count("for search failed") == 5
     monkeypatch.undo()
     assert fulltext.catch_up(job.project, 30.0) == 0
+
+
+def test_an_openhands_session_in_a_scanned_folder_is_one_session_read_as_openhands(
+    run_scan, tmp_path
+):
+    """Its events/<id>.json files (and the cache pages beside them) are one session."""
+    import orjson
+
+    from tests.testdata import CORPUS
+
+    events = tmp_path / "store" / "sessions" / "abc123" / "events"
+    events.mkdir(parents=True)
+    stream = orjson.loads(read(CORPUS / "openhands" / "derived__basic.crashed-in-edit.json"))
+    for event in stream:
+        (events / f"{event['id']}.json").write_bytes(orjson.dumps(event))
+    cache = events.parent / "event_cache"
+    cache.mkdir()
+    (cache / "0-25.json").write_bytes(orjson.dumps(stream))
+    job, _ = run_scan(tmp_path / "store", project="openhands")
+    (row,) = ScanFile.objects.filter(job=job)
+    assert row.path == "sessions/abc123/events"
+    transcript = Transcript.objects.get(pk=row.transcript_id)
+    assert transcript.format == "openhands" and transcript.needs_repair

@@ -220,3 +220,28 @@ def test_zip_download_of_the_corpus_keeps_the_folder_tree(owner_client, corpus_s
         p.relative_to(PROJECTS).as_posix() for p in PROJECTS.rglob("*.jsonl") if p.stat().st_size
     }
     assert set(archive.namelist()) == expected
+
+
+@pytest.mark.parametrize(
+    "query",
+    [{}, {"sort": "-date"}, {"sort": "date"}, {"sort": "file"}, {"sort": "-messages"},
+     {"needs_repair": "yes"}, {"needs_repair": "no", "sort": "file"}, {"empty": "show"}],
+)  # fmt: skip
+def test_a_page_of_sessions_is_the_querysets_own_page_row_for_row(corpus_scan, query):
+    from django.core.paginator import Paginator
+
+    from inspector.scan import reports
+    from inspector.scan.forms import SessionFilterForm
+
+    project = Project.objects.get(slug="corpus")
+    form = SessionFilterForm(query)
+    assert form.is_valid()
+    sessions = form.apply(reports.sessions_of(project))
+    for number in (1, 2, 3, 99):
+        plain = Paginator(sessions, 20).get_page(number)
+        page = reports.page_of(sessions, number, 20)
+        assert (page.number, page.paginator.count) == (plain.number, plain.paginator.count)
+        assert [(t.pk, t.date, t.parent_id) for t in page] == [
+            (t.pk, t.date, t.parent_id) for t in plain
+        ]
+        assert all(t.parent is None or t.parent.pk == t.parent_id for t in page)

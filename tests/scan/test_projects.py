@@ -91,6 +91,7 @@ def test_a_folder_scan_never_takes_a_file_an_upload_stored_elsewhere(run_scan, m
     assert Transcript.objects.filter(project__name="mixed").count() == STORED
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_a_changed_file_keeps_its_shared_older_version_out_of_the_project(run_scan, mixed_tree):
     run_scan(mixed_tree, project="mixed")
     old = Transcript.objects.get(relative_path="alpha/clean.jsonl")

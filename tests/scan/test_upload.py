@@ -51,6 +51,7 @@ def numbers(job: ScanJob) -> dict[str, object]:
     }
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_zip_upload_of_the_corpus_gives_the_same_numbers_as_the_command(
     run_scan, other_client, other_user
 ):
@@ -68,6 +69,7 @@ def test_zip_upload_of_the_corpus_gives_the_same_numbers_as_the_command(
     assert not default_storage.exists(web.storage_dir)
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_many_files_upload_stores_each_and_leaves_out_what_is_no_session(owner_client, owner):
     response = post_scan(
         owner_client,
@@ -110,6 +112,7 @@ def test_zip_larger_than_the_limit_once_unpacked_is_refused(owner_client, settin
     assert "The zip would unpack to" in response.content.decode()
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_unsafe_zip_names_are_skipped_with_notes_and_never_written(owner_client, tmp_path):
     members = {
         "../escape.jsonl": SESSION,
@@ -138,6 +141,7 @@ def test_unsafe_zip_names_are_skipped_with_notes_and_never_written(owner_client,
     assert "escape.jsonl" in page
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_a_damaged_zip_member_is_unreadable_and_the_rest_are_scanned(owner_client):
     data = bytearray(zip_with({"a/good.jsonl": SESSION, "a/bad.jsonl": SESSION}))
     bad = zipfile.ZipFile(io.BytesIO(bytes(data))).getinfo("a/bad.jsonl")

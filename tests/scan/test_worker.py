@@ -45,6 +45,7 @@ def database_tasks(settings) -> None:
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 
+@pytest.mark.usefixtures("any_storage")
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_two_worker_processes_scan_a_tree_end_to_end(owner, mixed_tree, database_tasks):
@@ -71,6 +72,7 @@ def test_two_worker_processes_scan_a_tree_end_to_end(owner, mixed_tree, database
     assert "Workers: 2, peak memory per worker:" in out.getvalue()
 
 
+@pytest.mark.usefixtures("any_storage")
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_zip_upload_waits_in_the_queue_until_a_worker_process_runs_it(

@@ -415,3 +415,39 @@ def test_a_queue_that_fails_leaves_the_upload_stored_and_logs_why(store_in, monk
     assert Transcript.objects.filter(pk=transcript.pk).exists()
     assert f"queueing transcript {transcript.public_id} for search failed" in caplog.text
     assert not SearchRow.objects.filter(transcript=transcript).exists()
+
+
+def test_a_search_looks_past_the_sessions_it_found_indexed_and_still_finds_new_ones(
+    store_in, project
+):
+    from django.core.cache import cache
+
+    deploy = store_in(DEPLOY, "deploy.json")
+    assert fulltext.catch_up(project, 5.0) == 0
+    assert cache.get(fulltext._checked_key(project)) >= deploy.pk
+    # Stored later and not indexed (its queued task lost): the next search indexes it.
+    refund = store_in(REFUND, "refund.json")
+    SearchIndexed.objects.filter(transcript=refund).delete()
+    SearchRow.objects.filter(transcript=refund).delete()
+    assert list(fulltext.stale(project)) == [refund]
+    assert fulltext.catch_up(project, 0.0) == 1  # no time: still to do, and said so
+    assert fulltext.catch_up(project, 5.0) == 0
+    assert found(project, "gateway") == [(refund.pk, k) for k in holding(refund, "gateway")]
+    assert list(fulltext.stale(project)) == []
+
+
+def test_a_transcript_that_fails_to_index_is_tried_once_a_search_and_counted_as_left(
+    store_in, project, monkeypatch
+):
+    deploy = store_in(DEPLOY, "deploy.json")
+    SearchIndexed.objects.filter(transcript=deploy).delete()
+    tries = []
+
+    def fail(transcript):
+        tries.append(transcript.pk)
+        raise OSError("storage unreachable")
+
+    monkeypatch.setattr(fulltext, "index_stored", fail)
+    assert fulltext.catch_up(project, 1.0) == 1 and tries == [deploy.pk]
+    monkeypatch.undo()
+    assert fulltext.catch_up(project, 5.0) == 0 and list(fulltext.stale(project)) == []

@@ -173,3 +173,24 @@ def test_a_search_that_finds_nothing_says_so(owner_client, store_in, project):
 def test_the_box_alone_says_no_more_than_the_box(owner_client, project):
     html = owner_client.get(url(project)).content.decode()
     assert "holds these words" not in html and "rows hold" not in html
+
+
+def test_past_the_count_limit_the_first_rows_are_listed_in_order_and_the_page_says_more(
+    owner_client, store_in, project, monkeypatch
+):
+    store_in(BROKEN_LONG, "long.json", path="b/long.json")
+    store_in(DEPLOY, "deploy.json", path="a/deploy.json")
+    every = list(fulltext.search(project, "step"))  # under the default limit: all of them
+    assert len(every) > 12
+    monkeypatch.setattr(fulltext, "COUNT_LIMIT", 12)
+    results = fulltext.search(project, "step")
+    assert results.count() == 12 and results.more and results.sessions == 0
+    assert [hit.href for hit in results] == [hit.href for hit in every[:12]]
+    response = owner_client.get(url(project, q="step"))
+    heading = re.search(r"<h1>(.*?)</h1>", response.content.decode(), re.S).group(1)
+    assert heading.startswith("More than 12 rows hold")
+    assert [unescape(h[0]) for h in hits_of(response)] == [hit.href for hit in every[:12]]
+    # At the limit exactly, nothing is left out: the count is the rows'.
+    monkeypatch.setattr(fulltext, "COUNT_LIMIT", len(every))
+    results = fulltext.search(project, "step")
+    assert results.count() == len(every) and not results.more and results.sessions == 1

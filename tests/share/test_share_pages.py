@@ -165,11 +165,12 @@ def every_response(client, token: str, mode: str) -> dict[str, bytes]:
     fragment = client.get(share_url(token, around="0"), HTTP_HX_REQUEST="true")
     assert fragment.status_code == 200 and b"<html" not in fragment.content
     bodies["fragment"] = fragment.content
-    # The one-file HTML export too (issue 31): masked or redacted as the page is.
+    # The one-file HTML export and the Markdown too (issue 31): masked or redacted as the
+    # page is.
     kinds = (
-        ("repaired", "canonical", "report", "html", "original")
+        ("repaired", "canonical", "report", "html", "markdown", "original")
         if mode == "full"
-        else ("report", "html")
+        else ("report", "html", "markdown")
     )
     for kind in kinds:
         response = client.get(download_url(token, kind))
@@ -182,6 +183,7 @@ def every_response(client, token: str, mode: str) -> dict[str, bytes]:
 # --- who gets in ---------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_anyone_with_the_token_sees_the_timeline_without_signing_in(client, make_link):
     link, token = make_link("full")
     response = client.get(share_url(token))
@@ -381,6 +383,7 @@ def test_planted_credentials_are_masked_everywhere_in_a_full_link(client, store_
     assert "[masked GitHub token, 40 chars].json" in page  # the file name too
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_masked_full_downloads_are_still_files_of_their_shape(client, store_for, make_link):
     transcript = store_for(secret_messages(), SECRET_NAME)
     _, token = make_link("full", for_transcript=transcript)
@@ -451,3 +454,30 @@ def test_a_download_of_a_file_without_an_extension_takes_its_shapes(
     owned = owner_client.get(reverse("download", args=[transcript.public_id, "repaired"]))
     wanted = f'session.repaired.{formats.FORMATS[shape].EXTENSION}"'
     assert shared.endswith(wanted) and owned["Content-Disposition"].endswith(wanted)
+
+
+@pytest.mark.parametrize("mode", ["full", "redacted"])
+def test_a_share_offers_the_markdown_of_what_it_shows(client, make_link, transcript, mode):
+    """Issue 31: the Markdown export from a share too, of the link's own report."""
+    _, token = make_link(mode)
+    page = client.get(share_url(token)).content.decode()
+    assert f'href="{download_url(token, "markdown")}"' in page
+    response = client.get(download_url(token, "markdown"))
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/markdown")
+    text = response.content.decode()
+    findings = len(store_findings(transcript))
+    assert f"**This history needs repair.** {findings} findings" in text
+    assert "| OpenAI Chat | rejected:" in text and "PAIR-1" in text
+    if mode == "redacted":
+        assert text.startswith("# Transcript diagnosis: A shared transcript")
+        assert "broken.json" not in text and "find the ticket" not in text
+    else:
+        assert text.startswith("# Transcript diagnosis: broken.json")
+        assert "> find the ticket" in text
+
+
+def store_findings(transcript):
+    from inspector.web import store
+
+    return store.get_diagnosis(transcript).findings

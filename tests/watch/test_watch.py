@@ -65,6 +65,7 @@ def listing(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_catch_up_reads_every_session_into_a_project_named_after_the_folder(db, owner, folder):
     before = listing(folder)
     watcher = Watcher(owner, [folder])
@@ -80,6 +81,7 @@ def test_catch_up_reads_every_session_into_a_project_named_after_the_folder(db, 
     assert listing(folder) == before  # the watcher writes nothing in what it watches
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_an_appended_line_is_read_alone_and_a_session_that_just_broke_comes_first(
     db, owner, folder, owner_client
 ):

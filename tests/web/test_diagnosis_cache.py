@@ -152,6 +152,7 @@ def test_every_jump_to_a_finding_lands_on_the_page_that_shows_it(
     )
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_the_stored_diagnosis_reads_back_whole(long_transcript, fresh, forget_diagnoses):
     assert store.get_page_diagnosis(long_transcript).to_dict() == fresh.to_dict()
     store._memory.clear()
@@ -167,6 +168,7 @@ def test_the_stored_diagnosis_reads_back_whole(long_transcript, fresh, forget_di
         stored.rows[len(fresh.rows)]
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_a_later_page_reads_a_small_part_of_the_cache(
     owner_client, store_for, monkeypatch, forget_diagnoses
 ):
@@ -209,6 +211,7 @@ def _old_layout_blob(diagnosis) -> bytes:
     return zstandard.ZstdCompressor(level=3).compress(orjson.dumps(diagnosis))
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_a_cache_of_the_old_single_document_layout_is_rebuilt_and_removed(
     transcript, forget_diagnoses, monkeypatch
 ):
@@ -233,6 +236,7 @@ def test_a_cache_of_the_old_single_document_layout_is_rebuilt_and_removed(
     assert reads == [1]  # and read from the new cache next time
 
 
+@pytest.mark.usefixtures("any_storage")
 @pytest.mark.parametrize(
     "damage",
     [
@@ -257,6 +261,7 @@ def test_a_cache_that_does_not_read_whole_is_rebuilt(transcript, forget_diagnose
         assert handle.read() == whole
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_deleting_a_transcript_removes_every_file_and_what_memory_holds(
     owner_client, long_transcript, django_capture_on_commit_callbacks
 ):

@@ -132,7 +132,10 @@ def test_database_url_is_parsed_for_postgres():
         "5432",
         "inspector",
     )
-    assert db["OPTIONS"] == {"sslmode": "disable"}
+    assert db["OPTIONS"] == {"sslmode": "disable", "options": "-c jit=off"}
+    # The URL's own server options replace the default (JIT off).
+    own = database_from_url("postgres://u@127.0.0.1/i?options=-c%20work_mem%3D64MB")
+    assert own["OPTIONS"] == {"options": "-c work_mem=64MB"}
     with pytest.raises(ImproperlyConfigured):
         database_from_url("mysql://x/y")
 

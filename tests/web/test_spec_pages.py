@@ -6,8 +6,9 @@ import re
 
 import pytest
 from django.urls import reverse
+from django.utils.html import escape
 
-from inspector.engine import RULES
+from inspector.engine import RULES, providers
 from tests.testdata import SEEDS, SPEC
 
 
@@ -60,3 +61,28 @@ def test_rule_page_links_to_its_section_of_the_spec_and_to_its_sources(client, r
             assert client.get(link).status_code == 200
         else:
             assert f'href="{source}"' in html
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES.values() if r.claims], ids=lambda r: r.id)
+def test_a_refusal_only_claimed_is_said_on_the_rule_page(client, rule):
+    html = client.get(reverse("rule", args=[rule.id])).content.decode()
+    assert "Reported, not refused" in html
+    for claim, where in rule.claims:
+        assert escape(claim) in html and escape(where) in html
+
+
+def test_the_anthropic_check_does_not_refuse_what_is_only_claimed():
+    body = {
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "t" * 70, "name": "a", "input": {}},
+                    {"type": "text", "text": "after the call"},
+                ],
+            },
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t" * 70}]},
+        ]
+    }
+    assert providers.check("anthropic", body).state == providers.ACCEPTED

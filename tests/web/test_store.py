@@ -8,11 +8,13 @@ from django.core.files.storage import default_storage
 
 from inspector.web import store
 from inspector.web.models import Transcript
+from tests.objectstore import stored_names
 from tests.web.conftest import BROKEN_CANONICAL, HEALTHY_CANONICAL
 
 pytestmark = pytest.mark.django_db
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_upload_keeps_the_bytes_exactly_and_summarises_the_diagnosis(owner):
     transcript, created = store.store_upload(owner, BROKEN_CANONICAL, "broken.json")
     assert created
@@ -30,6 +32,12 @@ def test_upload_keeps_the_bytes_exactly_and_summarises_the_diagnosis(owner):
     assert transcript.public_id in transcript.raw_path
     with default_storage.open(transcript.raw_path, "rb") as handle:
         assert handle.read() != BROKEN_CANONICAL
+    assert stored_names() == sorted(
+        [
+            transcript.raw_path,
+            store._diagnosis_path(transcript.public_id, transcript.engine_version),
+        ]
+    )
 
 
 def test_same_bytes_twice_give_the_existing_transcript(owner):
@@ -46,6 +54,7 @@ def test_same_bytes_from_another_user_are_their_own_transcript(owner, other_user
     assert created and theirs.pk != mine.pk
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_deleting_a_transcript_deletes_its_bytes_and_diagnosis(
     transcript, django_capture_on_commit_callbacks
 ):
@@ -55,8 +64,10 @@ def test_deleting_a_transcript_deletes_its_bytes_and_diagnosis(
         transcript.delete()
     assert not default_storage.exists(transcript.raw_path)
     assert not default_storage.exists(directory)  # the folder too, not just its files
+    assert stored_names() == []
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_queryset_delete_also_deletes_the_bytes(
     owner, store_for, django_capture_on_commit_callbacks
 ):
@@ -64,8 +75,10 @@ def test_queryset_delete_also_deletes_the_bytes(
     with django_capture_on_commit_callbacks(execute=True):
         Transcript.objects.filter(owner=owner).delete()
     assert not any(default_storage.exists(path) for path in paths)
+    assert stored_names() == []
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_a_failed_save_leaves_no_bytes_behind(owner, monkeypatch, settings):
     def refuse(*args, **kwargs):
         raise RuntimeError("database went away")
@@ -74,8 +87,10 @@ def test_a_failed_save_leaves_no_bytes_behind(owner, monkeypatch, settings):
     with pytest.raises(RuntimeError):
         store.store_upload(owner, BROKEN_CANONICAL, "broken.json")
     assert [path for path in Path(settings.MEDIA_ROOT).rglob("*") if path.is_file()] == []
+    assert stored_names() == []
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_diagnosis_cache_is_rebuilt_when_the_engine_version_changes(transcript, forget_diagnoses):
     from inspector.diagnosis import ENGINE_VERSION
 
@@ -93,6 +108,7 @@ def test_diagnosis_cache_is_rebuilt_when_the_engine_version_changes(transcript, 
     assert not default_storage.exists(old_cache)
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_diagnosis_is_read_from_the_storage_cache_without_reparsing(
     transcript, forget_diagnoses, monkeypatch
 ):
@@ -106,6 +122,7 @@ def test_diagnosis_is_read_from_the_storage_cache_without_reparsing(
     assert diagnosis.counts == transcript.counts
 
 
+@pytest.mark.usefixtures("any_storage")
 def test_a_missing_cache_file_is_rebuilt(transcript, forget_diagnoses):
     for name in default_storage.listdir(transcript.storage_dir)[1]:
         if name.startswith("diagnosis"):

@@ -47,6 +47,25 @@ CORPUS_FILES += [
     (CORPUS / "opencode" / "derived__lines-interrupted.opencode.jsonl", "opencode"),
 ]
 # --- end agents-b ---
+# agents-c (issue 27): an OpenHands trajectory cut while its edit ran; and a real one. And the
+# agents of agents-a, which no upload test named: OpenClaw (pi's format), Cline, Cursor,
+# Hermes, Goose, Kiro.
+CORPUS_FILES += [
+    (
+        CORPUS
+        / "pi"
+        / "openclaw-openclaw__8555a0a4-0b79-459d-939c-e17cdbbf4fe2.cut-after-call.jsonl",
+        "pi",
+    ),
+    (CORPUS / "cline" / "mike4567-MRA04242026__api_conversation_history.json", "cline"),
+    (CORPUS / "cursor" / "Tdexixi-code-with-ai-contest__cursor_agent_transcript.jsonl", "cursor"),
+    (CORPUS / "hermes" / "derived__session_20260214_093012_a1b2c3.cut-after-calls.json", "hermes"),
+    (CORPUS / "hermes" / "derived__gateway-transcript.cut-after-call.jsonl", "hermes"),
+    (CORPUS / "goose" / "derived__20250929_140310.cut-after-calls.jsonl", "goose"),
+    (CORPUS / "kiro" / "derived__kiro-cli-session.issue-6110.jsonl", "kiro"),
+    (CORPUS / "openhands" / "derived__basic.crashed-in-edit.json", "openhands"),
+    (CORPUS / "openhands" / "All-Hands-AI-OpenHands__tests_runtime_trajs_basic.json", "openhands"),
+]
 
 
 def post_file(client, data: bytes, name: str = "t.json", **extra):

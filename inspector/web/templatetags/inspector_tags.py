@@ -1,4 +1,5 @@
-"""Small filters the inspector's templates share. None of them marks anything safe.
+"""Small filters the inspector's templates share. None of them marks anything safe but
+``verdicts``, which escapes every piece of text it writes.
 
 ``readable`` hands the rows partial what ``inspector.web.render`` makes of a
 row; the HTML in it (Markdown, highlighted code) is sanitised or escaped
@@ -12,7 +13,7 @@ from urllib.parse import urlencode
 
 from django import template
 from django.utils.html import escape
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from inspector.diagnosis.model import Row
 from inspector.diagnosis.select import Filters, SessionMap
@@ -155,3 +156,49 @@ def session_map_svg(session_map: SessionMap | None, filters: Filters, page: int)
 def intcomma_plain(value: Any) -> str:
     """12345 -> "12,345" (humanize's intcomma, without the app)."""
     return f"{int(value or 0):,}"
+
+
+def _verdict_word(ok: Any, undecided: Any) -> str:
+    if not ok:
+        return "rejected"
+    if undecided:
+        return f"cannot tell ({undecided[0]})"
+    return "accepted"
+
+
+def _verdict_mark(ok: Any, undecided: Any) -> str:
+    if not ok:
+        return '<span class="bad">✗</span>'
+    if undecided:
+        return '<span class="warn" aria-label="cannot tell">?</span>'
+    return '<span class="ok">✓</span>'
+
+
+@register.simple_tag
+def verdicts(verdicts: Any) -> SafeString:
+    """Each provider's verdict, before → after repair, for the tables (a row's ``verdicts``).
+
+    Built here rather than by an included template: a table of 50 sessions
+    included one 50 times, about half of what a dashboard's table took to draw
+    (``bench/bench_scale.py``). Every piece of text is escaped; only the markup
+    written here is not.
+    """
+    out = []
+    for name, verdict in (verdicts or {}).items():
+        label = escape(PROVIDER_LABELS.get(name, name))
+        before = (verdict.get("before_ok"), verdict.get("before_undecided"))
+        after = (verdict.get("after_ok"), verdict.get("after_undecided"))
+        notes = verdict.get("notes") or ()
+        title = (
+            f"{label}: {escape(_verdict_word(*before))} before, "
+            f"{escape(_verdict_word(*after))} after repair"
+            + "".join(f"; {escape(note)}" for note in notes)
+        )
+        starred = (
+            '<span class="muted" aria-label="not everything was checked">*</span>' if notes else ""
+        )
+        out.append(
+            f'<span class="verdict" title="{title}">{label} {_verdict_mark(*before)}→'
+            f"{_verdict_mark(*after)}{starred}</span> "
+        )
+    return mark_safe("".join(out))  # noqa: S308 -- every piece of text is escaped above

@@ -20,6 +20,8 @@ again does its work once.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import logging
 import os
 import socket
@@ -52,8 +54,33 @@ WORKER_CONN_MAX_AGE = 600
 
 def new_worker_id() -> str:
     """``host:pid:random``, at most 64 characters: whose process it is, and where."""
-    host = socket.gethostname()[:40].replace(":", "-")
-    return f"{host}:{os.getpid()}:{get_random_string(8)}"
+    return f"{this_host()}:{os.getpid()}:{get_random_string(8)}"
+
+
+def this_host() -> str:
+    """This machine as worker ids name it: its host name and a token of its kernel's
+    boot and its process namespace, so that two machines (or containers) that share
+    a host name never take each other's processes for their own (a pid is only
+    looked up where it was given)."""
+    name = socket.gethostname()[:30].replace(":", "-")
+    return f"{name}~{_process_space()}"
+
+
+@functools.cache
+def _process_space() -> str:
+    parts = []
+    try:
+        with open("/proc/sys/kernel/random/boot_id", "rb") as handle:
+            parts.append(handle.read().strip())
+    except OSError:
+        pass
+    try:
+        parts.append(str(os.stat("/proc/self/ns/pid").st_ino).encode())
+    except OSError:
+        pass
+    if not parts:  # no /proc: the host name alone, as before
+        return "0"
+    return hashlib.sha256(b"/".join(parts)).hexdigest()[:8]
 
 
 def requeue_orphaned_tasks(beat_seconds: float, stale_seconds: int, me: str = "") -> int:
@@ -95,7 +122,7 @@ def requeue_orphaned_tasks(beat_seconds: float, stale_seconds: int, me: str = ""
 def _process_gone(worker_id: str) -> bool:
     host, _, rest = worker_id.partition(":")
     pid, _, _ = rest.partition(":")
-    if host != socket.gethostname()[:40].replace(":", "-") or not pid.isdigit():
+    if host != this_host() or not pid.isdigit():
         return False  # another machine's, or not one of ours: its beat decides
     try:
         os.kill(int(pid), 0)

@@ -29,7 +29,7 @@ def backwards(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("search", "0002_fulltext_index"),
+        ("search", "0003_searchrow_message"),
     ]
 
     operations = [migrations.RunPython(forwards, backwards, elidable=False)]

@@ -1,0 +1,83 @@
+"""manage.py watch follows the sessions of an agent's database (Hermes's state.db here)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from inspector.watch.models import WatchedFile
+from inspector.watch.watcher import Watcher, database_of, is_watched
+from inspector.web.models import Transcript
+from tests.local.conftest import changed, snapshot
+from tests.local.test_goose_db import BROKEN_ID, OTHER_ID, goose_home
+from tests.local.test_hermes_db import HEALTHY, LOG, SID, make_db
+
+__all__ = ["goose_home"]  # the fixture, used here
+
+
+def test_each_session_of_the_database_is_a_row_and_a_new_row_is_seen(db, owner, tmp_path: Path):
+    hermes = tmp_path / "home" / ".hermes"  # the server's own media is beside home/
+    (hermes / "sessions").mkdir(parents=True)
+    make_db(hermes / "state.db", LOG)
+    before = snapshot(tmp_path / "home")
+    watcher = Watcher(owner, [hermes])
+    assert watcher.catch_up() == 1
+    (row,) = WatchedFile.objects.all()
+    assert row.relative_path == f"state.db/{SID}" and row.needs_repair
+    assert Transcript.objects.get(relative_path=row.relative_path).format == "hermes"
+    assert snapshot(tmp_path / "home") == before  # read only: the database is as it was
+    # Hermes answers the calls it was running: its rows land, and the session reads clean.
+    connection = sqlite3.connect(hermes / "state.db")
+    connection.execute("DELETE FROM messages")
+    connection.commit()
+    connection.close()
+    fresh = tmp_path / "fresh.db"
+    make_db(fresh, HEALTHY)
+    connection = sqlite3.connect(hermes / "state.db")
+    connection.execute("ATTACH DATABASE ? AS fresh", (str(fresh),))
+    connection.execute("INSERT INTO messages SELECT * FROM fresh.messages")
+    connection.commit()
+    connection.close()
+    again = watcher.changed(hermes / "state.db")
+    assert again is not None and not again.needs_repair
+    assert WatchedFile.objects.count() == 1
+    assert watcher.changed(hermes / "state.db") is None  # nothing new: not read as new
+
+
+def test_a_database_and_its_journal_are_watched_and_a_backup_folder_is_not(tmp_path: Path):
+    for name in ("opencode.db", "sessions.db", "state.db", "state.db-wal", "opencode.db-shm"):
+        assert database_of(tmp_path / name) is not None
+        assert is_watched(tmp_path / name, tmp_path)
+    assert database_of(tmp_path / "other.db") is None
+    assert not is_watched(tmp_path / "transcript-inspector-backups" / "state.db", tmp_path)
+
+
+def test_each_session_of_gooses_database_is_a_row_with_its_verdict(db, owner, goose_home: Path):
+    """Goose's sessions.db (WAL): both sessions, the cut one needing repair, nothing written."""
+    folder = goose_home / "home" / ".local" / "share" / "goose" / "sessions"
+    before = snapshot(goose_home / "home")
+    watcher = Watcher(owner, [folder])
+    watcher.catch_up()
+    rows = {r.relative_path: r for r in WatchedFile.objects.all()}
+    assert set(rows) == {f"sessions.db/{BROKEN_ID}", f"sessions.db/{OTHER_ID}"}
+    assert rows[f"sessions.db/{BROKEN_ID}"].needs_repair
+    assert not rows[f"sessions.db/{OTHER_ID}"].needs_repair
+    assert {t.format for t in Transcript.objects.all()} == {"goose"}
+    # Read only: a reader of a WAL database opens its -wal and -shm (SQLite's own, as list's
+    # read does); nothing else changed, the database's own bytes included.
+    after = snapshot(goose_home / "home")
+    assert {p.name for p in changed(before, after)} <= {"sessions.db-wal", "sessions.db-shm"}
+
+
+def test_a_session_of_opencodes_database_is_a_row_read_as_opencode(db, owner, tmp_path: Path):
+    from tests.local.conftest import OPENCODE_BROKEN, make_database, opencode_records
+
+    data = tmp_path / "home" / ".local" / "share" / "opencode"
+    data.mkdir(parents=True)
+    records = opencode_records(OPENCODE_BROKEN)
+    make_database(data / "opencode.db", records, 3600)
+    watcher = Watcher(owner, [data])
+    watcher.catch_up()
+    (row,) = WatchedFile.objects.all()
+    assert row.relative_path == f"opencode.db/{records[0]['id']}" and row.needs_repair
+    assert Transcript.objects.get(relative_path=row.relative_path).format == "opencode"
