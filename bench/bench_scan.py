@@ -9,8 +9,14 @@ files/s, MB/s and each worker's peak memory (its ru_maxrss), the speed-up of
 worker scanning 200 files and 1,000 files: the same when memory does not grow
 with the number of files.
 
+Then the growth: one worker scanning 100 and 10,000 small sessions (``--growth``,
+``--growth-kb``): the time ratio (100 is linear), the worker's CPU per file and
+its peak memory, 100 files against 10,000. Each line also gives the workers'
+CPU-seconds per 1,000 files and MB per CPU-second, which hold better than
+wall-clock rates on a machine shared with other work.
+
     python bench/bench_scan.py                  # 1,000 sessions, about 500 MB
-    python bench/bench_scan.py --files 100 --mb 20
+    python bench/bench_scan.py --files 100 --mb 20 --growth 1000
 """
 
 from __future__ import annotations
@@ -52,7 +58,7 @@ def _write(job: tuple[Path, int, int]) -> int:
     return len(data)
 
 
-def generate(root: Path, files: int, total_mb: int) -> int:
+def generate(root: Path, files: int, total_mb: float) -> int:
     jobs = []
     for index, size in enumerate(sizes(files, total_mb * 1024 * 1024)):
         folder = root / f"batch-{index // BATCH}"
@@ -97,7 +103,8 @@ def fresh_database(work: Path, label: str) -> Iterator[str]:
     import psycopg
 
     parts = urlsplit(server)
-    name = f"bench_scan_{os.getpid()}_{label}"
+    # BENCH_DB_PREFIX: where several people share the server, each their own names.
+    name = f"{os.environ.get('BENCH_DB_PREFIX', 'bench')}_scan_{os.getpid()}_{label}"
     admin = urlunsplit(parts._replace(path="/postgres"))
     with psycopg.connect(admin, autocommit=True) as connection:
         connection.execute(f'CREATE DATABASE "{name}"')
@@ -136,10 +143,13 @@ def report(label: str, result: dict, megabytes: float) -> None:
     seconds = result["seconds"]
     peaks = ", ".join(f"{peak:.0f} MB" for peak in result["peaks"])
     cpu = ", ".join(f"{seconds:.1f} s" for seconds in result["cpu"])
+    worker_cpu = sum(result["cpu"])
     print(
         f"{label}: {result['files']:,} files, {megabytes:,.0f} MB in {seconds:.1f} s "
         f"(command {result['wall']:.1f} s) | {result['files'] / seconds:,.1f} files/s, "
-        f"{megabytes / seconds:,.1f} MB/s | peak memory per worker: {peaks} | CPU: {cpu}",
+        f"{megabytes / seconds:,.1f} MB/s | peak memory per worker: {peaks} | CPU: {cpu} "
+        f"({worker_cpu / result['files'] * 1000:,.1f} CPU-s per 1,000 files, "
+        f"{megabytes / worker_cpu:,.1f} MB per CPU-second)",
         flush=True,
     )
     # Everything busy on the machine that was not these workers: the command
@@ -153,10 +163,43 @@ def report(label: str, result: dict, megabytes: float) -> None:
     )
 
 
+def growth(work: Path, few: int, many: int, kilobytes: float) -> None:
+    """One worker scanning ``few`` and then ``many`` small sessions (the same mix of sizes):
+    time and CPU per file, and peak memory, should not grow with the number of files."""
+    results = {}
+    for count in (few, many):
+        tree = work / f"growth-{count}"
+        generate(tree, count, count * kilobytes / 1024)
+        size = sum(p.stat().st_size for p in tree.rglob("*.jsonl")) / (1024 * 1024)
+        results[count] = scan(tree, 1, work, f"growth-{count}")
+        report(f"1 worker, {count:,} small files", results[count], size)
+    small, large = results[few], results[many]
+    scale = many / few
+    cpu_ratio = (large["cpu"][0] / large["files"]) / (small["cpu"][0] / small["files"])
+    print(
+        f"growth {few:,} -> {many:,} files ({scale:,.0f} times the files): scan time "
+        f"{large['seconds'] / small['seconds']:,.1f} times ({scale:,.0f} is linear; "
+        f"per file {large['seconds'] / large['files'] / (small['seconds'] / small['files']):.2f}"
+        f"), worker CPU per file {cpu_ratio:.2f}"
+        f" times, worker peak memory {small['peaks'][0]:.0f} MB -> {large['peaks'][0]:.0f} MB "
+        f"(ratio {large['peaks'][0] / small['peaks'][0]:.2f}; 1.00 is flat)",
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=1000, help="sessions in the tree")
     parser.add_argument("--mb", type=int, default=500, help="size of the tree in MB")
+    parser.add_argument(
+        "--growth",
+        type=int,
+        default=10_000,
+        help="also scan 100 and this many small sessions, for the growth ratio (0: skip)",
+    )
+    parser.add_argument(
+        "--growth-kb", type=float, default=16, help="the small sessions' mean size in KB"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-scan-") as temp:
         work = Path(temp)
@@ -174,7 +217,10 @@ def main() -> None:
         two = scan(tree, 2, work, "two")
         report("2 workers", two, size)
         print(
-            f"speed-up of 2 workers over 1: {one['seconds'] / two['seconds']:.2f} (target >= 1.7)"
+            f"speed-up of 2 workers over 1: {one['seconds'] / two['seconds']:.2f} (target >= 1.7); "
+            f"2 workers {size / two['seconds']:,.1f} MB/s (target >= 150), "
+            f"1 worker {size / one['seconds']:,.1f} MB/s",
+            flush=True,
         )
         if args.files > BATCH:
             batch = tree / "batch-0"
@@ -184,8 +230,11 @@ def main() -> None:
             print(
                 f"peak memory of one worker: {few['peaks'][0]:.0f} MB for {few['files']:,} files, "
                 f"{one['peaks'][0]:.0f} MB for {one['files']:,} files "
-                f"(ratio {one['peaks'][0] / few['peaks'][0]:.2f}; 1.00 means no growth)"
+                f"(ratio {one['peaks'][0] / few['peaks'][0]:.2f}; 1.00 means no growth)",
+                flush=True,
             )
+        if args.growth:
+            growth(work, 100, args.growth, args.growth_kb)
 
 
 if __name__ == "__main__":

@@ -212,6 +212,8 @@ def _scan(row: ScanFile) -> Outcome:
             project=row.project,
             relative_path=row.path,
             then=record,
+            # Search indexes the rows now, from memory: no second task reads them back.
+            follow_now=True,
         )
     except UnreadableTranscript as error:
         return Outcome(Status.UNREADABLE, _reason(error), sha, started=started)

@@ -1,9 +1,12 @@
 """Full-text search across a project's sessions: one interface, a backend per database.
 
 The interface (a transcript just stored is queued for ``index_stored`` by
-``signals.queue_indexing``, on the web floor's ``events.transcript_stored``)::
+``signals.queue_indexing``, on the web floor's ``events.transcript_stored``, or,
+stored by a scan's worker, indexed at once from the rows its diagnosis made)::
 
     index_rows(transcript, rows, version)      replace a transcript's entries with these rows
+    entries_of(transcript.pk, rows)            the same rows' entries, made beforehand,
+    index_entries(transcript, entries, version)  and written
     index_stored(transcript)                   the same, from its stored diagnosis
     stale(project), catch_up(project, seconds) transcripts not indexed at this engine version
     search(project, query) -> Results          a count, and pages of hits
@@ -304,8 +307,15 @@ class SQLite:
     fence = ""  # FTS5's MATCH leads every plan: nothing to keep the planner from
 
     def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None:
-        # The triggers of migration 0002 add each row to the FTS5 table.
         cursor.executemany(_INSERT + ") VALUES (%s, %s, %s, %s, %s, %s)", entries)
+        # Then the batch into the FTS5 table in one statement (migration 0004: FTS5
+        # writes a segment per statement, so a trigger made one for every row).
+        # A batch is one transcript's rows at consecutive positions.
+        cursor.execute(
+            "INSERT INTO search_searchrow_fts(rowid, body) SELECT id, body FROM search_searchrow "
+            "WHERE transcript_id = %s AND position BETWEEN %s AND %s",
+            [entries[0][0], entries[0][1], entries[-1][1]],
+        )
 
     def query(self, terms: Sequence[Term]) -> str:
         return fts5_query(terms)
@@ -361,6 +371,23 @@ def index_rows(transcript: Transcript, rows: Iterable[Row], engine_version: str)
     Returns how many rows had text to index. Reads ``rows`` once, one at a
     time, and holds at most one batch of entries.
     """
+    return index_entries(transcript, _batches(transcript.pk, rows), engine_version)
+
+
+def entries_of(transcript_id: int, rows: Iterable[Row]) -> list[list[Entry]]:
+    """Every batch of entries of these rows, made now: for rows already in memory.
+
+    What ``index_entries`` then writes, in a transaction that does nothing
+    else: on SQLite, whose one writer at a time is every scan worker's, the
+    masking and the rest of each row's text are no longer done holding the lock.
+    """
+    return list(_batches(transcript_id, rows))
+
+
+def index_entries(
+    transcript: Transcript, batches: Iterable[list[Entry]], engine_version: str
+) -> int:
+    """Replace the transcript's entries with these (``entries_of``, or made as they are read)."""
     chosen = backend()
     if chosen is None:
         return 0
@@ -371,7 +398,7 @@ def index_rows(transcript: Transcript, rows: Iterable[Row], engine_version: str)
         SearchRow.objects.filter(transcript=transcript.pk).delete()
         count = 0
         with connection.cursor() as cursor:
-            for entries in _batches(transcript.pk, rows):
+            for entries in batches:
                 chosen.insert(cursor, entries)
                 count += len(entries)
         SearchIndexed.objects.update_or_create(

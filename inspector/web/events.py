@@ -7,8 +7,11 @@ its own ``AppConfig.ready`` (as ``search`` does, ``search/apps.py``), so the
 arrow points up from the app, never down from ``web``.
 
 - ``transcript_stored``: ``store.store_upload`` has stored a new transcript
-  (sent with ``transcript=``, once the row and its files exist); ``search``
-  queues its indexing.
+  (sent with ``transcript=``, once the row and its files exist; ``rows=``, its
+  timeline rows in memory when they were just made, else ``None``; and
+  ``now=``, true when the caller is background work that would rather the
+  receivers did their part now than queue it: a scan's worker); ``search``
+  indexes it then, from those rows, or queues its indexing.
 - ``timeline_shown``: ``views.timeline`` is drawing ``transcript``'s page;
   each receiver answers a dict the page's context takes in
   (``timeline_context``); ``scan`` adds ``neighbours``, the sessions needing

@@ -85,6 +85,27 @@ def test_braces_inside_strings_are_not_counted_as_structure():
     assert memory_estimate(data) == memory_estimate(plain)
 
 
+@pytest.mark.django_db
+def test_the_quick_count_refuses_exactly_what_the_exact_estimate_refuses(settings):
+    # check_memory counts `{`, `[`, `,` and line breaks everywhere first, strings included,
+    # and takes the file when even that is under the limit; only then does the exact count
+    # decide. Code full of braces in a string: over the limit by the quick count, under it
+    # by the exact one, so taken; lines of `{}` over it by both, so refused.
+    from inspector.web.store import TooBigToDiagnose, _every_mark, check_memory
+
+    code = orjson.dumps([{"role": "user", "content": "{[a,b]}," * 200_000}])
+    objects = b"{}\n" * 200_000
+    settings.INSPECTOR_MAX_DIAGNOSIS_BYTES = (memory_estimate(code) + memory_estimate(objects)) // 2
+    assert memory_estimate(code, _every_mark(code)) > settings.INSPECTOR_MAX_DIAGNOSIS_BYTES
+    assert memory_estimate(code) < settings.INSPECTOR_MAX_DIAGNOSIS_BYTES
+    check_memory(code)
+    assert memory_estimate(objects) > settings.INSPECTOR_MAX_DIAGNOSIS_BYTES
+    with pytest.raises(TooBigToDiagnose):
+        check_memory(objects)
+    for data in (code, objects, KINDS["lines of []"], b"x" * 1000):
+        assert memory_estimate(data, _every_mark(data)) >= memory_estimate(data)
+
+
 @pytest.mark.slow
 @pytest.mark.django_db
 def test_a_real_session_of_brace_heavy_code_under_the_limit_is_taken(owner_client, settings):

@@ -205,6 +205,66 @@ def test_progress_redraws_on_a_terminal_and_prints_lines_elsewhere():
     assert terminal.getvalue().endswith("\n")
 
 
+def test_a_scan_indexes_each_new_file_from_its_rows_in_its_own_task_credentials_masked(
+    run_scan, tmp_path, settings, monkeypatch
+):
+    # The scan's task indexes what its diagnosis just made (inspector.search.signals):
+    # no second task is queued, and the cache file is not read back for it.
+    from django_tasks_db.models import DBTaskResult
+
+    from inspector.search import fulltext
+    from inspector.search.models import SearchRow
+    from inspector.web import store
+    from tests.web.conftest import assistant, canonical, user
+
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    key = "sk-ant-api03-" + "Zq7wX2pL9m" * 8
+    root = tmp_path / "keys"
+    root.mkdir()
+    for n in range(3):
+        session = canonical(
+            user(f"use ANTHROPIC_API_KEY={key} for billing run {n}"), assistant(content="ok")
+        )
+        (root / f"s{n}.json").write_bytes(session)
+
+    def no_reading_back(transcript):
+        raise AssertionError("the scan read the cache file back to index it")
+
+    monkeypatch.setattr(store, "get_page_diagnosis", no_reading_back)
+    job, _ = run_scan(root, project="keys")
+    monkeypatch.undo()
+    assert (job.new, job.unreadable) == (3, 0)
+    assert not DBTaskResult.objects.exists()
+    for transcript in Transcript.objects.filter(project=job.project):
+        rows = [row for row in store.get_diagnosis(transcript).rows if fulltext.row_text(row)]
+        bodies = SearchRow.objects.filter(transcript=transcript).order_by("position")
+        assert list(bodies.values_list("key", "body")) == [
+            (row["key"], fulltext.row_text(row)) for row in rows
+        ]
+        assert not any(key[13:33] in body for _, body in bodies.values_list("key", "body"))
+    hits = list(fulltext.search(job.project, "masked anthropic billing"))
+    assert len(hits) == 3 and all(key not in hit.snippet for hit in hits)
+
+
+def test_a_scan_whose_indexing_fails_still_stores_counts_and_finishes_every_file(
+    run_scan, mixed_tree, monkeypatch, caplog
+):
+    # Indexing is the scan task's last step: its failure is logged and the file stays
+    # counted once; the next search indexes the transcripts it left out (catch_up).
+    from inspector.search import fulltext
+
+    def broken(transcript_id, rows):
+        raise RuntimeError("a bug in reading a row's text")
+
+    monkeypatch.setattr(fulltext, "entries_of", broken)
+    with caplog.at_level("ERROR", logger="inspector.search.signals"):
+        job, _ = run_scan(mixed_tree, project="mixed")
+    assert (job.status, job.done, job.total, job.new, job.unreadable) == ("done", 7, 7, 5, 2)
+    assert caplog.text.count("for search failed") == 5
+    monkeypatch.undo()
+    assert fulltext.catch_up(job.project, 30.0) == 0
+
+
 def test_an_openhands_session_in_a_scanned_folder_is_one_session_read_as_openhands(
     run_scan, tmp_path
 ):

@@ -14,10 +14,30 @@ from django.db import connection
 from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 
+from inspector.diagnosis import ENGINE_VERSION
 from inspector.scan.models import ScanJob
 from inspector.scan.workers import database_url, worker_command, worker_env
+from inspector.search.models import SearchIndexed, SearchRow
 from inspector.web.models import Transcript
 from tests.scan.conftest import MIXED_NEEDS_REPAIR, MIXED_UNREADABLE, zip_of
+
+
+def assert_indexed(transcripts, count: int) -> None:
+    """Each transcript is indexed, at this engine version, with every row that has text."""
+    from inspector.search import fulltext
+    from inspector.web import store
+
+    assert len(transcripts) == count
+    for transcript in transcripts:
+        indexed = SearchIndexed.objects.get(transcript=transcript)
+        rows = [
+            (row["key"], fulltext.row_text(row))
+            for row in store.get_diagnosis(transcript).rows
+            if fulltext.row_text(row)
+        ]
+        assert indexed.engine_version == ENGINE_VERSION and indexed.rows == len(rows) > 0
+        entries = SearchRow.objects.filter(transcript=transcript).order_by("position")
+        assert list(entries.values_list("key", "body")) == rows
 
 
 @pytest.fixture
@@ -33,11 +53,13 @@ def test_two_worker_processes_scan_a_tree_end_to_end(owner, mixed_tree, database
     call_command("scan", str(mixed_tree), project="mixed", owner="owner", workers=2, stdout=out)
     job = ScanJob.objects.get()
     # Each file's task ran in a worker, through the database queue, and was counted once;
-    # so did the project search's indexing of each new transcript (inspector.search.tasks).
+    # each new transcript was indexed for project search by that same task, from the
+    # rows its diagnosis made (no second task: inspector.search.signals).
     done = DBTaskResult.objects.filter(status="SUCCESSFUL")
     assert done.filter(task_path="inspector.scan.tasks.scan_file").count() == 7
-    assert done.filter(task_path="inspector.search.tasks.index_transcript").count() == 5
+    assert not DBTaskResult.objects.exclude(task_path="inspector.scan.tasks.scan_file").exists()
     assert not DBTaskResult.objects.exclude(status="SUCCESSFUL").exists()
+    assert_indexed(Transcript.objects.all(), 5)
     assert (job.status, job.total, job.done, job.new, job.unreadable) == ("done", 7, 7, 5, 2)
     assert job.bytes_done == job.bytes_total
     flagged = set(
@@ -71,7 +93,8 @@ def test_a_zip_upload_waits_in_the_queue_until_a_worker_process_runs_it(
     assert (job.status, job.total, job.new, job.unreadable) == ("done", 7, 5, 2)
     done = DBTaskResult.objects.filter(status="SUCCESSFUL")
     assert done.filter(task_path__startswith="inspector.scan.tasks.").count() == 8
-    assert done.filter(task_path="inspector.search.tasks.index_transcript").count() == 5
+    assert done.count() == 8  # the index was made by the scan's own tasks
+    assert_indexed(Transcript.objects.all(), 5)
     fragment = owner_client.get(job.get_absolute_url(), HTTP_HX_REQUEST="true")
     assert "hx-trigger" not in fragment.content.decode()
     assert not default_storage.exists(job.storage_dir)
