@@ -44,8 +44,8 @@ place in the body's list), for what the guard changed, after one
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -79,18 +79,51 @@ _EXPORTED = (
 UNREAD = "UNREAD"
 
 
-@dataclass(frozen=True, slots=True)
 class Guarded:
     """What ``guard`` gives back.
 
     ``body`` is a new object (a copy of the input where nothing changed),
     ``changed`` whether it differs from the input once serialised, and
     ``findings`` what was wrong and what was done, each with its rule id.
+
+    The findings of a repair are the inspector's timeline (``diagnosis.rows``),
+    which costs more than the repair itself: they are worked out when first
+    read, once, so an agent that only sends ``body`` does not pay for them.
     """
 
-    body: Any
-    changed: bool
-    findings: list[Finding] = field(default_factory=list)
+    __slots__ = ("_findings", "_make", "body", "changed")
+
+    def __init__(
+        self,
+        body: Any,
+        changed: bool,
+        findings: list[Finding] | None = None,
+        *,
+        later: Callable[[], list[Finding]] | None = None,
+    ) -> None:
+        self.body = body
+        self.changed = changed
+        self._findings = findings if findings is not None or later else []
+        self._make = later
+
+    @property
+    def findings(self) -> list[Finding]:
+        if self._make is not None:
+            self._findings = [*(self._findings or ()), *self._make()]
+            self._make = None
+        assert self._findings is not None
+        return self._findings
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Guarded):
+            return NotImplemented
+        same = (self.body, self.changed, self.findings)
+        return same == (other.body, other.changed, other.findings)
+
+    __hash__ = None  # type: ignore[assignment]  # as a dataclass with eq: a body is a dict
+
+    def __repr__(self) -> str:
+        return f"Guarded(body={self.body!r}, changed={self.changed!r}, findings={self.findings!r})"
 
 
 def guard(
@@ -174,11 +207,16 @@ def _repaired(
     out, renamed, cut, at, exported, after = chosen
     if orjson.dumps(out) == data:
         return Guarded(body, False, before)  # refused for what no repair changes
-    findings = _done(parsed, whole, cut, at, {provider: renamed} if renamed else {})
-    if exported:
-        findings.append(_finding(f"PROV-{provider.upper()}", _EXPORTED.format(provider), None))
-    findings += [_provider_finding(provider, f"after repair: {p.text}", p) for p in after.problems]
-    return Guarded(out, True, before + findings)
+
+    def findings() -> list[Finding]:
+        found = _done(parsed, whole, cut, at, {provider: renamed} if renamed else {})
+        if exported:
+            found.append(_finding(f"PROV-{provider.upper()}", _EXPORTED.format(provider), None))
+        return found + [
+            _provider_finding(provider, f"after repair: {p.text}", p) for p in after.problems
+        ]
+
+    return Guarded(out, True, before, later=findings)
 
 
 def _kept_start(
@@ -213,10 +251,20 @@ def _kept_start(
         )
         repaired_head = repair_parsed(head, is_read_only).messages
         done = len(repaired_head)
-        if orjson.dumps(repaired_head) != orjson.dumps(whole.messages[:done]):
+        if not _same_messages(repaired_head, whole.messages[:done]):
             return 0, 0  # never expected (the engine's prefix rule); repair it all then
         return cut, done
     return 0, 0
+
+
+def _same_messages(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> bool:
+    """Whether two repaired lists serialise to the same bytes; the engine hands back the
+    input's own objects where it changed nothing, so most pairs are one object."""
+    if len(ours) != len(theirs):
+        return False
+    return all(
+        a is b or orjson.dumps(a) == orjson.dumps(b) for a, b in zip(ours, theirs, strict=True)
+    )
 
 
 def _write(
