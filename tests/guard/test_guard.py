@@ -308,3 +308,30 @@ def test_a_gemini_call_id_stays_on_its_call_when_a_later_response_has_none() -> 
     assert guarded.changed and check("gemini", guarded.body).accepted
     assert guarded.body["contents"][1] == body["contents"][1]
     assert guarded.body["contents"][2]["parts"][0] == first_answer
+
+
+def test_gemini_snake_case_part_names_are_read_as_gemini_reads_them() -> None:
+    # Proto JSON takes both spellings; LiteLLM writes ``function_call``.
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "Weather?"}]},
+            {"role": "model", "parts": [{"function_call": {"name": "weather", "args": {}}}]},
+            {"role": "user", "parts": [{"text": "Never mind."}]},
+        ]
+    }
+    guarded = guard(body, "gemini")
+    assert guarded.changed
+    assert rules(guarded) == ["PROV-GEMINI", "PAIR-1"]
+    parts = guarded.body["contents"][2]["parts"]
+    assert parts[0]["functionResponse"]["name"] == "weather"
+    assert guarded.body["contents"][1]["parts"] == [
+        {"functionCall": {"name": "weather", "args": {}}}
+    ]
+    assert check("gemini", guarded.body).accepted
+    healthy = {
+        "contents": body["contents"][:2]
+        + [{"role": "user", "parts": [{"function_response": {"name": "weather", "response": {}}}]}]
+    }
+    assert check("gemini", healthy).accepted
+    same = guard(healthy, "gemini")
+    assert not same.changed and same.body == healthy
