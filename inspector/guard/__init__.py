@@ -22,10 +22,11 @@ as they were. What it promises (DESIGN §6, SPEC §4's properties):
   engine repairs the whole history (ids chosen knowing every earlier one).
   So guarding a conversation and later the same conversation with more turns
   sends the same first turns both times, and the provider's prompt cache holds.
-  One exception, where the two promises meet: a history the provider accepts
-  only for what follows the cut (a Responses output sent after the next
-  turn answers a call the shorter history leaves unanswered) goes out as it
-  came, while the shorter one had to be repaired.
+  Where the two promises meet, this one wins: a Responses output sent after
+  a later user message (which the provider takes) is repaired as the body
+  one turn earlier was, where it was refused for the unanswered call
+  (``_late_output``), so that what went out before goes out the same; what
+  the model sent in one response (DeepSeek's interleaved calls) is no turn.
 - **Deterministic and idempotent:** the same body gives the same bytes;
   guarding a guarded body changes nothing more.
 - **Never raises on an odd body.** What it cannot read (not a dict, no history
@@ -38,7 +39,8 @@ as they were. What it promises (DESIGN §6, SPEC §4's properties):
 call ids, ``message`` the canonical message's index and ``line`` its 1-based
 place in the body's list), for what the guard changed, after one
 ``PROV-<PROVIDER>`` finding per problem the provider's check found in the body
-(its own error text). Imports no Django and nothing of the web layer.
+(its own error text); those of a repair are worked out when first read.
+Imports no Django and nothing of the web layer.
 """
 
 from __future__ import annotations

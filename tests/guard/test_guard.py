@@ -337,10 +337,8 @@ def test_gemini_snake_case_part_names_are_read_as_gemini_reads_them() -> None:
         {"functionCall": {"name": "weather", "args": {}}}
     ]
     assert check("gemini", guarded.body).accepted
-    healthy = {
-        "contents": body["contents"][:2]
-        + [{"role": "user", "parts": [{"function_response": {"name": "weather", "response": {}}}]}]
-    }
+    answer = {"role": "user", "parts": [{"function_response": {"name": "weather", "response": {}}}]}
+    healthy = {"contents": [*body["contents"][:2], answer]}
     assert check("gemini", healthy).accepted
     same = guard(healthy, "gemini")
     assert not same.changed and same.body == healthy
