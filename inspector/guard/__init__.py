@@ -22,10 +22,11 @@ as they were. What it promises (DESIGN §6, SPEC §4's properties):
   engine repairs the whole history (ids chosen knowing every earlier one).
   So guarding a conversation and later the same conversation with more turns
   sends the same first turns both times, and the provider's prompt cache holds.
-  One exception, where the two promises meet: a history the provider accepts
-  only for what follows the cut (a Responses output sent after the next
-  turn answers a call the shorter history leaves unanswered) goes out as it
-  came, while the shorter one had to be repaired.
+  Where the two promises meet, this one wins: a Responses output sent after
+  a later user message (which the provider takes) is repaired as the body
+  one turn earlier was, where it was refused for the unanswered call
+  (``_late_output``), so that what went out before goes out the same; what
+  the model sent in one response (DeepSeek's interleaved calls) is no turn.
 - **Deterministic and idempotent:** the same body gives the same bytes;
   guarding a guarded body changes nothing more.
 - **Never raises on an odd body.** What it cannot read (not a dict, no history
@@ -38,14 +39,15 @@ as they were. What it promises (DESIGN §6, SPEC §4's properties):
 call ids, ``message`` the canonical message's index and ``line`` its 1-based
 place in the body's list), for what the guard changed, after one
 ``PROV-<PROVIDER>`` finding per problem the provider's check found in the body
-(its own error text). Imports no Django and nothing of the web layer.
+(its own error text); those of a repair are worked out when first read.
+Imports no Django and nothing of the web layer.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -56,7 +58,16 @@ from inspector.diagnosis.rows import Timeline
 from inspector.diagnosis.verdicts import export_findings
 from inspector.engine import InvalidTranscript, Repair
 from inspector.engine.canonical import is_blank, is_partial
-from inspector.engine.providers import ACCEPTED, CANNOT_TELL, ProviderProblem, Verdict, check
+from inspector.engine.providers import (
+    ACCEPTED,
+    CANNOT_TELL,
+    RESPONSES_CALLS,
+    RESPONSES_OUTPUTS,
+    RESPONSES_SERVER_ITEMS,
+    ProviderProblem,
+    Verdict,
+    check,
+)
 from inspector.formats.base import FormatError, Parsed
 
 __all__ = ["HISTORY_KEYS", "PROVIDERS", "UNREAD", "Guarded", "guard"]
@@ -79,18 +90,51 @@ _EXPORTED = (
 UNREAD = "UNREAD"
 
 
-@dataclass(frozen=True, slots=True)
 class Guarded:
     """What ``guard`` gives back.
 
     ``body`` is a new object (a copy of the input where nothing changed),
     ``changed`` whether it differs from the input once serialised, and
     ``findings`` what was wrong and what was done, each with its rule id.
+
+    The findings of a repair are the inspector's timeline (``diagnosis.rows``),
+    which costs more than the repair itself: they are worked out when first
+    read, once, so an agent that only sends ``body`` does not pay for them.
     """
 
-    body: Any
-    changed: bool
-    findings: list[Finding] = field(default_factory=list)
+    __slots__ = ("_findings", "_make", "body", "changed")
+
+    def __init__(
+        self,
+        body: Any,
+        changed: bool,
+        findings: list[Finding] | None = None,
+        *,
+        later: Callable[[], list[Finding]] | None = None,
+    ) -> None:
+        self.body = body
+        self.changed = changed
+        self._findings = findings if findings is not None or later else []
+        self._make = later
+
+    @property
+    def findings(self) -> list[Finding]:
+        if self._make is not None:
+            self._findings = [*(self._findings or ()), *self._make()]
+            self._make = None
+        assert self._findings is not None
+        return self._findings
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Guarded):
+            return NotImplemented
+        same = (self.body, self.changed, self.findings)
+        return same == (other.body, other.changed, other.findings)
+
+    __hash__ = None  # type: ignore[assignment]  # as a dataclass with eq: a body is a dict
+
+    def __repr__(self) -> str:
+        return f"Guarded(body={self.body!r}, changed={self.changed!r}, findings={self.findings!r})"
 
 
 def guard(
@@ -123,12 +167,24 @@ def guard(
         verdict = check(provider, fresh, model=model)
     except Exception as exc:  # a check's bug must not reach the agent's request
         return _unread(fresh, f"the {provider} check could not read it ({type(exc).__name__})")
+    late = _late_output(fresh[key]) if provider == "responses" else None
     if verdict.state == ACCEPTED:
-        return Guarded(fresh, False)
+        if not late:
+            return Guarded(fresh, False)
+        try:
+            return _repaired(fresh, data, provider, verdict, model, read_only, late)
+        except Exception:  # an accepted body the guard cannot repair goes out as it came
+            return Guarded(fresh, False)
     if verdict.state == CANNOT_TELL:
         return Guarded(fresh, False, [_provider_finding(provider, verdict.reason, None)])
+    camel = _camel_case(fresh) if provider == "gemini" else None
+    if camel is not None:
+        # Proto JSON's snake_case names (LiteLLM writes ``function_call``), which the
+        # reader does not take: guarded as the camelCase body Gemini reads the same.
+        done = guard(camel, provider, model=model, read_only=read_only)
+        return done if done.changed else Guarded(fresh, False, done.findings)
     try:
-        return _repaired(fresh, data, provider, verdict, model, read_only)
+        return _repaired(fresh, data, provider, verdict, model, read_only, late)
     except (FormatError, InvalidTranscript) as exc:
         return _unread(fresh, str(exc), _problem_findings(provider, verdict, None))
     except Exception as exc:  # a reader's or writer's bug must not reach the agent's request
@@ -143,17 +199,32 @@ def _repaired(
     verdict: Verdict,
     model: str | None,
     read_only: Iterable[str],
+    late: list[tuple[int, int, str]] | None = None,
 ) -> Guarded:
-    """The refused ``body`` repaired after its longest accepted start (``_kept_start``)."""
+    """The refused ``body`` repaired after its longest accepted start (``_kept_start``).
+
+    ``late`` is a Responses output sent after a later turn (``_late_output``):
+    where the history cut before that turn is refused, the repair starts there
+    too, though the provider accepts the whole, so the body sent is the one
+    the shorter history was sent as, with more turns (SPEC §4's prefix rule).
+    """
     parsed = formats.load(data, provider)
     before = _problem_findings(provider, verdict, parsed)
     if parsed.problems:
+        if verdict.accepted:
+            return Guarded(body, False)
         # The writer leaves out what the reader could not take: sending that would drop it.
         unread = [_finding(UNREAD, f"record {p.line}: {p.reason}", p.line) for p in parsed.problems]
         return Guarded(body, False, before + unread)
+    first = verdict.problems[0].index if verdict.problems else len(body[HISTORY_KEYS[provider]])
+    refused = _refused_cut(body, provider, parsed, late, first, model) if late else None
+    if refused is not None:
+        first = refused[0]
+        before.append(_late_finding(provider, parsed, refused[1]))
+    elif verdict.accepted:
+        return Guarded(body, False)
     is_read_only = read_only_predicate(read_only)
     whole = repair_parsed(parsed, is_read_only)
-    first = verdict.problems[0].index
     kept, done = _kept_start(body, provider, parsed, whole, first, model, is_read_only)
     # The source shape's own writer first: every message the repair left alone goes out
     # as it came. Then the export (``formats.export_wire``), which also leaves out or
@@ -174,11 +245,16 @@ def _repaired(
     out, renamed, cut, at, exported, after = chosen
     if orjson.dumps(out) == data:
         return Guarded(body, False, before)  # refused for what no repair changes
-    findings = _done(parsed, whole, cut, at, {provider: renamed} if renamed else {})
-    if exported:
-        findings.append(_finding(f"PROV-{provider.upper()}", _EXPORTED.format(provider), None))
-    findings += [_provider_finding(provider, f"after repair: {p.text}", p) for p in after.problems]
-    return Guarded(out, True, before + findings)
+
+    def findings() -> list[Finding]:
+        found = _done(parsed, whole, cut, at, {provider: renamed} if renamed else {})
+        if exported:
+            found.append(_finding(f"PROV-{provider.upper()}", _EXPORTED.format(provider), None))
+        return found + [
+            _provider_finding(provider, f"after repair: {p.text}", p) for p in after.problems
+        ]
+
+    return Guarded(out, True, before, later=findings)
 
 
 def _kept_start(
@@ -213,10 +289,149 @@ def _kept_start(
         )
         repaired_head = repair_parsed(head, is_read_only).messages
         done = len(repaired_head)
-        if orjson.dumps(repaired_head) != orjson.dumps(whole.messages[:done]):
+        if not _same_messages(repaired_head, whole.messages[:done]):
             return 0, 0  # never expected (the engine's prefix rule); repair it all then
         return cut, done
     return 0, 0
+
+
+# Gemini reads proto JSON, which takes snake_case field names too: the part keys, and the
+# ones inside inline and file data. Everything else in a part is spelt the same both ways.
+_CAMEL = {
+    "function_call": "functionCall",
+    "function_response": "functionResponse",
+    "thought_signature": "thoughtSignature",
+    "inline_data": "inlineData",
+    "file_data": "fileData",
+    "executable_code": "executableCode",
+    "code_execution_result": "codeExecutionResult",
+    "video_metadata": "videoMetadata",
+    "mime_type": "mimeType",
+    "file_uri": "fileUri",
+}
+
+
+def _camel_case(body: dict[str, Any]) -> dict[str, Any] | None:
+    """``body`` with its ``contents`` parts' snake_case names in camelCase, or ``None``
+    when it has none (the usual body)."""
+    contents = body["contents"]
+    snake = any(
+        isinstance(part, dict) and any(name in _CAMEL for name in part)
+        for content in contents
+        if isinstance(content, dict) and isinstance(content.get("parts"), list)
+        for part in content["parts"]
+    )
+    if not snake:
+        return None
+
+    def renamed(part: Any) -> Any:
+        if not isinstance(part, dict):
+            return part
+        out = {}
+        for name, value in part.items():
+            if name in ("inline_data", "file_data") and isinstance(value, dict):
+                value = {_CAMEL.get(k, k): v for k, v in value.items()}
+            out[_CAMEL.get(name, name)] = value
+        return out
+
+    fixed = [
+        {**content, "parts": [renamed(part) for part in content["parts"]]}
+        if isinstance(content, dict) and isinstance(content.get("parts"), list)
+        else content
+        for content in contents
+    ]
+    return {**body, "contents": fixed}
+
+
+def _late_output(items: list[Any]) -> list[tuple[int, int, str]]:
+    """The Responses calls whose output comes after a later user message: (the call's
+    list position, the output's, the call id), none in the usual body (one pass).
+
+    The provider takes such an output, but the history cut before the model's next
+    turn (the body the agent sent one turn earlier) leaves the call unanswered: the
+    guard had to answer it then. What the model sent in one response (its messages,
+    reasoning and calls, interleaved as DeepSeek's are) is not such a turn: no request
+    ends inside a response, so its outputs after it are not late.
+    """
+    open_calls: dict[str, int] = {}
+    crossed: dict[str, int] = {}
+    found: list[tuple[int, int, str]] = []
+    for n, item in enumerate(items):
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        if kind is not None and not isinstance(kind, str):
+            kind = ""  # any JSON value: an item of no kind the check knows, between turns
+        cid = item.get("call_id")
+        if kind in RESPONSES_CALLS:
+            if isinstance(cid, str):
+                open_calls.setdefault(cid, n)
+        elif kind in RESPONSES_OUTPUTS:
+            if isinstance(cid, str):
+                at = crossed.pop(cid, None)
+                if at is not None:
+                    found.append((at, n, cid))
+                open_calls.pop(cid, None)
+        elif open_calls and not _from_the_model(item, kind):
+            crossed.update(open_calls)
+            open_calls.clear()
+    return found
+
+
+def _from_the_model(item: dict[str, Any], kind: Any) -> bool:
+    """Whether a Responses item is one the model sends in a response (not a turn's end)."""
+    if kind is None or kind == "message":
+        return item.get("role") == "assistant"
+    return kind in RESPONSES_CALLS or kind in RESPONSES_SERVER_ITEMS or kind == "reasoning"
+
+
+def _refused_cut(
+    body: dict[str, Any],
+    provider: str,
+    parsed: Parsed,
+    late: list[tuple[int, int, str]],
+    first: int,
+    model: str | None,
+) -> tuple[int, tuple[int, int, str]] | None:
+    """The list position of the first SPEC cut, up to ``first``, between a ``late``
+    call and its output, whose start the provider refuses (where the shorter history
+    was repaired), with that call."""
+    key = HISTORY_KEYS[provider]
+    items = body[key]
+    for cut in range(1, len(parsed.messages)):
+        start = _list_start(parsed, cut)
+        if start is None or not _surely_ends_a_span(parsed.messages[cut]):
+            continue
+        if start > first:
+            return None
+        across = [one for one in late if one[0] < start <= one[1]]
+        if across and not check(provider, {**body, key: items[:start]}, model=model).accepted:
+            return start, across[0]
+    return None
+
+
+def _late_finding(provider: str, parsed: Parsed, late: tuple[int, int, str]) -> Finding:
+    text = (
+        f"the output for call {late[2]} comes after a later turn; the history before that "
+        "turn is refused without it, so the body sent then was repaired there (the call "
+        "answered as interrupted, or left out if it was cut mid-stream): it is repaired "
+        "the same way again and this output follows as a note, so what was sent before "
+        "goes out the same (prefix stability)"
+    )
+    found = _finding(f"PROV-{provider.upper()}", text, late[1] + 1)
+    found["ids"] = [late[2]]
+    found["message"] = next((i for i, s in enumerate(parsed.sources) if late[1] + 1 in s), None)
+    return found
+
+
+def _same_messages(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> bool:
+    """Whether two repaired lists serialise to the same bytes; the engine hands back the
+    input's own objects where it changed nothing, so most pairs are one object."""
+    if len(ours) != len(theirs):
+        return False
+    return all(
+        a is b or orjson.dumps(a) == orjson.dumps(b) for a, b in zip(ours, theirs, strict=True)
+    )
 
 
 def _write(

@@ -46,8 +46,27 @@ ANTHROPIC_ANSWER = {
     "stop_reason": "end_turn",
     "usage": {"input_tokens": 1, "output_tokens": 1},
 }
+GEMINI_ANSWER = {
+    "candidates": [
+        {
+            "content": {"role": "model", "parts": [{"text": "ok"}]},
+            "finishReason": "STOP",
+            "index": 0,
+        }
+    ],
+    "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+    "modelVersion": "gemini-2.5-flash",
+}
 ANSWERS = {"/v1/chat/completions": CHAT_ANSWER, "/v1/responses": RESPONSES_ANSWER}
 ANSWERS["/v1/messages"] = ANTHROPIC_ANSWER
+
+
+def answer_for(path: str) -> dict[str, Any]:
+    """The answer to a POST to ``path``: Gemini's for any ``models/...:generateContent``."""
+    path = path.split("?", 1)[0]
+    if path.endswith(":generateContent"):
+        return GEMINI_ANSWER
+    return ANSWERS[path]
 
 
 class Endpoint:
@@ -59,7 +78,7 @@ class Endpoint:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", "0"))
                 endpoint.received.append((self.path, self.rfile.read(length)))
-                answer = orjson.dumps(ANSWERS[self.path])
+                answer = orjson.dumps(answer_for(self.path))
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(answer)))

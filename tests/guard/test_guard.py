@@ -221,17 +221,26 @@ def test_an_unknown_provider_is_the_callers_mistake() -> None:
 
 
 def test_importing_the_library_imports_no_django_and_no_web_layer() -> None:
+    # After a repair and its findings too (the timeline is worked out when they are read),
+    # and with the hooks module: nothing of Django, the web layer or httpx is loaded.
     code = (
-        "import sys, transcript_inspector\n"
+        "import sys, transcript_inspector, transcript_inspector.hooks\n"
         "from transcript_inspector import guard\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] == 'django'"
+        "ok = guard({'messages': [{'role': 'user', 'content': 'hi'}]}, 'openai-chat')\n"
+        "call = {'id': 'c1', 'type': 'function', 'function': {'name': 'f', 'arguments': '{}'}}\n"
+        "lost = [{'role': 'user', 'content': 'go'},"
+        " {'role': 'assistant', 'content': None, 'tool_calls': [call]},"
+        " {'role': 'user', 'content': 'stop'}]\n"
+        "fixed = guard({'messages': lost}, 'openai-chat')\n"
+        "rules = [f['rule'] for f in fixed.findings]\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('django', 'httpx', 'litellm')"
         " or m.startswith(('inspector.web', 'inspector.share', 'inspector.scan',"
         " 'inspector.watch', 'inspector.search', 'inspector.settings')))\n"
         "print(','.join(bad))\n"
-        "print(guard({'messages': [{'role': 'user', 'content': 'hi'}]}, 'openai-chat').changed)\n"
+        "print(ok.changed, fixed.changed, ','.join(rules))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.splitlines() == ["", "False"], done.stdout
+    assert done.stdout.splitlines() == ["", "False True PROV-OPENAI-CHAT,PAIR-1"], done.stdout
 
 
 def test_the_start_the_provider_took_keeps_its_ids_when_a_later_turn_is_repaired() -> None:
@@ -308,3 +317,28 @@ def test_a_gemini_call_id_stays_on_its_call_when_a_later_response_has_none() -> 
     assert guarded.changed and check("gemini", guarded.body).accepted
     assert guarded.body["contents"][1] == body["contents"][1]
     assert guarded.body["contents"][2]["parts"][0] == first_answer
+
+
+def test_gemini_snake_case_part_names_are_read_as_gemini_reads_them() -> None:
+    # Proto JSON takes both spellings; LiteLLM writes ``function_call``.
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "Weather?"}]},
+            {"role": "model", "parts": [{"function_call": {"name": "weather", "args": {}}}]},
+            {"role": "user", "parts": [{"text": "Never mind."}]},
+        ]
+    }
+    guarded = guard(body, "gemini")
+    assert guarded.changed
+    assert rules(guarded) == ["PROV-GEMINI", "PAIR-1"]
+    parts = guarded.body["contents"][2]["parts"]
+    assert parts[0]["functionResponse"]["name"] == "weather"
+    assert guarded.body["contents"][1]["parts"] == [
+        {"functionCall": {"name": "weather", "args": {}}}
+    ]
+    assert check("gemini", guarded.body).accepted
+    answer = {"role": "user", "parts": [{"function_response": {"name": "weather", "response": {}}}]}
+    healthy = {"contents": [*body["contents"][:2], answer]}
+    assert check("gemini", healthy).accepted
+    same = guard(healthy, "gemini")
+    assert not same.changed and same.body == healthy

@@ -13,12 +13,13 @@ import copy
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from inspector import formats
 from inspector.engine.canonical import is_blank, is_partial
-from inspector.engine.providers import PROVIDERS, check
+from inspector.engine.providers import PROVIDERS, RESPONSES_CALLS, RESPONSES_OUTPUTS, check
 from tests.engine.test_properties import PROFILE, histories
 from transcript_inspector import HISTORY_KEYS, UNREAD, guard
 
@@ -98,9 +99,25 @@ def test_the_guarded_body_is_accepted(case: tuple[str, dict[str, Any]]) -> None:
 def test_an_accepted_body_comes_back_as_sent(case: tuple[str, dict[str, Any]]) -> None:
     provider, body = case
     guarded = guard(body, provider)
-    if check(provider, body).accepted:
+    key = HISTORY_KEYS[provider]
+    refused = [
+        cut
+        for cut in cuts(body, provider)
+        if not check(provider, {**body, key: body[key][:cut]}).accepted
+    ]
+    if check(provider, body).accepted and all(
+        provider == "responses" and splits_a_response(body, c) for c in refused
+    ):
         assert dumps(guarded.body) == dumps(body)
         assert not guarded.changed and guarded.findings == []
+    elif check(provider, body).accepted:
+        # Accepted only for an output sent after a later turn (Responses): the history cut
+        # before that turn was refused, so the guard sends what it sent then, with more
+        # turns (test_guarding_is_prefix_stable holds it to that), and says why.
+        assert provider == "responses"
+        assert guarded.changed
+        assert guarded.findings[0]["rule"] == "PROV-RESPONSES"
+        assert "comes after a later turn" in guarded.findings[0]["text"]
     else:
         assert guarded.changed
         assert guarded.findings[0]["rule"] == f"PROV-{provider.upper()}"
@@ -120,22 +137,75 @@ def test_everything_beside_the_history_is_kept(case: tuple[str, dict[str, Any]])
     }
 
 
+@st.composite
+def late_outputs(draw: st.DrawFn) -> dict[str, Any]:
+    """A Responses body whose agent sent a call's output after the next user message (the
+    tool answered while the user had already written again): accepted by the provider."""
+    items = body_of(draw(histories()), "responses")["input"]
+    outputs = [n for n, item in enumerate(items) if item.get("type") in RESPONSES_OUTPUTS]
+    users = [n for n, item in enumerate(items) if item.get("role") == "user"]
+    moves = [(o, u) for o in outputs for u in users if u > o]
+    if moves:
+        output, user = draw(st.sampled_from(moves))
+        at = draw(st.integers(user, len(items) - 1))
+        items = [*items[:output], *items[output + 1 : at + 1], items[output], *items[at + 1 :]]
+    return {**EXTRA["responses"], "input": items}
+
+
 @PROFILE
-@given(bodies())
-def test_guarding_is_prefix_stable(case: tuple[str, dict[str, Any]]) -> None:
+@pytest.mark.parametrize("provider", PROVIDERS)
+@given(data=st.data())
+def test_guarding_is_prefix_stable(provider: str, data: st.DataObject) -> None:
     """Guard a conversation, then the same one with more turns: the first turns go out the same."""
-    provider, body = case
+    _prefix_stable(provider, body_of(data.draw(histories()), provider))
+
+
+@PROFILE
+@given(late_outputs())
+def test_a_late_responses_output_keeps_what_was_sent_before(body: dict[str, Any]) -> None:
+    _prefix_stable("responses", body)
+
+
+def test_a_late_output_is_answered_where_the_shorter_history_was() -> None:
+    call = {"type": "function_call", "call_id": "call_x", "name": "grep", "arguments": "{}"}
+    body = {
+        "model": "gpt-5",
+        "input": [
+            {"role": "user", "content": "Find it."},
+            call,
+            {"role": "user", "content": "Still there?"},
+            {"role": "assistant", "content": "Still looking."},
+            {"type": "function_call_output", "call_id": "call_x", "output": "found"},
+            {"role": "user", "content": "And?"},
+        ],
+    }
+    assert check("responses", body).accepted
+    sent_before = guard({**body, "input": body["input"][:3]}, "responses")
+    guarded = guard(body, "responses")
+    assert guarded.changed
+    assert guarded.body["input"][:4] == sent_before.body["input"]
+    assert guarded.body["input"][2]["call_id"] == "call_x"  # the interrupted answer, as before
+    assert guarded.body["input"][5]["content"].endswith("\nfound")  # the real one kept, as a note
+    assert [f["rule"] for f in guarded.findings] == ["PROV-RESPONSES", "PAIR-1", "PAIR-3"]
+    assert guard(guarded.body, "responses").changed is False
+
+
+def _prefix_stable(provider: str, body: dict[str, Any]) -> None:
     key = HISTORY_KEYS[provider]
     whole = guard(body, provider).body[key]
     found = cuts(body, provider)
     for cut in found:
         shorter = {**body, key: body[key][:cut]}
-        if not check(provider, shorter).accepted and _a_longer_start_is_accepted(
-            provider, body, found, cut
+        if (
+            provider == "responses"
+            and splits_a_response(body, cut)
+            and not check(provider, shorter).accepted
+            and _a_longer_start_is_accepted(provider, body, found, cut)
         ):
-            # The provider takes the longer history only for what follows the cut (a
-            # Responses output sent after the next turn): it goes out as it came, while
-            # the shorter one had to be repaired. An accepted body is never changed.
+            # No request ends inside one model response (DeepSeek interleaves its calls
+            # with messages, each call answered after them all): no body sent before ends
+            # here, and the longer start the provider accepts goes out as it is. Where no
+            # other cut is refused, so does the body (test_an_accepted_body_comes_back...).
             continue
         part = guard(shorter, provider).body[key]
         assert [dumps(item) for item in part] == [dumps(item) for item in whole[: len(part)]], cut
@@ -147,6 +217,51 @@ def _a_longer_start_is_accepted(
     key = HISTORY_KEYS[provider]
     longer = [c for c in found if c > cut] + [len(body[key])]
     return any(check(provider, {**body, key: body[key][:c]}).accepted for c in longer)
+
+
+def splits_a_response(body: dict[str, Any], cut: int) -> bool:
+    """Whether the cut falls inside what the model sent in one response: each call before
+    it with no output before it is answered after it, with only the model's items (its
+    messages, reasoning, calls) and outputs in between (only Responses lets outputs come
+    after such items)."""
+    items = body["input"]
+    open_calls = []
+    for n, item in enumerate(items[:cut]):
+        if isinstance(item, dict) and item.get("type") in RESPONSES_CALLS:
+            output = RESPONSES_CALLS[item["type"]]
+            answered = any(
+                isinstance(later, dict)
+                and later.get("type") == output
+                and later.get("call_id") == item.get("call_id")
+                for later in items[n + 1 : cut]
+            )
+            if not answered:
+                open_calls.append((n, output, item.get("call_id")))
+    if not open_calls:
+        return False
+    for n, output, cid in open_calls:
+        answer = next(
+            (
+                m
+                for m in range(cut, len(items))
+                if isinstance(items[m], dict)
+                and items[m].get("type") == output
+                and items[m].get("call_id") == cid
+            ),
+            None,
+        )
+        if answer is None or not all(_by_model_or_output(i) for i in items[n + 1 : answer]):
+            return False
+    return True
+
+
+def _by_model_or_output(item: Any) -> bool:
+    if not isinstance(item, dict):
+        return False
+    kind = item.get("type")
+    if kind in (None, "message"):
+        return bool(item.get("role") == "assistant")
+    return kind in RESPONSES_CALLS or kind in RESPONSES_OUTPUTS or kind == "reasoning"
 
 
 JSON = st.recursive(
