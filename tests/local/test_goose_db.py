@@ -158,10 +158,10 @@ def test_a_database_written_moments_ago_is_refused_and_nothing_changes(goose_hom
 
 def test_rows_goose_wrote_while_fix_was_reading_refuse_the_write(goose_home: Path, monkeypatch):
     db = _db(goose_home)
-    read_export = goose_db._export
+    read_export = goose_db.Database.export
 
-    def goose_writes_meanwhile(connection, where, session_id):
-        data = read_export(connection, where, session_id)
+    def goose_writes_meanwhile(self, connection, where, session_id):
+        data = read_export(self, connection, where, session_id)
         with sqlite3.connect(db) as writer:  # Goose appends a row after fix read them
             writer.execute(
                 "INSERT INTO messages (session_id, role, content_json, created_timestamp)"
@@ -174,7 +174,7 @@ def test_rows_goose_wrote_while_fix_was_reading_refuse_the_write(goose_home: Pat
             os.utime(side, (stamp, stamp))
         return data
 
-    monkeypatch.setattr(goose_db, "_export", goose_writes_meanwhile)
+    monkeypatch.setattr(goose_db.Database, "export", goose_writes_meanwhile)
     count = len(rows_of(db))
     outcome = fix.fix(db / BROKEN_ID, BY_NAME["goose"])
     rows = rows_of(db)

@@ -168,10 +168,10 @@ def test_fix_refuses_while_hermes_may_be_writing_and_leaves_a_healthy_session_al
 def test_rows_written_after_the_read_roll_the_fix_back(home, monkeypatch):
     db = home / ".hermes" / "state.db"
     make_db(db, LOG)
-    real = hermes_db._write_backup
+    real = hermes_db.Database.write_backup
 
-    def then_hermes_writes(*args, **kwargs):
-        real(*args, **kwargs)
+    def then_hermes_writes(self, *args, **kwargs):
+        real(self, *args, **kwargs)
         connection = sqlite3.connect(db)
         connection.execute(
             "INSERT INTO messages (session_id, role, content, timestamp)"
@@ -181,7 +181,7 @@ def test_rows_written_after_the_read_roll_the_fix_back(home, monkeypatch):
         connection.commit()
         connection.close()
 
-    monkeypatch.setattr(hermes_db, "_write_backup", then_hermes_writes)
+    monkeypatch.setattr(hermes_db.Database, "write_backup", then_hermes_writes)
     before = rows(db)
     outcome = fix.fix(db / SID)
     assert outcome.status == "refused" and "changed while it was being fixed" in outcome.reason

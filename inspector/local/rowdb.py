@@ -1,0 +1,282 @@
+"""A session kept as rows of an agent's SQLite database, fixed in place in one transaction.
+
+Goose's ``sessions.db`` (``goose_db``) and Hermes Agent's ``state.db``
+(``hermes_db``) each keep a session as one ``messages`` row per message, read
+in id order. ``RowDatabase`` is what fixing such a session takes whatever the
+agent; a database kind states only its own rows (the hooks below) and is
+named ``<folder>/<database>/<sessionID>`` like them.
+
+``fix`` (``repair``) reads the session's rows and the database's largest id
+in one read, gives them to the readers as the agent's own transcript
+(``export``), repairs that with the pure code and plans the row changes by
+row id (``plan``): a changed line updates its row, a dropped one deletes it,
+a new one (a result the repair added) is inserted after the session's last
+row with the ids after the database's largest (a plan that would put one
+before a later row is refused: the agent reads rows in id order). It
+refuses, writing nothing, when the database was written in the last
+``quiet_seconds`` (the agent may be running). It backs up the original rows
+of every touched id, and the ids it inserts, outside the database
+(``<folder>/transcript-inspector-backups/<sessionID>/<stamp>/rows.json`` with
+``note.json``), then writes every change in one ``BEGIN IMMEDIATE``
+transaction, inside which it reads the session's rows (and the largest id)
+again and rolls back if any differs from what it planned from. After the
+commit the session is read back and diagnosed; if it is not clean the
+original rows are put back. ``undo`` (``restore``) puts the backed-up rows
+back in one transaction, if the rows are still the ones ``fix`` wrote.
+
+The hooks a database kind gives: ``connect`` (read-only), ``rows``,
+``largest``, ``export``, ``plan``, ``write``, ``sessions_in``, and
+``written_as`` where a row holds more than fix writes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from inspector.local import opencode, opencode_db
+from inspector.local.confine import Confined, absolute, safe_name
+from inspector.local.outcome import Outcome, StoreError, diagnosed
+from inspector.local.store import LocalStore, Run, Stop, repair_of
+
+ROWS = "rows.json"
+NOTE = opencode.NOTE
+BACKUPS = opencode.BACKUPS
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RowChange:
+    """One message row as it was (``old``) and as fix writes it (``new``); ``None``: absent."""
+
+    id: int
+    old: Row | None
+    new: Row | None
+
+    def describe(self) -> str:
+        verb = "added" if self.old is None else "removed" if self.new is None else "changed"
+        return f"messages row {self.id} {verb}"
+
+
+class Changed(Exception):
+    """The session's rows are not the ones read (the agent wrote meanwhile)."""
+
+
+class RowDatabase(LocalStore):
+    """A session is its rows: ``<folder>/<db_name>/<sessionID>``; see the module docstring."""
+
+    db_name = ""  # the database file's name
+    agent_name = ""  # who may be writing, as a reason names it
+
+    # -- the hooks a database kind gives -------------------------------------------------
+
+    def connect(self, db: Path) -> sqlite3.Connection:
+        """A read-only connection (the agent may hold the database open) giving rows as
+        ``sqlite3.Row``."""
+        connection = opencode._connect(db)
+        connection.row_factory = sqlite3.Row
+        return connection
+
+    def rows(self, connection: sqlite3.Connection, session_id: str) -> list[Row]:
+        """The session's message rows, in the order the agent reads them."""
+        raise NotImplementedError
+
+    def largest(self, connection: sqlite3.Connection) -> int:
+        """The largest message row id of the whole database."""
+        return int(connection.execute("SELECT COALESCE(MAX(id), 0) FROM messages").fetchone()[0])
+
+    def export(self, connection: sqlite3.Connection, db: Path, session_id: str) -> bytes:
+        """The session as the transcript its shape reads, each line with its row's id."""
+        raise NotImplementedError
+
+    def plan(
+        self, rows: list[Row], largest: int, session_id: str, repaired: bytes
+    ) -> list[RowChange]:
+        """The row changes that make the database hold ``repaired``; ``StoreError`` if none can."""
+        raise NotImplementedError
+
+    def write(
+        self, connection: sqlite3.Connection, changes: list[RowChange], *, back: bool
+    ) -> None:
+        """Write ``changes`` (their old rows again with ``back``) inside the open transaction."""
+        raise NotImplementedError
+
+    def sessions_in(self, db: Path) -> list[tuple[Path, int, float]]:
+        """Each session in the database: its name, its message count and its last write."""
+        raise NotImplementedError
+
+    def written_as(self, now: Row | None, change: RowChange) -> bool:
+        """Whether the row ``now`` in the database is the one fix wrote for ``change``."""
+        return now == change.new
+
+    # -- the store -----------------------------------------------------------------------
+
+    def owns(self, path: Path) -> bool:
+        return path.parent.name == self.db_name and path.parent.is_file()
+
+    def read(self, path: Path) -> bytes:
+        try:
+            with contextlib.closing(self.connect(path.parent)) as connection:
+                return self.export(connection, path.parent, path.name)
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot read {path.parent}: {error}") from None
+
+    def stat(self, path: Path) -> tuple[int, float]:
+        for name, count, newest in self.sessions_in(path.parent):
+            if name == path:
+                return count, newest
+        raise StoreError(f"no session {path.name} in {path.parent}")
+
+    def backup_base(self, path: Path, backup_dir: Path | None) -> Path:
+        """Where backup sets go: ``backup_dir``, else beside the database; resolved."""
+        base = absolute(backup_dir) if backup_dir else absolute(path).parent.parent / BACKUPS
+        return base.resolve()
+
+    def confinement(self, path: Path, backup_dir: Path | None = None) -> Confined:
+        """The folder holding the database, and the backup folder."""
+        base = self.backup_base(path, backup_dir)
+        return Confined.to(absolute(path).parent.parent.resolve(), base)
+
+    def locate(self, path: Path, backup_dir: Path | None) -> tuple[Confined, Path]:
+        path = absolute(path)
+        confined = self.confinement(path, backup_dir)
+        db = confined.check(confined.roots[0] / path.parent.name)
+        return confined, db / safe_name(path.name, "the session id")
+
+    def backups(self, path: Path, backup_dir: Path | None = None) -> list[Path]:
+        """The backup sets ``fix`` made of the session ``path`` names, oldest first."""
+        path = absolute(path)
+        folder = self.backup_base(path, backup_dir) / path.name
+        if not folder.is_dir():
+            return []
+        return sorted(p for p in folder.iterdir() if (p / NOTE).is_file() and (p / ROWS).is_file())
+
+    def repair(self, path: Path, confined: Confined, run: Run) -> Outcome:
+        db, session_id = path.parent, path.name
+        try:
+            with contextlib.closing(self.connect(db)) as connection:
+                connection.execute("BEGIN")
+                rows, largest = self.rows(connection, session_id), self.largest(connection)
+                data = self.export(connection, db, session_id)
+                connection.execute("COMMIT")
+        except (OSError, sqlite3.Error, StoreError) as error:
+            raise Stop("refused", f"cannot read the session {session_id}: {error}") from None
+        written = opencode_db.file_written(db)
+        checked, repaired = repair_of(
+            path, data, run, written, name=session_id, what=db.name, who=self.agent_name
+        )
+        try:
+            planned = self.plan(rows, largest, session_id, repaired)
+        except StoreError as error:
+            raise Stop("refused", f"{error}; nothing was changed", checked) from None
+        result = Outcome(path, "would-fix", "", checked)
+        result.records = [c.describe() for c in planned]
+        result.touched = [c.id for c in planned if c.old is not None]
+        result.added = sum(1 for c in planned if c.old is None)
+        if run.dry_run:
+            return result
+
+        folder = opencode._backup_folder(confined.roots[1], session_id, run.clock, confined)
+        self.write_backup(folder, path, planned, run.clock, confined)
+        try:
+            with opencode_db.writing(db) as connection:
+                now = self.rows(connection, session_id)
+                if now != rows or self.largest(connection) != largest:
+                    raise Changed
+                self.write(connection, planned, back=False)
+        except Changed:
+            confined.rmtree(folder)
+            reason = f"session {session_id} changed while it was being fixed"
+            return Outcome(path, "refused", f"{reason} ({self.agent_name} may be running); "
+                           "nothing was changed")  # fmt: skip
+        except sqlite3.Error as error:
+            confined.rmtree(folder)
+            reason = f"could not write {db}: {error}; the session is as it was"
+            return Outcome(path, "failed", reason)
+        again = diagnosed(path, checked.agent, self.read(path))
+        if again.error or again.needs_repair:
+            try:
+                with opencode_db.writing(db) as connection:
+                    self.write(connection, planned, back=True)
+            except sqlite3.Error as error:
+                reason = "the repaired session did not read back clean, and putting it back failed"
+                return Outcome(path, "failed", f"{reason} ({error}); the rows are in {folder}")
+            confined.rmtree(folder)
+            reason = "the repaired session did not read back clean; it is back"
+            return Outcome(path, "failed", reason)
+        result.status = "fixed"
+        result.backup = folder
+        return result
+
+    def write_backup(
+        self, folder: Path, path: Path, planned: list[RowChange], clock: Callable[[], float],
+        confined: Confined,
+    ) -> None:  # fmt: skip
+        """The original rows (``rows.json``) and what fix writes (``note.json``), in ``folder``."""
+        original = {
+            "database": str(path.parent),
+            "session": path.name,
+            "rows": [{"id": c.id, "original": c.old} for c in planned],
+        }
+        rows = orjson.dumps(original, option=orjson.OPT_INDENT_2)
+        confined.create(folder / ROWS, rows, None)
+        note = {
+            "original": str(path),
+            "written_at": datetime.fromtimestamp(clock(), UTC).isoformat(),
+            "rows_sha256": hashlib.sha256(rows).hexdigest(),
+            "rows": [{"id": c.id, "written": c.new} for c in planned],
+        }
+        confined.create(folder / NOTE, orjson.dumps(note, option=orjson.OPT_INDENT_2), None)
+
+    def restore(self, path: Path, confined: Confined, backups: list[Path], force: bool) -> Outcome:
+        db, session_id = path.parent, path.name
+        if not backups:
+            return Outcome(path, "refused", f"no backup of the session {session_id} to restore")
+        folder = backups[-1]
+        try:
+            note = orjson.loads(confined.read(folder / NOTE))
+            raw = confined.read(folder / ROWS)
+            originals, written = orjson.loads(raw)["rows"], note["rows"]
+            changes = [
+                RowChange(int(w["id"]), o["original"], w["written"])
+                for o, w in zip(originals, written, strict=True)
+            ]
+        except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+            return Outcome(path, "refused", f"cannot read the backup's note: {error}")
+        if hashlib.sha256(raw).hexdigest() != note.get("rows_sha256"):
+            return Outcome(path, "refused", f"{folder} is not the backup fix made", backup=folder)
+        if any(_of_another(row, session_id) for c in changes for row in (c.old, c.new)):
+            reason = f"{folder} names rows of another session"
+            return Outcome(path, "refused", reason, backup=folder)
+        try:
+            with opencode_db.writing(db) as connection:
+                current = {row["id"]: row for row in self.rows(connection, session_id)}
+                for change in changes:
+                    if not self.written_as(current.get(change.id), change) and not force:
+                        raise Changed(change.describe())
+                self.write(connection, changes, back=True)
+        except Changed as changed:
+            return Outcome(
+                path,
+                "refused",
+                f"{changed} since fix wrote it ({self.agent_name} wrote more); restoring "
+                f"{folder.name} would lose that. Use --force to restore anyway.",
+                backup=folder,
+            )
+        except sqlite3.Error as error:
+            return Outcome(path, "refused", f"could not write {db}: {error}; nothing was changed")
+        confined.rmtree(folder)
+        return Outcome(path, "restored", f"restored from {folder}", backup=folder)
+
+
+def _of_another(row: Any, session_id: str) -> bool:
+    """Whether a backed-up row says it is another session's (a backup set not of this one)."""
+    return isinstance(row, dict) and "session_id" in row and row["session_id"] != session_id
