@@ -48,7 +48,11 @@ _INSERT = (
 
 
 class Database(RowDatabase):
-    """Goose's ``sessions.db``: a session is its rows (``<sessions>/sessions.db/<sessionID>``)."""
+    """Goose's ``sessions.db``: a session is its rows (``<sessions>/sessions.db/<sessionID>``).
+
+    The database is in the sessions folder, where newer Goose reads only it (it
+    imported its JSONL files once).
+    """
 
     db_name = DB_NAME
     agent_name = "Goose"
@@ -56,19 +60,6 @@ class Database(RowDatabase):
     def rows(self, connection: sqlite3.Connection, session_id: str) -> list[Row]:
         connection.row_factory = sqlite3.Row
         return [dict(row) for row in connection.execute(_SELECT, (session_id,))]
-
-    def export(self, connection: sqlite3.Connection, db: Path, session_id: str) -> bytes:
-        """The session as the Goose JSON Lines the ``goose`` shape reads."""
-        found = connection.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        if found is None:
-            raise StoreError(f"no session {session_id} in {db}")
-        session = dict(found)
-        meta = {"working_dir": session.get("working_dir") or "", "description": session.get("name")
-                or session.get("description") or ""}  # fmt: skip
-        lines = [orjson.dumps(meta)]
-        for row in self.rows(connection, session_id):
-            lines.append(orjson.dumps(_line(row, db)))
-        return b"\n".join(lines) + b"\n"
 
     def plan(
         self, rows: list[Row], largest: int, session_id: str, repaired: bytes
@@ -108,18 +99,15 @@ class Database(RowDatabase):
             if row is not None:
                 connection.execute(_INSERT, tuple(row.get(c) for c in COLUMNS))
 
+    def meta(self, session: Row) -> dict[str, Any]:
+        description = session.get("name") or session.get("description") or ""
+        return {"working_dir": session.get("working_dir") or "", "description": description}
+
+    def line(self, row: Row, db: Path) -> dict[str, Any]:
+        return _line(row, db)
+
     def sessions_in(self, db: Path) -> list[tuple[Path, int, float]]:
         return sessions(db)
-
-    def sessions(self, root: Path) -> list[tuple[Path, int, float]] | None:
-        # Newer Goose reads only its database (it imported the JSONL files once).
-        db = root / DB_NAME
-        if not db.is_file():
-            return None
-        try:
-            return sessions(db)
-        except sqlite3.Error as error:
-            raise StoreError(f"cannot read {db}: {error}") from None
 
 
 STORE = Database()

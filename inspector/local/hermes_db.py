@@ -57,23 +57,6 @@ class Database(RowDatabase):
         query = f"SELECT * FROM messages WHERE session_id = ?{active} ORDER BY id"  # noqa: S608
         return [dict(row) for row in connection.execute(query, (session_id,))]
 
-    def export(self, connection: sqlite3.Connection, db: Path, session_id: str) -> bytes:
-        """The session as the Hermes gateway transcript the ``hermes`` shape reads."""
-        found = connection.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        if found is None:
-            raise StoreError(f"no session {session_id} in {db}")
-        session = dict(found)
-        meta = {
-            "role": "session_meta",
-            "model": session.get("model"),
-            "platform": session.get("source"),
-            "timestamp": session.get("started_at"),
-        }
-        lines = [orjson.dumps(meta)]
-        for row in self.rows(connection, session_id):
-            lines.append(orjson.dumps(_line(row, db)))
-        return b"\n".join(lines) + b"\n"
-
     def plan(
         self, rows: list[Row], largest: int, session_id: str, repaired: bytes
     ) -> list[RowChange]:
@@ -129,18 +112,23 @@ class Database(RowDatabase):
             now = {k: v for k, v in now.items() if k in change.new}
         return now == change.new
 
+    def meta(self, session: Row) -> dict[str, Any]:
+        return {
+            "role": "session_meta",
+            "model": session.get("model"),
+            "platform": session.get("source"),
+            "timestamp": session.get("started_at"),
+        }
+
+    def line(self, row: Row, db: Path) -> dict[str, Any]:
+        return _line(row, db)
+
     def sessions_in(self, db: Path) -> list[tuple[Path, int, float]]:
         return sessions(db)
 
-    def sessions(self, root: Path) -> list[tuple[Path, int, float]] | None:
+    def database(self, root: Path) -> Path:
         # ``root`` is $HERMES_HOME/sessions; where state.db is beside it, Hermes resumes from it.
-        db = root.parent / DB_NAME
-        if not db.is_file():
-            return None
-        try:
-            return sessions(db)
-        except sqlite3.Error as error:
-            raise StoreError(f"cannot read {db}: {error}") from None
+        return root.parent / DB_NAME
 
 
 STORE = Database()

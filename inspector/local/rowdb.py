@@ -94,8 +94,26 @@ class RowDatabase(LocalStore):
         return int(connection.execute("SELECT COALESCE(MAX(id), 0) FROM messages").fetchone()[0])
 
     def export(self, connection: sqlite3.Connection, db: Path, session_id: str) -> bytes:
-        """The session as the transcript its shape reads, each line with its row's id."""
+        """The session as the JSON Lines its shape reads: a line of the session's row
+        (``meta``), then a line a message row (``line``), each with its row's id."""
+        found = connection.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if found is None:
+            raise StoreError(f"no session {session_id} in {db}")
+        lines = [orjson.dumps(self.meta(dict(found)))]
+        lines.extend(orjson.dumps(self.line(row, db)) for row in self.rows(connection, session_id))
+        return b"\n".join(lines) + b"\n"
+
+    def meta(self, session: Row) -> dict[str, Any]:
+        """The transcript's first line, from the session's row."""
         raise NotImplementedError
+
+    def line(self, row: Row, db: Path) -> dict[str, Any]:
+        """A message row as the transcript's line; ``StoreError`` if it cannot be one."""
+        raise NotImplementedError
+
+    def database(self, root: Path) -> Path:
+        """Where the database is, for the agent's sessions folder ``root``."""
+        return root / self.db_name
 
     def plan(
         self, rows: list[Row], largest: int, session_id: str, repaired: bytes
@@ -128,6 +146,15 @@ class RowDatabase(LocalStore):
                 return self.export(connection, path.parent, path.name)
         except sqlite3.Error as error:
             raise StoreError(f"cannot read {path.parent}: {error}") from None
+
+    def sessions(self, root: Path) -> list[tuple[Path, int, float]] | None:
+        db = self.database(root)
+        if not db.is_file():
+            return None  # the agent's files, found by its pattern
+        try:
+            return self.sessions_in(db)
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot read {db}: {error}") from None
 
     def stat(self, path: Path) -> tuple[int, float]:
         for name, count, newest in self.sessions_in(path.parent):
