@@ -12,9 +12,12 @@ from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 from django.core.paginator import Page, Paginator
+from django.db import connections
 from django.db.models import (
     BooleanField,
+    Case,
     Count,
+    DateTimeField,
     Exists,
     ExpressionWrapper,
     OuterRef,
@@ -22,6 +25,8 @@ from django.db.models import (
     QuerySet,
     Subquery,
     Sum,
+    Value,
+    When,
 )
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -96,6 +101,119 @@ class Summary:
 
 
 def summarize(transcripts: QuerySet[Transcript]) -> Summary:
+    """The totals of ``transcripts``, added up by the database.
+
+    GROUP BY and sums over the rows and their JSON (``counts``, ``meta``): a
+    big project's dashboard spent seconds reading every summary into Python
+    (``bench/bench_scale.py``). Only files holding a list of conversations
+    (a few results files) are read, for the verdict of each conversation.
+    ``summarize_rows`` is the same in Python, for other databases.
+    """
+    vendor = connections[transcripts.db].vendor
+    if vendor not in _TOKEN_SQL:
+        return summarize_rows(transcripts)
+    transcripts = transcripts.order_by()
+    listed = Q(meta__has_key="conversation_list")
+    plain = transcripts.aggregate(
+        total_sessions=Count("pk"),
+        total_messages=Sum("message_count", default=0),
+        total_empty=Count("pk", filter=Q(message_count=0)),
+        total_needs_repair=Count("pk", filter=Q(needs_repair=True)),
+        total_subagents=Count("pk", filter=Q(meta__sidechain=True)),
+        total_linked=Count("pk", filter=Q(parent__isnull=False)),
+        total_listed=Count("pk", filter=listed),
+        total_listed_repair=Count("pk", filter=listed & Q(needs_repair=True)),
+    )
+    summary = Summary(
+        sessions=plain["total_sessions"],
+        subagents=plain["total_subagents"],
+        linked=plain["total_linked"],
+        messages=plain["total_messages"],
+        needs_repair=plain["total_needs_repair"],
+        empty=plain["total_empty"],
+        conversations=plain["total_sessions"] - plain["total_listed"],
+        conversations_needing_repair=plain["total_needs_repair"] - plain["total_listed_repair"],
+    )
+    if plain["total_listed"]:
+        rows = transcripts.filter(listed).values_list("needs_repair", "meta__conversation_list")
+        for needs_repair, conversations in rows.iterator(chunk_size=500):
+            _add_conversations(summary, needs_repair, conversations)
+    if not summary.sessions:
+        return summary
+    with connections[transcripts.db].cursor() as cursor:
+        sql, params = _inner_sql(transcripts, "meta")
+        cursor.execute(_TOKEN_SQL[vendor].replace("ROWS", sql), params)
+        totals = cursor.fetchone() or (0, 0, 0, 0)
+        summary.tokens_in, summary.tokens_out, summary.cache_read, summary.cache_write = (
+            int(total or 0) for total in totals
+        )
+        sql, params = _inner_sql(transcripts, "counts")
+        cursor.execute(_FINDINGS_SQL[vendor].replace("ROWS", sql), params)
+        for rule, findings, sessions in cursor.fetchall():
+            summary.findings[rule] = _number(findings)
+            summary.sessions_per_rule[rule] = int(sessions)
+    summary.sessions_per_rule = {r: n for r, n in summary.sessions_per_rule.items() if n}
+    return summary
+
+
+def _inner_sql(transcripts: QuerySet[Transcript], column: str) -> tuple[str, Any]:
+    """The SQL of ``transcripts``' one ``column``, to aggregate over."""
+    query = transcripts.values(column).query
+    return query.get_compiler(using=transcripts.db).as_sql()
+
+
+def _number(value: Any) -> int:
+    """A sum from the database as Python's: PostgreSQL's numeric comes as a Decimal."""
+    return int(value) if value == int(value) else value
+
+
+TOKEN_KEYS = ("tokens_in", "tokens_out", "cache_read", "cache_write")
+# A token count is summed only when it is a JSON integer (not a boolean, not 1.5),
+# as ``_count`` takes it. ROWS stands for the transcripts' SQL.
+_PG_SUM = (
+    "COALESCE(SUM(CASE WHEN jsonb_typeof(s.meta #> '{timing,KEY}') = 'number'"
+    " AND (s.meta #>> '{timing,KEY}') ~ '^-?[0-9]+$'"
+    " THEN (s.meta #>> '{timing,KEY}')::numeric END), 0)"
+)
+_SQLITE_SUM = (
+    "COALESCE(SUM(CASE WHEN json_type(s.meta, '$.timing.KEY') = 'integer'"
+    " THEN json_extract(s.meta, '$.timing.KEY') END), 0)"
+)
+# Built from the constants above only, no input.
+_TOKEN_SQL = {
+    vendor: "SELECT "  # noqa: S608
+    + ", ".join(each.replace("KEY", key) for key in TOKEN_KEYS)
+    + " FROM (ROWS) AS s"
+    for vendor, each in (("postgresql", _PG_SUM), ("sqlite", _SQLITE_SUM))
+}
+# Findings per rule, and the sessions with any: each row's ``counts`` object, key by key.
+_FINDINGS_SQL = {
+    "postgresql": (
+        "SELECT e.key, SUM((e.value)::numeric), COUNT(*) FILTER (WHERE (e.value)::numeric <> 0)"
+        " FROM (ROWS) AS s, LATERAL jsonb_each(CASE WHEN jsonb_typeof(s.counts) = 'object'"
+        " THEN s.counts ELSE '{}'::jsonb END) AS e"
+        " WHERE jsonb_typeof(e.value) = 'number' GROUP BY e.key"
+    ),
+    "sqlite": (
+        "SELECT e.key, SUM(e.value), SUM(e.value <> 0)"
+        " FROM (ROWS) AS s, json_each(CASE WHEN json_type(s.counts) = 'object'"
+        " THEN s.counts ELSE '{}' END) AS e"
+        " WHERE e.type IN ('integer', 'real') GROUP BY e.key"
+    ),
+}
+
+
+def _add_conversations(summary: Summary, needs_repair: bool, listed: Any) -> None:
+    if isinstance(listed, list) and listed:
+        summary.conversations += len(listed)
+        summary.conversations_needing_repair += sum(bool(c["needs_repair"]) for c in listed)
+    else:
+        summary.conversations += 1
+        summary.conversations_needing_repair += needs_repair
+
+
+def summarize_rows(transcripts: QuerySet[Transcript]) -> Summary:
+    """``summarize`` row by row in Python: for a database it has no SQL for."""
     summary = Summary()
     findings: Counter[str] = Counter()
     per_rule: Counter[str] = Counter()
@@ -114,12 +232,7 @@ def summarize(transcripts: QuerySet[Transcript]) -> Summary:
             summary.tokens_out += _count(timing.get("tokens_out"))
             summary.cache_read += _count(timing.get("cache_read"))
             summary.cache_write += _count(timing.get("cache_write"))
-        if isinstance(listed, list) and listed:
-            summary.conversations += len(listed)
-            summary.conversations_needing_repair += sum(bool(c["needs_repair"]) for c in listed)
-        else:
-            summary.conversations += 1
-            summary.conversations_needing_repair += needs_repair
+        _add_conversations(summary, needs_repair, listed)
         summary.messages += messages
         summary.empty += not messages
         summary.needs_repair += needs_repair
@@ -167,16 +280,21 @@ def also_elsewhere(job: ScanJob) -> tuple[int, dict[str, int]]:
 
 def sessions_of(project: Project) -> QuerySet[Session]:
     """The project's transcripts, each with ``date``: when its session began, else its upload."""
+    return (
+        Transcript.objects.filter(owner=project.owner_id, project=project)
+        .annotate(date=_began())
+        .select_related("parent")
+    )
+
+
+def _began() -> Coalesce:
+    """When a transcript's session began, as its latest scan read it, else its upload."""
     started = (
         ScanFile.objects.filter(transcript=OuterRef("pk"), started__isnull=False)
         .order_by("-id")
         .values("started")[:1]
     )
-    return (
-        Transcript.objects.filter(owner=project.owner_id, project=project)
-        .annotate(date=Coalesce(Subquery(started), "created"))
-        .select_related("parent")
-    )
+    return Coalesce(Subquery(started), "created")
 
 
 def page_of(sessions: QuerySet[Session], number: Any, per_page: int) -> Page[Session]:
@@ -277,14 +395,19 @@ def rule_chart(summary: Summary) -> dict[str, Any]:
 
 def session_day(when: Any, first_timestamp: Any) -> date:
     """The day a session is drawn on: its own first timestamp, else the scan's date or upload's."""
+    day = _first_day(first_timestamp)
+    return timezone.localdate(when) if day is None else day
+
+
+def _first_day(first_timestamp: Any) -> date | None:
+    """The day of a session's own first timestamp, if it is one."""
     if isinstance(first_timestamp, str):
         try:
             moment = datetime.fromisoformat(first_timestamp)
         except ValueError:
-            moment = None
-        if moment is not None:
-            return timezone.localdate(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
-    return timezone.localdate(when)
+            return None
+        return timezone.localdate(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+    return None
 
 
 def day_chart(project: Project) -> dict[str, Any] | None:
@@ -296,14 +419,32 @@ def day_chart(project: Project) -> dict[str, Any] | None:
     counts up the side, a few dates along the bottom.
     """
     days: dict[date, Counter[str]] = {}
-    rows = (
-        sessions_of(project)
-        .exclude(message_count=0)
-        .values_list("date", "needs_repair", "meta__timing__first")
+    sessions = Transcript.objects.filter(owner=project.owner_id, project=project).exclude(
+        message_count=0
     )
-    for when, needs_repair, first in rows:
-        key = "repair" if needs_repair else "clean"
-        days.setdefault(session_day(when, first), Counter())[key] += 1
+    # The scan's date is looked up only for sessions with no first timestamp of their own
+    # (a subquery per session was most of the chart's time), and for the few whose
+    # timestamp does not read as one, afterwards.
+    has_first = Q(meta__timing__has_key="first")
+    rows = sessions.annotate(
+        began=Case(
+            When(has_first, then=Value(None)), default=_began(), output_field=DateTimeField()
+        )
+    ).values_list("pk", "began", "needs_repair", "meta__timing__first")
+    unread: list[int] = []
+    for pk, when, needs_repair, first in rows:
+        day = _first_day(first) if when is None else session_day(when, first)
+        if day is None:
+            unread.append(pk)
+            continue
+        days.setdefault(day, Counter())["repair" if needs_repair else "clean"] += 1
+    for start in range(0, len(unread), 500):
+        dated = sessions.filter(pk__in=unread[start : start + 500]).annotate(began=_began())
+        for when, needs_repair, first in dated.values_list(
+            "began", "needs_repair", "meta__timing__first"
+        ):
+            key = "repair" if needs_repair else "clean"
+            days.setdefault(session_day(when, first), Counter())[key] += 1
     for started, finished in unreadable_files(project).values_list("started", "finished"):
         at = started or finished
         if at is not None:
