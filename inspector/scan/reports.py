@@ -28,6 +28,7 @@ from django.db.models import (
     Value,
     When,
 )
+from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -422,29 +423,12 @@ def day_chart(project: Project) -> dict[str, Any] | None:
     sessions = Transcript.objects.filter(owner=project.owner_id, project=project).exclude(
         message_count=0
     )
-    # The scan's date is looked up only for sessions with no first timestamp of their own
-    # (a subquery per session was most of the chart's time), and for the few whose
-    # timestamp does not read as one, afterwards.
-    has_first = Q(meta__timing__has_key="first")
-    rows = sessions.annotate(
-        began=Case(
-            When(has_first, then=Value(None)), default=_began(), output_field=DateTimeField()
-        )
-    ).values_list("pk", "began", "needs_repair", "meta__timing__first")
-    unread: list[int] = []
-    for pk, when, needs_repair, first in rows:
-        day = _first_day(first) if when is None else session_day(when, first)
-        if day is None:
-            unread.append(pk)
-            continue
-        days.setdefault(day, Counter())["repair" if needs_repair else "clean"] += 1
-    for start in range(0, len(unread), 500):
-        dated = sessions.filter(pk__in=unread[start : start + 500]).annotate(began=_began())
-        for when, needs_repair, first in dated.values_list(
-            "began", "needs_repair", "meta__timing__first"
-        ):
-            key = "repair" if needs_repair else "clean"
-            days.setdefault(session_day(when, first), Counter())[key] += 1
+    if connections[sessions.db].vendor == "postgresql":
+        left = _days_in_sql(sessions, days)
+        for start in range(0, len(left), 500):
+            _count_days(sessions.filter(pk__in=left[start : start + 500]), days)
+    else:
+        _count_days(sessions, days)
     for started, finished in unreadable_files(project).values_list("started", "finished"):
         at = started or finished
         if at is not None:
@@ -497,6 +481,75 @@ def day_chart(project: Project) -> dict[str, Any] | None:
         ],
         "x_ticks": _date_ticks(first, span, step),
     }
+
+
+def _count_days(sessions: QuerySet[Transcript], days: dict[date, Counter[str]]) -> None:
+    """Add ``sessions`` to ``days``, each on its ``session_day``, row by row."""
+    # The scan's date is looked up only for sessions with no first timestamp of their own
+    # (a subquery per session was most of the chart's time), and for the few whose
+    # timestamp does not read as one, afterwards.
+    has_first = Q(meta__timing__has_key="first")
+    rows = sessions.annotate(
+        began=Case(
+            When(has_first, then=Value(None)), default=_began(), output_field=DateTimeField()
+        )
+    ).values_list("pk", "began", "needs_repair", "meta__timing__first")
+    unread: list[int] = []
+    for pk, when, needs_repair, first in rows:
+        day = _first_day(first) if when is None else session_day(when, first)
+        if day is None:
+            unread.append(pk)
+            continue
+        days.setdefault(day, Counter())["repair" if needs_repair else "clean"] += 1
+    for start in range(0, len(unread), 500):
+        dated = sessions.filter(pk__in=unread[start : start + 500]).annotate(began=_began())
+        for when, needs_repair, first in dated.values_list(
+            "began", "needs_repair", "meta__timing__first"
+        ):
+            key = "repair" if needs_repair else "clean"
+            days.setdefault(session_day(when, first), Counter())[key] += 1
+
+
+# A first timestamp PostgreSQL reads as Python's ``datetime.fromisoformat`` does: a
+# valid date (the day of the month is checked below), a time, 3 or 6 digits of
+# fraction, Z or an offset both accept, or none (UTC). Any other is read in Python.
+_ISO = (
+    r"^(19|20)[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
+    r"T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{3}|\.[0-9]{6})?"
+    r"(Z|[+-](0[0-9]|1[0-5]):[0-5][0-9])?$"
+)
+# Built from the constants here only; %s is the time zone.
+_PG_DAYS = (
+    "SELECT d.day, d.needs_repair, CASE WHEN d.day IS NULL THEN d.pk END, COUNT(*) FROM ("  # noqa: S608
+    " SELECT s.pk, s.needs_repair, CASE WHEN s.first ~ '" + _ISO + "' THEN CASE"
+    "  WHEN substring(s.first from 9 for 2)::int <= extract(day from"
+    "   make_date(substring(s.first from 1 for 4)::int, substring(s.first from 6 for 2)::int, 1)"
+    "   + interval '1 month' - interval '1 day')"
+    "  THEN ((CASE WHEN s.first ~ '(Z|[+-][0-9]{2}:[0-9]{2})$'"
+    "   THEN s.first ELSE s.first || 'Z' END)::timestamptz AT TIME ZONE %s)::date END END AS day"
+    " FROM (ROWS) AS s) AS d GROUP BY 1, 2, 3"
+)
+
+
+def _days_in_sql(sessions: QuerySet[Transcript], days: dict[date, Counter[str]]) -> list[int]:
+    """Add to ``days`` the sessions whose first timestamp PostgreSQL reads, per day.
+
+    The ids of the others, for ``_count_days``: reading 40,000 timestamps in Python
+    was most of a big project's day chart.
+    """
+    inner = sessions.annotate(first=KT("meta__timing__first")).values("pk", "needs_repair", "first")
+    sql, params = inner.query.get_compiler(using=sessions.db).as_sql()
+    left: list[int] = []
+    with connections[sessions.db].cursor() as cursor:
+        cursor.execute(
+            _PG_DAYS.replace("ROWS", sql), (timezone.get_current_timezone_name(), *params)
+        )
+        for day, needs_repair, pk, count in cursor.fetchall():
+            if day is None:
+                left.append(pk)
+            else:
+                days.setdefault(day, Counter())["repair" if needs_repair else "clean"] += count
+    return left
 
 
 DAY_KINDS = ("repair", "clean", "unreadable")

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from inspector.scan import reports
 from inspector.scan.models import ScanFile, ScanJob
@@ -25,7 +26,18 @@ FIRSTS = [
     "2026-03-01T23:30:00-05:00",  # the next day in UTC
     "2026-03-02T00:10:00.123456+02:00",  # the day before in UTC
     "2026-04-15T08:00:00",  # no zone: taken as UTC
+    "2026-04-20T23:50:00.500",
+    "2026-04-21T00:10:00",
     "2026-04-16",
+    "2026-02-28T23:59:59.999Z",
+    "2026-02-30T10:00:00Z",  # no such day
+    "2026-13-01T10:00:00Z",
+    "2025-12-31T22:00:00.000000-03:00",
+    "2026-03-01T00:00:00.000+15:00",
+    "2026-06-01T12:00:00.123456-09:30",
+    "2026-03-01T10:00:00+20:00",  # past PostgreSQL's offsets, not Python's
+    "2026-03-01 10:00:00Z",
+    "2026-03-01T10:00:00.1Z",
     "not a date",  # drawn on the scan's date instead
     "",
     17,
@@ -183,27 +195,35 @@ def _days_row_by_row(project: Project) -> dict[object, Counter[str]]:
     for started, finished in reports.unreadable_files(project).values_list("started", "finished"):
         at = started or finished
         if at is not None:
-            days.setdefault(at.date(), Counter())["unreadable"] += 1
+            days.setdefault(timezone.localdate(at), Counter())["unreadable"] += 1
     return days
 
 
-def test_the_day_chart_counts_each_day_as_row_by_row(projects):
+@pytest.mark.parametrize("zone", ["UTC", "Asia/Kolkata", "America/St_Johns", "Pacific/Kiritimati"])
+def test_the_day_chart_counts_each_day_as_row_by_row(projects, zone):
     big, other, _ = projects
     for project in (big, other):
-        chart = reports.day_chart(project)
+        with timezone.override(zone):
+            chart = reports.day_chart(project)
+            expected = _days_row_by_row(project)
         assert chart is not None
-        expected = _days_row_by_row(project)
         drawn = {
             bar["day"]: Counter(
                 {key: bar[key] for key in ("repair", "clean", "unreadable") if bar[key]}
             )
             for bar in chart["bars"]
         }
-        assert drawn == expected
+        assert drawn == {day: n for day, n in expected.items() if day >= chart["first"]}
     # Some sessions are drawn by their own timestamps, some by their scans or uploads.
     expected = _days_row_by_row(big)
     assert datetime(2026, 3, 2).date() in expected  # from 2026-03-01T23:30:00-05:00
     assert len(expected) > 10
+    if connection.vendor == "postgresql":
+        # Sessions are dated by the database, but those with no timestamp or odd ones in Python.
+        days: dict[object, Counter[str]] = {}
+        sessions = Transcript.objects.filter(project=big).exclude(message_count=0)
+        left = reports._days_in_sql(sessions, days)
+        assert 0 < len(left) < sessions.count() and days
 
 
 def test_this_run_uses_the_databases_sql():
