@@ -172,9 +172,9 @@ TOKEN_KEYS = ("tokens_in", "tokens_out", "cache_read", "cache_write")
 # A token count is summed only when it is a JSON integer (not a boolean, not 1.5),
 # as ``_count`` takes it. ROWS stands for the transcripts' SQL.
 _PG_SUM = (
-    "COALESCE(SUM(CASE WHEN jsonb_typeof(s.meta #> '{timing,KEY}') = 'number'"
-    " AND (s.meta #>> '{timing,KEY}') ~ '^-?[0-9]+$'"
-    " THEN (s.meta #>> '{timing,KEY}')::numeric END), 0)"
+    # jsonb prints a number with no fraction digits (scale 0) as an integer; 1.0 as 1.0.
+    "COALESCE(SUM(CASE WHEN jsonb_typeof(t -> 'KEY') = 'number'"
+    " AND scale((t -> 'KEY')::numeric) = 0 THEN (t -> 'KEY')::numeric END), 0)"
 )
 _SQLITE_SUM = (
     "COALESCE(SUM(CASE WHEN json_type(s.meta, '$.timing.KEY') = 'integer'"
@@ -182,10 +182,13 @@ _SQLITE_SUM = (
 )
 # Built from the constants above only, no input.
 _TOKEN_SQL = {
-    vendor: "SELECT "  # noqa: S608
-    + ", ".join(each.replace("KEY", key) for key in TOKEN_KEYS)
-    + " FROM (ROWS) AS s"
-    for vendor, each in (("postgresql", _PG_SUM), ("sqlite", _SQLITE_SUM))
+    "postgresql": "SELECT "  # noqa: S608
+    + ", ".join(_PG_SUM.replace("KEY", key) for key in TOKEN_KEYS)
+    # OFFSET 0: each row's timing is taken out of its meta once, not once a key.
+    + " FROM (SELECT s.meta -> 'timing' AS t FROM (ROWS) AS s OFFSET 0) AS s",
+    "sqlite": "SELECT "  # noqa: S608
+    + ", ".join(_SQLITE_SUM.replace("KEY", key) for key in TOKEN_KEYS)
+    + " FROM (ROWS) AS s",
 }
 # Findings per rule, and the sessions with any: each row's ``counts`` object, key by key.
 _FINDINGS_SQL = {

@@ -43,7 +43,7 @@ FIRSTS = [
     17,
     None,
 ]
-TOKENS = [0, 1, 250, 12_345, 2**40, True, False, 1.5, "300", None, [3], {"n": 4}]
+TOKENS = [0, 1, 250, 12_345, 2**40, -5, True, False, 1.5, 2.0, "300", None, [3], {"n": 4}]
 
 
 def _meta(rng: random.Random, n: int) -> dict[str, object]:
