@@ -12,9 +12,12 @@ from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 from django.core.paginator import Page, Paginator
+from django.db import connections
 from django.db.models import (
     BooleanField,
+    Case,
     Count,
+    DateTimeField,
     Exists,
     ExpressionWrapper,
     OuterRef,
@@ -22,7 +25,10 @@ from django.db.models import (
     QuerySet,
     Subquery,
     Sum,
+    Value,
+    When,
 )
+from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -96,6 +102,122 @@ class Summary:
 
 
 def summarize(transcripts: QuerySet[Transcript]) -> Summary:
+    """The totals of ``transcripts``, added up by the database.
+
+    GROUP BY and sums over the rows and their JSON (``counts``, ``meta``): a
+    big project's dashboard spent seconds reading every summary into Python
+    (``bench/bench_scale.py``). Only files holding a list of conversations
+    (a few results files) are read, for the verdict of each conversation.
+    ``summarize_rows`` is the same in Python, for other databases.
+    """
+    vendor = connections[transcripts.db].vendor
+    if vendor not in _TOKEN_SQL:
+        return summarize_rows(transcripts)
+    transcripts = transcripts.order_by()
+    listed = Q(meta__has_key="conversation_list")
+    plain = transcripts.aggregate(
+        total_sessions=Count("pk"),
+        total_messages=Sum("message_count", default=0),
+        total_empty=Count("pk", filter=Q(message_count=0)),
+        total_needs_repair=Count("pk", filter=Q(needs_repair=True)),
+        total_subagents=Count("pk", filter=Q(meta__sidechain=True)),
+        total_linked=Count("pk", filter=Q(parent__isnull=False)),
+        total_listed=Count("pk", filter=listed),
+        total_listed_repair=Count("pk", filter=listed & Q(needs_repair=True)),
+    )
+    summary = Summary(
+        sessions=plain["total_sessions"],
+        subagents=plain["total_subagents"],
+        linked=plain["total_linked"],
+        messages=plain["total_messages"],
+        needs_repair=plain["total_needs_repair"],
+        empty=plain["total_empty"],
+        conversations=plain["total_sessions"] - plain["total_listed"],
+        conversations_needing_repair=plain["total_needs_repair"] - plain["total_listed_repair"],
+    )
+    if plain["total_listed"]:
+        rows = transcripts.filter(listed).values_list("needs_repair", "meta__conversation_list")
+        for needs_repair, conversations in rows.iterator(chunk_size=500):
+            _add_conversations(summary, needs_repair, conversations)
+    if not summary.sessions:
+        return summary
+    with connections[transcripts.db].cursor() as cursor:
+        sql, params = _inner_sql(transcripts, "meta")
+        cursor.execute(_TOKEN_SQL[vendor].replace("ROWS", sql), params)
+        totals = cursor.fetchone() or (0, 0, 0, 0)
+        summary.tokens_in, summary.tokens_out, summary.cache_read, summary.cache_write = (
+            int(total or 0) for total in totals
+        )
+        sql, params = _inner_sql(transcripts, "counts")
+        cursor.execute(_FINDINGS_SQL[vendor].replace("ROWS", sql), params)
+        for rule, findings, sessions in cursor.fetchall():
+            summary.findings[rule] = _number(findings)
+            summary.sessions_per_rule[rule] = int(sessions)
+    summary.sessions_per_rule = {r: n for r, n in summary.sessions_per_rule.items() if n}
+    return summary
+
+
+def _inner_sql(transcripts: QuerySet[Transcript], column: str) -> tuple[str, Any]:
+    """The SQL of ``transcripts``' one ``column``, to aggregate over."""
+    query = transcripts.values(column).query
+    return query.get_compiler(using=transcripts.db).as_sql()
+
+
+def _number(value: Any) -> int:
+    """A sum from the database as Python's: PostgreSQL's numeric comes as a Decimal."""
+    return int(value) if value == int(value) else value
+
+
+TOKEN_KEYS = ("tokens_in", "tokens_out", "cache_read", "cache_write")
+# A token count is summed only when it is a JSON integer (not a boolean, not 1.5),
+# as ``_count`` takes it. ROWS stands for the transcripts' SQL.
+_PG_SUM = (
+    # jsonb prints a number with no fraction digits (scale 0) as an integer; 1.0 as 1.0.
+    "COALESCE(SUM(CASE WHEN jsonb_typeof(t -> 'KEY') = 'number'"
+    " AND scale((t -> 'KEY')::numeric) = 0 THEN (t -> 'KEY')::numeric END), 0)"
+)
+_SQLITE_SUM = (
+    "COALESCE(SUM(CASE WHEN json_type(s.meta, '$.timing.KEY') = 'integer'"
+    " THEN json_extract(s.meta, '$.timing.KEY') END), 0)"
+)
+# Built from the constants above only, no input.
+_TOKEN_SQL = {
+    "postgresql": "SELECT "  # noqa: S608
+    + ", ".join(_PG_SUM.replace("KEY", key) for key in TOKEN_KEYS)
+    # OFFSET 0: each row's timing is taken out of its meta once, not once a key.
+    + " FROM (SELECT s.meta -> 'timing' AS t FROM (ROWS) AS s OFFSET 0) AS s",
+    "sqlite": "SELECT "  # noqa: S608
+    + ", ".join(_SQLITE_SUM.replace("KEY", key) for key in TOKEN_KEYS)
+    + " FROM (ROWS) AS s",
+}
+# Findings per rule, and the sessions with any: each row's ``counts`` object, key by key.
+_FINDINGS_SQL = {
+    "postgresql": (
+        "SELECT e.key, SUM((e.value)::numeric), COUNT(*) FILTER (WHERE (e.value)::numeric <> 0)"
+        " FROM (ROWS) AS s, LATERAL jsonb_each(CASE WHEN jsonb_typeof(s.counts) = 'object'"
+        " THEN s.counts ELSE '{}'::jsonb END) AS e"
+        " WHERE jsonb_typeof(e.value) = 'number' GROUP BY e.key"
+    ),
+    "sqlite": (
+        "SELECT e.key, SUM(e.value), SUM(e.value <> 0)"
+        " FROM (ROWS) AS s, json_each(CASE WHEN json_type(s.counts) = 'object'"
+        " THEN s.counts ELSE '{}' END) AS e"
+        " WHERE e.type IN ('integer', 'real') GROUP BY e.key"
+    ),
+}
+
+
+def _add_conversations(summary: Summary, needs_repair: bool, listed: Any) -> None:
+    if isinstance(listed, list) and listed:
+        summary.conversations += len(listed)
+        summary.conversations_needing_repair += sum(bool(c["needs_repair"]) for c in listed)
+    else:
+        summary.conversations += 1
+        summary.conversations_needing_repair += needs_repair
+
+
+def summarize_rows(transcripts: QuerySet[Transcript]) -> Summary:
+    """``summarize`` row by row in Python: for a database it has no SQL for."""
     summary = Summary()
     findings: Counter[str] = Counter()
     per_rule: Counter[str] = Counter()
@@ -114,12 +236,7 @@ def summarize(transcripts: QuerySet[Transcript]) -> Summary:
             summary.tokens_out += _count(timing.get("tokens_out"))
             summary.cache_read += _count(timing.get("cache_read"))
             summary.cache_write += _count(timing.get("cache_write"))
-        if isinstance(listed, list) and listed:
-            summary.conversations += len(listed)
-            summary.conversations_needing_repair += sum(bool(c["needs_repair"]) for c in listed)
-        else:
-            summary.conversations += 1
-            summary.conversations_needing_repair += needs_repair
+        _add_conversations(summary, needs_repair, listed)
         summary.messages += messages
         summary.empty += not messages
         summary.needs_repair += needs_repair
@@ -167,16 +284,21 @@ def also_elsewhere(job: ScanJob) -> tuple[int, dict[str, int]]:
 
 def sessions_of(project: Project) -> QuerySet[Session]:
     """The project's transcripts, each with ``date``: when its session began, else its upload."""
+    return (
+        Transcript.objects.filter(owner=project.owner_id, project=project)
+        .annotate(date=_began())
+        .select_related("parent")
+    )
+
+
+def _began() -> Coalesce:
+    """When a transcript's session began, as its latest scan read it, else its upload."""
     started = (
         ScanFile.objects.filter(transcript=OuterRef("pk"), started__isnull=False)
         .order_by("-id")
         .values("started")[:1]
     )
-    return (
-        Transcript.objects.filter(owner=project.owner_id, project=project)
-        .annotate(date=Coalesce(Subquery(started), "created"))
-        .select_related("parent")
-    )
+    return Coalesce(Subquery(started), "created")
 
 
 def page_of(sessions: QuerySet[Session], number: Any, per_page: int) -> Page[Session]:
@@ -277,14 +399,19 @@ def rule_chart(summary: Summary) -> dict[str, Any]:
 
 def session_day(when: Any, first_timestamp: Any) -> date:
     """The day a session is drawn on: its own first timestamp, else the scan's date or upload's."""
+    day = _first_day(first_timestamp)
+    return timezone.localdate(when) if day is None else day
+
+
+def _first_day(first_timestamp: Any) -> date | None:
+    """The day of a session's own first timestamp, if it is one."""
     if isinstance(first_timestamp, str):
         try:
             moment = datetime.fromisoformat(first_timestamp)
         except ValueError:
-            moment = None
-        if moment is not None:
-            return timezone.localdate(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
-    return timezone.localdate(when)
+            return None
+        return timezone.localdate(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+    return None
 
 
 def day_chart(project: Project) -> dict[str, Any] | None:
@@ -296,14 +423,15 @@ def day_chart(project: Project) -> dict[str, Any] | None:
     counts up the side, a few dates along the bottom.
     """
     days: dict[date, Counter[str]] = {}
-    rows = (
-        sessions_of(project)
-        .exclude(message_count=0)
-        .values_list("date", "needs_repair", "meta__timing__first")
+    sessions = Transcript.objects.filter(owner=project.owner_id, project=project).exclude(
+        message_count=0
     )
-    for when, needs_repair, first in rows:
-        key = "repair" if needs_repair else "clean"
-        days.setdefault(session_day(when, first), Counter())[key] += 1
+    if connections[sessions.db].vendor == "postgresql":
+        left = _days_in_sql(sessions, days)
+        for start in range(0, len(left), 500):
+            _count_days(sessions.filter(pk__in=left[start : start + 500]), days)
+    else:
+        _count_days(sessions, days)
     for started, finished in unreadable_files(project).values_list("started", "finished"):
         at = started or finished
         if at is not None:
@@ -356,6 +484,85 @@ def day_chart(project: Project) -> dict[str, Any] | None:
         ],
         "x_ticks": _date_ticks(first, span, step),
     }
+
+
+def _count_days(sessions: QuerySet[Transcript], days: dict[date, Counter[str]]) -> None:
+    """Add ``sessions`` to ``days``, each on its ``session_day``, row by row."""
+    # The scan's date is looked up only for sessions with no first timestamp of their own
+    # (a subquery per session was most of the chart's time), and for the few whose
+    # timestamp does not read as one, afterwards.
+    has_first = Q(meta__timing__has_key="first")
+    rows = sessions.annotate(
+        began=Case(
+            When(has_first, then=Value(None)), default=_began(), output_field=DateTimeField()
+        )
+    ).values_list("pk", "began", "needs_repair", "meta__timing__first")
+    unread: list[int] = []
+    for pk, when, needs_repair, first in rows:
+        day = _first_day(first) if when is None else session_day(when, first)
+        if day is None:
+            unread.append(pk)
+            continue
+        days.setdefault(day, Counter())["repair" if needs_repair else "clean"] += 1
+    for start in range(0, len(unread), 500):
+        dated = sessions.filter(pk__in=unread[start : start + 500]).annotate(began=_began())
+        for when, needs_repair, first in dated.values_list(
+            "began", "needs_repair", "meta__timing__first"
+        ):
+            key = "repair" if needs_repair else "clean"
+            days.setdefault(session_day(when, first), Counter())[key] += 1
+
+
+# A first timestamp PostgreSQL reads as Python's ``datetime.fromisoformat`` does: of
+# one of these shapes (9 a digit: a date, a time, 3 or 6 digits of fraction, Z or an
+# offset or none, which is UTC), with a real date and time, an offset below 16 hours
+# and a year 19xx or 20xx. Any other is read in Python. (Shapes and text comparisons,
+# not a regular expression: that took most of the query's time.)
+_SHAPES = ", ".join(
+    f"'9999-99-99T99:99:99{fraction}{zone}'"
+    for fraction in ("", ".999", ".999999")
+    for zone in ("", "Z", "+99:99", "-99:99")
+)
+_ZONED = "(right(s.first, 1) = 'Z' OR left(right(s.first, 6), 1) IN ('+', '-'))"
+_PG_DAYS = (
+    "SELECT d.day, d.needs_repair, CASE WHEN d.day IS NULL THEN d.pk END, COUNT(*) FROM ("  # noqa: S608
+    " SELECT s.pk, s.needs_repair, CASE WHEN translate(s.first, '0123456789', '9999999999')"
+    f"  IN ({_SHAPES}) AND left(s.first, 2) IN ('19', '20')"
+    "  AND substring(s.first from 6 for 2) BETWEEN '01' AND '12'"
+    "  AND substring(s.first from 9 for 2) >= '01' AND substring(s.first from 12 for 2) <= '23'"
+    "  AND substring(s.first from 15 for 2) <= '59' AND substring(s.first from 18 for 2) <= '59'"
+    "  AND (left(right(s.first, 6), 1) NOT IN ('+', '-')"
+    "   OR (left(right(s.first, 5), 2) <= '15' AND right(s.first, 2) <= '59'))"
+    " THEN CASE"
+    "  WHEN substring(s.first from 9 for 2)::int <= extract(day from"
+    "   make_date(substring(s.first from 1 for 4)::int, substring(s.first from 6 for 2)::int, 1)"
+    "   + interval '1 month' - interval '1 day')"
+    f"  THEN ((CASE WHEN {_ZONED} THEN s.first ELSE s.first || 'Z' END)::timestamptz"
+    "   AT TIME ZONE %s)::date END END AS day"
+    # OFFSET 0 keeps the subquery whole: flattened, each day was worked out twice.
+    " FROM (ROWS) AS s OFFSET 0) AS d GROUP BY 1, 2, 3"
+)
+
+
+def _days_in_sql(sessions: QuerySet[Transcript], days: dict[date, Counter[str]]) -> list[int]:
+    """Add to ``days`` the sessions whose first timestamp PostgreSQL reads, per day.
+
+    The ids of the others, for ``_count_days``: reading 40,000 timestamps in Python
+    was most of a big project's day chart.
+    """
+    inner = sessions.annotate(first=KT("meta__timing__first")).values("pk", "needs_repair", "first")
+    sql, params = inner.query.get_compiler(using=sessions.db).as_sql()
+    left: list[int] = []
+    with connections[sessions.db].cursor() as cursor:
+        cursor.execute(
+            _PG_DAYS.replace("ROWS", sql), (timezone.get_current_timezone_name(), *params)
+        )
+        for day, needs_repair, pk, count in cursor.fetchall():
+            if day is None:
+                left.append(pk)
+            else:
+                days.setdefault(day, Counter())["repair" if needs_repair else "clean"] += count
+    return left
 
 
 DAY_KINDS = ("repair", "clean", "unreadable")
