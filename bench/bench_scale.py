@@ -234,7 +234,7 @@ def build(transcripts: int, messages: int, seed: int = 33) -> dict[str, Any]:
 
     from inspector.diagnosis import ENGINE_VERSION
     from inspector.scan.models import ScanJob
-    from inspector.web.models import Project
+    from inspector.web.models import META_COLUMNS, Project, meta_columns
 
     rng = random.Random(seed)
     words = Words(rng)
@@ -313,6 +313,8 @@ def build(transcripts: int, messages: int, seed: int = 33) -> dict[str, Any]:
                 size_bytes, sha, count, orjson.dumps(counts).decode(),
                 orjson.dumps(shape["verdicts"]).decode(), needs, problems,
                 orjson.dumps(meta).decode(), ENGINE_VERSION, created,
+                # The columns the app keeps from meta on save (COPY does not save).
+                *meta_columns(meta).values(),
             )  # fmt: skip
             transcript_rows.write("\t".join(_copy_text(value) for value in fields) + "\n")
             source = f"/srv/{project.slug}/{path}"
@@ -330,7 +332,7 @@ def build(transcripts: int, messages: int, seed: int = 33) -> dict[str, Any]:
     columns = (
         "id, public_id, owner_id, project_id, parent_id, relative_path, file_name, format, size, "
         "sha256, message_count, counts, verdicts, needs_repair, problems, meta, engine_version, "
-        "created"
+        "created, " + ", ".join(META_COLUMNS)
     )
     with raw.copy(f"COPY web_transcript ({columns}) FROM STDIN") as copy:
         copy.write(transcript_rows.getvalue())

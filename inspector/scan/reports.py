@@ -28,14 +28,13 @@ from django.db.models import (
     Value,
     When,
 )
-from django.db.models.fields.json import KT
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
 from inspector.diagnosis import REPAIR_RULES
 from inspector.engine import RULES
 from inspector.scan.models import ScanFile, ScanJob
-from inspector.web.models import Project, Transcript
+from inspector.web.models import TOKEN_COLUMNS, Project, Transcript
 
 if TYPE_CHECKING:
     from typing import TypedDict
@@ -111,7 +110,7 @@ def summarize(transcripts: QuerySet[Transcript]) -> Summary:
     ``summarize_rows`` is the same in Python, for other databases.
     """
     vendor = connections[transcripts.db].vendor
-    if vendor not in _TOKEN_SQL:
+    if vendor not in _FINDINGS_SQL:
         return summarize_rows(transcripts)
     transcripts = transcripts.order_by()
     listed = Q(meta__has_key="conversation_list")
@@ -124,6 +123,8 @@ def summarize(transcripts: QuerySet[Transcript]) -> Summary:
         total_linked=Count("pk", filter=Q(parent__isnull=False)),
         total_listed=Count("pk", filter=listed),
         total_listed_repair=Count("pk", filter=listed & Q(needs_repair=True)),
+        # The row's own columns, kept from its meta on write (``Transcript.fill_columns``).
+        **{f"total_{name}": Sum(name, default=0) for name in TOKEN_COLUMNS},
     )
     summary = Summary(
         sessions=plain["total_sessions"],
@@ -134,6 +135,10 @@ def summarize(transcripts: QuerySet[Transcript]) -> Summary:
         empty=plain["total_empty"],
         conversations=plain["total_sessions"] - plain["total_listed"],
         conversations_needing_repair=plain["total_needs_repair"] - plain["total_listed_repair"],
+        tokens_in=int(plain["total_tokens_in"]),
+        tokens_out=int(plain["total_tokens_out"]),
+        cache_read=int(plain["total_cache_read"]),
+        cache_write=int(plain["total_cache_write"]),
     )
     if plain["total_listed"]:
         rows = transcripts.filter(listed).values_list("needs_repair", "meta__conversation_list")
@@ -142,12 +147,6 @@ def summarize(transcripts: QuerySet[Transcript]) -> Summary:
     if not summary.sessions:
         return summary
     with connections[transcripts.db].cursor() as cursor:
-        sql, params = _inner_sql(transcripts, "meta")
-        cursor.execute(_TOKEN_SQL[vendor].replace("ROWS", sql), params)
-        totals = cursor.fetchone() or (0, 0, 0, 0)
-        summary.tokens_in, summary.tokens_out, summary.cache_read, summary.cache_write = (
-            int(total or 0) for total in totals
-        )
         sql, params = _inner_sql(transcripts, "counts")
         cursor.execute(_FINDINGS_SQL[vendor].replace("ROWS", sql), params)
         for rule, findings, sessions in cursor.fetchall():
@@ -168,28 +167,6 @@ def _number(value: Any) -> int:
     return int(value) if value == int(value) else value
 
 
-TOKEN_KEYS = ("tokens_in", "tokens_out", "cache_read", "cache_write")
-# A token count is summed only when it is a JSON integer (not a boolean, not 1.5),
-# as ``_count`` takes it. ROWS stands for the transcripts' SQL.
-_PG_SUM = (
-    # jsonb prints a number with no fraction digits (scale 0) as an integer; 1.0 as 1.0.
-    "COALESCE(SUM(CASE WHEN jsonb_typeof(t -> 'KEY') = 'number'"
-    " AND scale((t -> 'KEY')::numeric) = 0 THEN (t -> 'KEY')::numeric END), 0)"
-)
-_SQLITE_SUM = (
-    "COALESCE(SUM(CASE WHEN json_type(s.meta, '$.timing.KEY') = 'integer'"
-    " THEN json_extract(s.meta, '$.timing.KEY') END), 0)"
-)
-# Built from the constants above only, no input.
-_TOKEN_SQL = {
-    "postgresql": "SELECT "  # noqa: S608
-    + ", ".join(_PG_SUM.replace("KEY", key) for key in TOKEN_KEYS)
-    # OFFSET 0: each row's timing is taken out of its meta once, not once a key.
-    + " FROM (SELECT s.meta -> 'timing' AS t FROM (ROWS) AS s OFFSET 0) AS s",
-    "sqlite": "SELECT "  # noqa: S608
-    + ", ".join(_SQLITE_SUM.replace("KEY", key) for key in TOKEN_KEYS)
-    + " FROM (ROWS) AS s",
-}
 # Findings per rule, and the sessions with any: each row's ``counts`` object, key by key.
 _FINDINGS_SQL = {
     "postgresql": (
@@ -426,12 +403,7 @@ def day_chart(project: Project) -> dict[str, Any] | None:
     sessions = Transcript.objects.filter(owner=project.owner_id, project=project).exclude(
         message_count=0
     )
-    if connections[sessions.db].vendor == "postgresql":
-        left = _days_in_sql(sessions, days)
-        for start in range(0, len(left), 500):
-            _count_days(sessions.filter(pk__in=left[start : start + 500]), days)
-    else:
-        _count_days(sessions, days)
+    _count_days(_days_of_columns(sessions, days), days)
     for started, finished in unreadable_files(project).values_list("started", "finished"):
         at = started or finished
         if at is not None:
@@ -513,56 +485,33 @@ def _count_days(sessions: QuerySet[Transcript], days: dict[date, Counter[str]]) 
             days.setdefault(session_day(when, first), Counter())[key] += 1
 
 
-# A first timestamp PostgreSQL reads as Python's ``datetime.fromisoformat`` does: of
-# one of these shapes (9 a digit: a date, a time, 3 or 6 digits of fraction, Z or an
-# offset or none, which is UTC), with a real date and time, an offset below 16 hours
-# and a year 19xx or 20xx. Any other is read in Python. (Shapes and text comparisons,
-# not a regular expression: that took most of the query's time.)
-_SHAPES = ", ".join(
-    f"'9999-99-99T99:99:99{fraction}{zone}'"
-    for fraction in ("", ".999", ".999999")
-    for zone in ("", "Z", "+99:99", "-99:99")
-)
-_ZONED = "(right(s.first, 1) = 'Z' OR left(right(s.first, 6), 1) IN ('+', '-'))"
-_PG_DAYS = (
-    "SELECT d.day, d.needs_repair, CASE WHEN d.day IS NULL THEN d.pk END, COUNT(*) FROM ("  # noqa: S608
-    " SELECT s.pk, s.needs_repair, CASE WHEN translate(s.first, '0123456789', '9999999999')"
-    f"  IN ({_SHAPES}) AND left(s.first, 2) IN ('19', '20')"
-    "  AND substring(s.first from 6 for 2) BETWEEN '01' AND '12'"
-    "  AND substring(s.first from 9 for 2) >= '01' AND substring(s.first from 12 for 2) <= '23'"
-    "  AND substring(s.first from 15 for 2) <= '59' AND substring(s.first from 18 for 2) <= '59'"
-    "  AND (left(right(s.first, 6), 1) NOT IN ('+', '-')"
-    "   OR (left(right(s.first, 5), 2) <= '15' AND right(s.first, 2) <= '59'))"
-    " THEN CASE"
-    "  WHEN substring(s.first from 9 for 2)::int <= extract(day from"
-    "   make_date(substring(s.first from 1 for 4)::int, substring(s.first from 6 for 2)::int, 1)"
-    "   + interval '1 month' - interval '1 day')"
-    f"  THEN ((CASE WHEN {_ZONED} THEN s.first ELSE s.first || 'Z' END)::timestamptz"
-    "   AT TIME ZONE %s)::date END END AS day"
-    # OFFSET 0 keeps the subquery whole: flattened, each day was worked out twice.
-    " FROM (ROWS) AS s OFFSET 0) AS d GROUP BY 1, 2, 3"
-)
+# Sessions dated by their ``first_at`` column in SQL: years Python's dates hold in
+# any time zone (the others, if any, are dated in Python, as before).
+_EARLIEST = datetime(1900, 1, 1, tzinfo=UTC)
+_LATEST = datetime(2200, 1, 1, tzinfo=UTC)
 
 
-def _days_in_sql(sessions: QuerySet[Transcript], days: dict[date, Counter[str]]) -> list[int]:
-    """Add to ``days`` the sessions whose first timestamp PostgreSQL reads, per day.
+def _days_of_columns(
+    sessions: QuerySet[Transcript], days: dict[date, Counter[str]]
+) -> QuerySet[Transcript]:
+    """Add to ``days`` the sessions with a ``first_at``, per day in the current time zone.
 
-    The ids of the others, for ``_count_days``: reading 40,000 timestamps in Python
-    was most of a big project's day chart.
+    Returns the others, for ``_count_days``: no first timestamp (dated by their
+    scan), or one that does not read as a date. The column is kept on write
+    (``Transcript.fill_columns``): reading every session's meta was most of a
+    big project's day chart.
     """
-    inner = sessions.annotate(first=KT("meta__timing__first")).values("pk", "needs_repair", "first")
-    sql, params = inner.query.get_compiler(using=sessions.db).as_sql()
-    left: list[int] = []
-    with connections[sessions.db].cursor() as cursor:
-        cursor.execute(
-            _PG_DAYS.replace("ROWS", sql), (timezone.get_current_timezone_name(), *params)
-        )
-        for day, needs_repair, pk, count in cursor.fetchall():
-            if day is None:
-                left.append(pk)
-            else:
-                days.setdefault(day, Counter())["repair" if needs_repair else "clean"] += count
-    return left
+    dated = Q(first_at__gte=_EARLIEST, first_at__lt=_LATEST)
+    per_day = (
+        sessions.filter(dated)
+        .order_by()
+        .annotate(day=TruncDate("first_at"))
+        .values_list("day", "needs_repair")
+        .annotate(n=Count("pk"))
+    )
+    for day, needs_repair, count in per_day:
+        days.setdefault(day, Counter())["repair" if needs_repair else "clean"] += count
+    return sessions.exclude(dated)
 
 
 DAY_KINDS = ("repair", "clean", "unreadable")

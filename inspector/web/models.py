@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from datetime import UTC, datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
+
+TOKEN_COLUMNS = ("tokens_in", "tokens_out", "cache_read", "cache_write")
 
 
 def new_public_id() -> str:
@@ -84,6 +88,16 @@ class Transcript(models.Model):
     meta = models.JSONField(default=dict, blank=True, help_text="session id, branches, ...")
     engine_version = models.CharField(max_length=64, blank=True)
     created = models.DateTimeField(auto_now_add=True)
+    # Read out of ``meta`` on every save (``fill_columns``), so a big project's dashboard
+    # sums and dates indexed columns instead of reading every row's JSON: when the
+    # session's own first timestamp says it began (``meta.timing.first``, as
+    # ``datetime.fromisoformat`` reads it, naive as UTC; null when it does not read),
+    # and the token counts its file records (JSON integers only, else 0).
+    first_at = models.DateTimeField(null=True, blank=True)
+    tokens_in = models.BigIntegerField(default=0, db_default=0)
+    tokens_out = models.BigIntegerField(default=0, db_default=0)
+    cache_read = models.BigIntegerField(default=0, db_default=0)
+    cache_write = models.BigIntegerField(default=0, db_default=0)
 
     class Meta:
         ordering = ["-created", "-id"]
@@ -142,13 +156,35 @@ class Transcript(models.Model):
                 "id",
                 name="transcript_project_name_idx",
             ),
+            # The day chart: a project's sessions per day of ``first_at`` and verdict,
+            # and the token totals, read from these indexes alone (PostgreSQL).
+            models.Index(
+                fields=["project", "owner", "first_at", "needs_repair", "message_count"],
+                name="transcript_project_first_idx",
+            ),
+            models.Index(
+                fields=["project", "owner", *TOKEN_COLUMNS],
+                name="transcript_project_tokens_idx",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.file_name} ({self.public_id})"
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.fill_columns()
+        fields = kwargs.get("update_fields")
+        if fields is not None and "meta" in fields:
+            kwargs["update_fields"] = {*fields, *META_COLUMNS}
+        super().save(*args, **kwargs)
+
     def get_absolute_url(self) -> str:
         return reverse("timeline", args=[self.public_id])
+
+    def fill_columns(self) -> None:
+        """Set the columns kept from ``meta`` (every save does; ``.update()`` callers must)."""
+        for name, value in meta_columns(self.meta).items():
+            setattr(self, name, value)
 
     @property
     def storage_dir(self) -> str:
@@ -161,6 +197,41 @@ class Transcript(models.Model):
     @property
     def session_id(self) -> str:
         return str(self.meta.get("session_id") or "")
+
+
+META_COLUMNS = ("first_at", *TOKEN_COLUMNS)
+_BIGINT = 2**63
+
+
+def meta_columns(meta: Any) -> dict[str, Any]:
+    """The columns a transcript keeps from its ``meta`` (``Transcript.fill_columns``)."""
+    timing = meta.get("timing") if isinstance(meta, dict) else None
+    if not isinstance(timing, dict):
+        timing = {}
+    found: dict[str, Any] = {"first_at": first_moment(timing.get("first"))}
+    for name in TOKEN_COLUMNS:
+        value = timing.get(name)
+        # A JSON integer (not a boolean, not 1.5); one beyond a bigint is not a count.
+        if isinstance(value, int) and not isinstance(value, bool) and -_BIGINT <= value < _BIGINT:
+            found[name] = value
+        else:
+            found[name] = 0
+    return found
+
+
+def first_moment(first_timestamp: Any) -> datetime | None:
+    """The moment of a session's own first timestamp, if it is one (naive: UTC)."""
+    if not isinstance(first_timestamp, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(first_timestamp)
+    except ValueError:
+        return None
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:  # year 1 with a negative offset: no UTC moment to store
+        return None
 
 
 def storage_dir(public_id: str) -> str:

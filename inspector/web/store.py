@@ -46,7 +46,13 @@ from inspector.diagnosis.stored import StoredDiagnosis
 from inspector.engine.errors import InvalidTranscript
 from inspector.formats.base import Parsed
 from inspector.web import events
-from inspector.web.models import Project, Transcript, new_public_id, storage_dir
+from inspector.web.models import (
+    META_COLUMNS,
+    Project,
+    Transcript,
+    new_public_id,
+    storage_dir,
+)
 
 log = logging.getLogger(__name__)
 
@@ -688,6 +694,7 @@ SUMMARY_FIELDS = (
     "problems",
     "meta",
     "engine_version",
+    *META_COLUMNS,  # kept from meta: copied and updated with it
 )
 
 
@@ -710,6 +717,7 @@ def _apply_summary(transcript: Transcript, found: FileDiagnosis) -> None:
         transcript.message_count = sum(item["messages"] for item in conversations)
         transcript.needs_repair = any(item["needs_repair"] for item in conversations)
         transcript.meta = {**diagnosis.meta, "conversation_list": conversations}
+    transcript.fill_columns()
 
 
 def verdicts_of(diagnosis: Diagnosis | StoredDiagnosis) -> dict[str, dict[str, Any]]:
