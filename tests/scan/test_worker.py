@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import subprocess
+from urllib.parse import urlsplit
 
 import pytest
 from django.conf import settings
@@ -103,7 +104,9 @@ def test_a_zip_upload_waits_in_the_queue_until_a_worker_process_runs_it(
 def test_database_url_names_the_database_this_process_uses(db):
     url = database_url(connection.settings_dict)
     assert url.startswith("sqlite:///" if connection.vendor == "sqlite" else "postgres://")
-    assert url.endswith(connection.settings_dict["NAME"].rsplit("/", 1)[-1])
+    # The database's name ends the URL's path (PostgreSQL's options follow as its query).
+    named = urlsplit(url).path.rsplit("/", 1)[-1]
+    assert named == str(connection.settings_dict["NAME"]).rsplit("/", 1)[-1]
 
 
 def test_database_url_quotes_postgres_credentials():
