@@ -20,6 +20,7 @@ and rebuilt from the stored raw bytes whenever ``ENGINE_VERSION`` changes.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -152,6 +153,12 @@ def repair_parsed_after(
     rest = repair_history(
         parsed.messages[cut:], is_read_only, offset=cut, assigned=given, **_shifted(kwargs, cut)
     )
+    head = parsed.messages[:cut]
+    if len(start.messages) == cut and all(map(operator.is_, start.messages, head)):
+        # The start's repair changed nothing (the usual kept start): what the whole
+        # would lose is what the rest loses, so only the rest is looked through.
+        conservation.check(parsed.messages[cut:], rest)
+        return rest.messages
     whole = Repair(
         [*start.messages, *rest.messages],
         [*start.interrupted, *rest.interrupted],
