@@ -489,7 +489,7 @@ def _write(
     key = HISTORY_KEYS[provider]
     messages = parsed.messages[:kept] + rest
     renamed = _renames(messages, provider)
-    if kept:
+    if kept and renamed:
         # The kept start goes out as it is: its ids too, which the provider took.
         taken = set(formats.history_ids(parsed.messages[:kept]))
         renamed = {old: new for old, new in renamed.items() if old not in taken}
