@@ -20,6 +20,7 @@ and rebuilt from the stored raw bytes whenever ``ENGINE_VERSION`` changes.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -79,6 +80,7 @@ __all__ = [
     "provider_verdicts",
     "read_only_predicate",
     "repair_parsed",
+    "repair_parsed_after",
     "repaired_bytes",
     "repaired_bytes_all",
     "report",
@@ -125,6 +127,46 @@ def repair_parsed(parsed: Parsed, is_read_only: ReadOnly = None) -> Repair:
         repair = repair_history(parsed.messages, is_read_only, **kwargs)
     conservation.check(parsed.messages, repair)
     return repair
+
+
+def repair_parsed_after(
+    parsed: Parsed, cut: int, start: Repair, is_read_only: ReadOnly = None
+) -> list[dict[str, Any]] | None:
+    """What follows ``start`` (``repair_parsed`` of ``parsed.messages[:cut]``) in the
+    repair of the whole, made from ``parsed.messages[cut:]`` alone, or ``None`` for a
+    body whose history is partly stored (repair it whole then).
+
+    ``cut`` must be a SPEC §4 cut (just before an assistant message that surely
+    ends a span): the engine's prefix rule then makes the repair of the whole
+    ``start.messages`` followed by this (``repair_history``'s ``offset`` and
+    ``assigned``; tests/engine's property). Checked for lost content as the
+    whole would be.
+    """
+    if _stored_outputs(parsed):
+        return None
+    kwargs: dict[str, Any] = {}
+    if parsed.not_started:
+        kwargs["not_started"] = parsed.not_started
+    if parsed.causes:
+        kwargs["causes"] = parsed.causes
+    given = [call_id(c) for m in start.messages for c in _metadata(m).get("tool_calls") or ()]
+    rest = repair_history(
+        parsed.messages[cut:], is_read_only, offset=cut, assigned=given, **_shifted(kwargs, cut)
+    )
+    head = parsed.messages[:cut]
+    if len(start.messages) == cut and all(map(operator.is_, start.messages, head)):
+        # The start's repair changed nothing (the usual kept start): what the whole
+        # would lose is what the rest loses, so only the rest is looked through.
+        conservation.check(parsed.messages[cut:], rest)
+        return rest.messages
+    whole = Repair(
+        [*start.messages, *rest.messages],
+        [*start.interrupted, *rest.interrupted],
+        # Only the input indices count here (INT-1 removals), which _moved shifts right.
+        [*start.actions, *(_moved(action, cut) for action in rest.actions)],
+    )
+    conservation.check(parsed.messages, whole)
+    return rest.messages
 
 
 def _stored_outputs(parsed: Parsed) -> int:

@@ -122,6 +122,8 @@ def repair_history(
     *,
     not_started: Collection[str] | None = None,
     causes: Mapping[int, str] | None = None,
+    offset: int = 0,
+    assigned: Collection[str] = (),
 ) -> Repair:
     """Make a history valid to send, as SPEC §4 steps 1-7 say.
 
@@ -132,12 +134,22 @@ def repair_history(
     message, or of the user marker after it, to a cause id (``Parsed.causes``)
     that the interruption note names.
 
+    ``offset`` and ``assigned`` repair the rest of a longer history after a
+    cut (SPEC §4's prefix rule: just before an assistant message that surely
+    ends a span) without its start: ``offset`` is the index the first message
+    has in the whole input (ID-2's ``call_{m}_{c}`` names the whole's index
+    ``m``; ``causes`` and the actions stay indexed from 0), and ``assigned``
+    the call ids the repair of the start gave out (ID-1's ``{id}_{k}`` skips
+    them). At such a cut, repairing the rest this way gives what follows the
+    repair of the start in the repair of the whole. The defaults repair a
+    whole history.
+
     The input is never mutated. Raises ``InvalidTranscript`` for input that is
     not a list of canonical messages.
     """
     if not isinstance(messages, list):
         raise explain(messages) or InvalidTranscript("the transcript is not a list")
-    repairer = _Repairer(messages, is_read_only, not_started, causes)
+    repairer = _Repairer(messages, is_read_only, not_started, causes, offset, assigned)
     try:
         repairer.run()
     except (TypeError, KeyError, AttributeError) as error:
@@ -184,8 +196,11 @@ class _Repairer:
         is_read_only: Callable[[str], bool] | None,
         not_started: Collection[str] | None,
         causes: Mapping[int, str] | None,
+        offset: int = 0,
+        assigned: Collection[str] = (),
     ) -> None:
         self.msgs = messages
+        self.offset = offset
         self.is_read_only = is_read_only
         self.not_started = frozenset(not_started or ())
         self.causes = causes or {}
@@ -194,7 +209,7 @@ class _Repairer:
         self.actions: list[Action] = []
         # Every id assigned so far. It also holds "" so that the fast loop's
         # single membership test rejects empty ids along with repeated ones.
-        self.assigned: set[str] = {""}
+        self.assigned: set[str] = {"", *assigned}
         # For "{id}_{k}": the smallest k that may still be free, per base id.
         # Only grows, since `assigned` only grows; keeps renaming linear.
         self.next_k: dict[str, int] = {}
@@ -563,7 +578,7 @@ class _Repairer:
 
     def assign(self, h: int, ci: int, orig: str) -> str:
         """Step 4 for one call: ``call_{m}_{c}`` for an empty id, ``{id}_{k}`` for a taken one."""
-        base = orig or f"call_{h}_{ci}"
+        base = orig or f"call_{h + self.offset}_{ci}"
         new_id = base
         assigned = self.assigned
         if new_id in assigned:

@@ -53,7 +53,7 @@ from typing import Any
 import orjson
 
 from inspector import formats
-from inspector.diagnosis import Finding, read_only_predicate, repair_parsed
+from inspector.diagnosis import Finding, read_only_predicate, repair_parsed, repair_parsed_after
 from inspector.diagnosis.rows import Timeline
 from inspector.diagnosis.verdicts import export_findings
 from inspector.engine import InvalidTranscript, Repair
@@ -224,8 +224,19 @@ def _repaired(
     elif verdict.accepted:
         return Guarded(body, False)
     is_read_only = read_only_predicate(read_only)
-    whole = repair_parsed(parsed, is_read_only)
-    kept, done = _kept_start(body, provider, parsed, whole, first, model, is_read_only)
+    made: list[Repair] = []
+
+    def whole() -> Repair:
+        """The repair of the whole history, made once where it is needed."""
+        if not made:
+            made.append(repair_parsed(parsed, is_read_only))
+        return made[0]
+
+    kept, done, rest = _kept_start(body, provider, parsed, first, model, is_read_only)
+    if rest is None:
+        whole()  # what the repair of the whole refuses (lost content), the guard does too
+        kept, done = _checked_start(parsed, whole(), kept, is_read_only)
+        rest = whole().messages[done:]
     # The source shape's own writer first: every message the repair left alone goes out
     # as it came. Then the export (``formats.export_wire``), which also leaves out or
     # moves what the provider does not take in a message (text after a tool_use block,
@@ -233,7 +244,8 @@ def _repaired(
     tries = [(kept, done, False), (0, 0, False), (kept, done, True), (0, 0, True)]
     chosen: tuple[dict[str, Any], dict[str, str], int, int, bool, Verdict] | None = None
     for cut, at, exported in dict.fromkeys(tries):
-        written = _write(body, parsed, whole, cut, at, provider, exported=exported)
+        after_cut = rest if cut else whole().messages
+        written = _write(body, parsed, after_cut, cut, provider, exported=exported)
         if written is None:
             continue
         after = check(provider, written[0], model=model)
@@ -247,7 +259,7 @@ def _repaired(
         return Guarded(body, False, before)  # refused for what no repair changes
 
     def findings() -> list[Finding]:
-        found = _done(parsed, whole, cut, at, {provider: renamed} if renamed else {})
+        found = _done(parsed, whole(), cut, at, {provider: renamed} if renamed else {})
         if exported:
             found.append(_finding(f"PROV-{provider.upper()}", _EXPORTED.format(provider), None))
         return found + [
@@ -261,18 +273,23 @@ def _kept_start(
     body: dict[str, Any],
     provider: str,
     parsed: Parsed,
-    whole: Repair,
     first: int,
     model: str | None,
     is_read_only: Any,
-) -> tuple[int, int]:
-    """How many canonical messages to keep as sent, and how many repaired ones they stand for.
+) -> tuple[int, int, list[dict[str, Any]] | None]:
+    """How many canonical messages to keep as sent, how many repaired ones they stand
+    for, and the repair of the rest (``None`` where it needs the whole's: see below).
 
     The candidates are the SPEC's cuts (just before an assistant message that
     surely ends a span) at or before the list position of the first problem
     the provider found; the latest one whose start the provider accepts wins.
     The engine is prefix-stable, so the repair of those messages is the start
-    of the repair of them all: its length says where the repaired rest begins.
+    of the repair of them all (its length says where the repaired rest
+    begins), and the rest is repaired alone, told its offset and the ids
+    the start gave out (``diagnosis.repair_parsed_after``): the repair of the
+    whole, which costs as much as the body is long, is not made. Where that
+    does not apply (a history partly stored upstream) or fails, the rest is
+    ``None`` and the caller repairs the whole and checks it starts so.
     """
     key = HISTORY_KEYS[provider]
     items = body[key]
@@ -287,12 +304,31 @@ def _kept_start(
             messages=parsed.messages[:cut],
             causes={i: c for i, c in parsed.causes.items() if i < cut},
         )
-        repaired_head = repair_parsed(head, is_read_only).messages
-        done = len(repaired_head)
-        if not _same_messages(repaired_head, whole.messages[:done]):
-            return 0, 0  # never expected (the engine's prefix rule); repair it all then
-        return cut, done
-    return 0, 0
+        try:
+            repaired_head = repair_parsed(head, is_read_only)
+            rest = repair_parsed_after(parsed, cut, repaired_head, is_read_only)
+        except Exception:  # lost content, say: the repair of the whole says what
+            return cut, 0, None
+        if rest is None:
+            return cut, 0, None
+        return cut, len(repaired_head.messages), rest
+    return 0, 0, None
+
+
+def _checked_start(parsed: Parsed, whole: Repair, cut: int, is_read_only: Any) -> tuple[int, int]:
+    """``(cut, done)`` where the repair of ``parsed.messages[:cut]`` (``done`` messages)
+    is the start of ``whole``, else ``(0, 0)`` (never expected: the engine's prefix
+    rule); repair it all then."""
+    if not cut:
+        return 0, 0
+    head = replace(
+        parsed,
+        messages=parsed.messages[:cut],
+        causes={i: c for i, c in parsed.causes.items() if i < cut},
+    )
+    repaired_head = repair_parsed(head, is_read_only).messages
+    done = len(repaired_head)
+    return (cut, done) if _same_messages(repaired_head, whole.messages[:done]) else (0, 0)
 
 
 # Gemini reads proto JSON, which takes snake_case field names too: the part keys, and the
@@ -437,24 +473,23 @@ def _same_messages(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> 
 def _write(
     body: dict[str, Any],
     parsed: Parsed,
-    whole: Repair,
+    rest: list[dict[str, Any]],
     kept: int,
-    done: int,
     provider: str,
     *,
     exported: bool,
 ) -> tuple[dict[str, Any], dict[str, str]] | None:
-    """The body with ``kept`` messages as read and the repair's messages from ``done`` on,
-    and the ids it renamed (ID-3).
+    """The body with ``kept`` messages as read and then ``rest`` (the repair's messages
+    after those ``kept`` stand for), and the ids it renamed (ID-3).
 
     Written by the source shape's writer, or (``exported``) as ``formats.export_wire``
     writes them after the ``kept`` messages' items as sent; ``None`` when the export of
     those messages is not the start of the export of them all (one turn across the cut).
     """
     key = HISTORY_KEYS[provider]
-    messages = parsed.messages[:kept] + whole.messages[done:]
+    messages = parsed.messages[:kept] + rest
     renamed = _renames(messages, provider)
-    if kept:
+    if kept and renamed:
         # The kept start goes out as it is: its ids too, which the provider took.
         taken = set(formats.history_ids(parsed.messages[:kept]))
         renamed = {old: new for old, new in renamed.items() if old not in taken}

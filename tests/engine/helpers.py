@@ -19,6 +19,8 @@ def repair_history(
     *,
     not_started: Collection[str] | None = None,
     causes: Mapping[int, str] | None = None,
+    offset: int = 0,
+    assigned: Collection[str] = (),
 ) -> Repair:
     """``repair_history``, held to conservation: every repair the engine tests make loses nothing.
 
@@ -26,7 +28,14 @@ def repair_history(
     checked to keep every text, thinking block, image, call and result of its
     input (or to say where it went) without each test saying so.
     """
-    repaired = _repair_history(messages, is_read_only, not_started=not_started, causes=causes)
+    repaired = _repair_history(
+        messages,
+        is_read_only,
+        not_started=not_started,
+        causes=causes,
+        offset=offset,
+        assigned=assigned,
+    )
     assert_conserved(messages, repaired)
     return repaired
 

@@ -230,6 +230,34 @@ def test_repair_is_prefix_stable(history: list[Message]) -> None:
 
 @PROFILE
 @given(histories())
+def test_the_rest_after_a_cut_repairs_alone_given_its_offset_and_the_ids_before(
+    history: list[Message],
+) -> None:
+    """``offset`` and ``assigned``: at each SPEC cut, repairing only what follows it, told
+    its index in the whole and the ids the repair of the start gave out, gives what
+    follows the start's repair in the repair of the whole (the guard's tail repair)."""
+    whole = [dumps([m]) for m in repair_history(history).messages]
+    for cut, message in enumerate(history):
+        if not surely_ends_a_span(message):
+            continue
+        start = repair_history(history[:cut]).messages
+        given = [call_id(c) for m in start for c in m["metadata"].get("tool_calls") or ()]
+        rest = repair_history(history[cut:], offset=cut, assigned=given).messages
+        assert [dumps([m]) for m in rest] == whole[len(start) :], f"cut at {cut}"
+
+
+@PROFILE
+@given(histories())
+def test_the_defaults_repair_a_whole_history(history: list[Message]) -> None:
+    """No offset and nothing assigned is the plain repair, byte for byte."""
+    plain = repair_history(history)
+    spelt = repair_history(history, offset=0, assigned=())
+    assert dumps(spelt.messages) == dumps(plain.messages)
+    assert spelt.actions == plain.actions
+
+
+@PROFILE
+@given(histories())
 def test_repair_is_conservative(history: list[Message]) -> None:
     repaired = repair_history(history)
     out = repaired.messages
