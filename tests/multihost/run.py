@@ -160,7 +160,7 @@ class Cluster:
         if self.storage == "s3":
             self._start_s3()
         else:
-            (self.root / "shared" / "media").mkdir(parents=True)
+            (self.root / "mounted-media").mkdir(parents=True)
         self._prepare_database()
         self._start_web()
         # A second web host, to show that they share nothing but the database and storage.
@@ -395,7 +395,7 @@ class Cluster:
 
     def stored_objects(self) -> list[str]:
         if self.storage != "s3":
-            media = self.root / "shared" / "media"
+            media = self.root / "mounted-media"
             return sorted(str(p.relative_to(media)) for p in media.rglob("*") if p.is_file())
         names: list[str] = []
         for page in self.s3().get_paginator("list_objects_v2").paginate(Bucket=BUCKET):
@@ -429,7 +429,7 @@ class Cluster:
                 "AWS_SECRET_ACCESS_KEY": self.aws_secret,
             }
         else:
-            env["INSPECTOR_MEDIA_ROOT"] = str(self.root / "shared" / "media")
+            env["INSPECTOR_MEDIA_ROOT"] = str(self.root / "mounted-media")
         return env
 
     def _prepare_database(self) -> None:
@@ -486,7 +486,7 @@ class Cluster:
         # is memory.
         writable = [host.path("log")]
         if self.storage == "shared":
-            writable.append(self.root / "shared" / "media")
+            writable.append(self.root / "mounted-media")
         mounts = "".join(f"mount --bind {p} {p} && " for p in writable)
         mounts += f"mount -t tmpfs -o size=1g,mode=1777 tmpfs {host.path('tmp')} && "
         mounts += "mount -o remount,bind,ro / && "
