@@ -238,8 +238,11 @@ class _Wires:
         self._histories: dict[int, list[_skeleton.Digest] | None] = {}
         self._walks: dict[int, _skeleton.Walk] = {}
         self._shared_count: int | None = None
-        # A history that is not regular: the digests of its regular start, and their walk.
-        self._starts: dict[int, tuple[list[_skeleton.Digest], _skeleton.Walk | None]] = {}
+        # A history that is not regular: the digests of its regular start, their walk
+        # and the ids of the messages after it.
+        self._starts: dict[
+            int, tuple[list[_skeleton.Digest], _skeleton.Walk | None, list[str]]
+        ] = {}
         # The pieces of one provider at a time: a 100,000-message history's pieces
         # for every provider at once would hold millions of objects.
         self._memo: tuple[str, dict[Any, Any]] = ("", {})
@@ -297,15 +300,17 @@ class _Wires:
         two, so the rest's body is the whole body's end). ``None`` when there are none."""
         if which not in self._starts:
             start = _skeleton.regular_start(messages)
-            self._starts[which] = (start, _skeleton.walk(start) if start else None)
-        start, found = self._starts[which]
+            found = _skeleton.walk(start) if start else None
+            if found is not None and not any(0 < cut.at < len(start) for cut in found.cuts):
+                found = None  # no quiet turn ends before the first message not regular
+            later = formats.history_ids(messages[len(start) :]) if found is not None else []
+            self._starts[which] = (start, found, later)
+        start, found, later = self._starts[which]
         if found is None:
             return None
         if renamed:
             start = _skeleton.renamed_digests(start, renamed)
             found = _skeleton.walk(start)
-        later = formats.history_ids(messages[len(start) :])
-        if renamed:
             later = [renamed.get(cid, cid) for cid in later]
         length, items = _skeleton.quiet_start(provider, start, set(later), found)
         if not length:
