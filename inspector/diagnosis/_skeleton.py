@@ -220,6 +220,44 @@ def digests(
     return out
 
 
+def regular_start(messages: list[dict[str, Any]]) -> list[Digest]:
+    """The digests of the longest run of regular messages that opens ``messages``."""
+    out: list[Digest] = []
+    leading = True
+    for message in messages:
+        found = digest(message)
+        if found is None or (found[0] == "system" and not leading):
+            break
+        leading = leading and found[0] == "system"
+        out.append(found)
+    return out
+
+
+def quiet_start(
+    provider: str, start: list[Digest], later_ids: set[str], found: Walk
+) -> tuple[int, int]:
+    """``quiet_prefix`` for a history that is regular only in its ``start`` (whose walk
+    is ``found``): the messages its quiet prefix holds and the items of ``provider``'s
+    body for them, ``(0, 0)`` for none. ``later_ids`` are the ids of the messages after
+    ``start``; a quiet turn whose id comes again there is not quiet.
+
+    The walk's cut at the end of ``start`` is no cut here: a message that is not
+    regular follows it, which may join the turn before it.
+    """
+    cuts = [cut for cut in found.cuts if cut.at < len(start)]
+    tail: list[Digest] = [("", 0, 0, 0, tuple(later_ids), "")]
+    return quiet_prefix(provider, [*start, *tail], Walk(cuts, found.calls, found.stop))
+
+
+def renamed_digests(history: list[Digest], renamed: dict[str, str]) -> list[Digest]:
+    """``history`` with the ids ``renamed`` maps renamed, as the export sends them."""
+    get = renamed.get
+    return [
+        (role, blocks, texts, runs, tuple(get(cid, cid) for cid in ids), get(rid, rid))
+        for role, blocks, texts, runs, ids, rid in history
+    ]
+
+
 def ids(history: list[Digest], found: Walk | None = None) -> list[str]:
     """Every call and result id in history order, each once, as ``formats._ids`` lists them.
 
@@ -260,11 +298,7 @@ def quiet_body(
     pass and bear on nothing after them, which is its precondition.
     """
     if renamed:
-        get = renamed.get
-        history = [
-            (role, blocks, texts, runs, tuple(get(cid, cid) for cid in ids), get(rid, rid))
-            for role, blocks, texts, runs, ids, rid in history
-        ]
+        history = renamed_digests(history, renamed)
         found = walk(history)
     elif found is None:
         found = walk(history)

@@ -238,6 +238,11 @@ class _Wires:
         self._histories: dict[int, list[_skeleton.Digest] | None] = {}
         self._walks: dict[int, _skeleton.Walk] = {}
         self._shared_count: int | None = None
+        # A history that is not regular: the digests of its regular start, their walk
+        # and the ids of the messages after it.
+        self._starts: dict[
+            int, tuple[list[_skeleton.Digest], _skeleton.Walk | None, list[str]]
+        ] = {}
         # The pieces of one provider at a time: a 100,000-message history's pieces
         # for every provider at once would hold millions of objects.
         self._memo: tuple[str, dict[Any, Any]] = ("", {})
@@ -276,11 +281,47 @@ class _Wires:
     ) -> list[ProviderProblem]:
         history = self._digests(which, messages)
         if history is None:
+            found = self._problems_after_quiet_start(provider, which, messages, renamed)
+            if found is not None:
+                return found
             wire = self.after(provider) if which else self.before(provider)
             return validate(provider, wire)
         formats.wire_module(provider)  # an unknown provider is an error here too
         wire, start = _skeleton.quiet_body(provider, history, renamed, self._walk(which))
         return _validate_from(provider, wire, start)
+
+    def _problems_after_quiet_start(
+        self, provider: str, which: int, messages: list[dict[str, Any]], renamed: dict[str, str]
+    ) -> list[ProviderProblem] | None:
+        """The problems of a history that is not regular but opens with quiet turns (most
+        of a long session before its first image, say): those stand in the body as a
+        regular history's quiet prefix does, and the real body is made of the rest only,
+        which starts with a user's message after an assistant's reply (no body merges the
+        two, so the rest's body is the whole body's end). ``None`` when there are none."""
+        if which not in self._starts:
+            start = _skeleton.regular_start(messages)
+            found = _skeleton.walk(start) if start else None
+            if found is not None and not any(0 < cut.at < len(start) for cut in found.cuts):
+                found = None  # no quiet turn ends before the first message not regular
+            later = formats.history_ids(messages[len(start) :]) if found is not None else []
+            self._starts[which] = (start, found, later)
+        start, found, later = self._starts[which]
+        if found is None:
+            return None
+        if renamed:
+            start = _skeleton.renamed_digests(start, renamed)
+            found = _skeleton.walk(start)
+            later = [renamed.get(cid, cid) for cid in later]
+        length, items = _skeleton.quiet_start(provider, start, set(later), found)
+        if not length:
+            return None
+        rest = self._clean()[which][length:]
+        if renamed:
+            rest = [formats.renamed_message(m, renamed) for m in rest]
+        wire = formats.wire_module(provider).to_wire(rest, memo=self._memo_for(provider))
+        key = _skeleton._KEYS[provider]
+        wire[key] = [_skeleton._STAND_IN[provider]] * items + wire[key]
+        return _validate_from(provider, wire, items)
 
     def renamed(self, provider: str) -> dict[str, str]:
         if self._ids is None:

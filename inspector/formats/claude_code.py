@@ -192,15 +192,10 @@ def timeline_facts(parsed: Parsed) -> list[Facts | None]:
     state = parsed.state
     if not isinstance(state, _State):
         return []
-    records = state.records
-    return [_facts([records[piece[0]] for piece in own]) for own in state.pieces]
+    return list(state.facts)
 
 
-def _facts(records: list[Any]) -> Facts | None:
-    if not records:
-        return None
-    first = records[0].value
-    last = records[-1].value if len(records) > 1 else first
+def _facts(first: Any, last: Any) -> Facts | None:
     if not isinstance(first, dict) or not isinstance(last, dict):
         return None
     found = last.get("message")
@@ -253,6 +248,7 @@ class _State:
     echoes: dict[int, list[int]]  # record -> later copies of it (same uuid)
     candidates: set[int]  # records that could be in the history (any branch)
     session_id: str
+    facts: list[Facts | None]  # ``timeline_facts``, read while the values were decoded
 
 
 def parse(data: bytes, *, leaf: str | None = None) -> Parsed:
@@ -373,6 +369,9 @@ def parse(data: bytes, *, leaf: str | None = None) -> Parsed:
         echoes=tree.echoes,
         candidates=tree.cand_set,
         session_id=session_id,
+        # Made here, while the records' values are still decoded: once they are
+        # released, reading them would decode each message's lines again.
+        facts=[_facts(values[own[0][0]], values[own[-1][0]]) if own else None for own in pieces],
     )
     problems.sort(key=lambda p: p.line)
     # Messages and meta are made: what serialise needs of a record it decodes again.

@@ -38,6 +38,8 @@ from inspector.formats.base import Parsed, Problem
 _BOM = b"\xef\xbb\xbf"
 # What a released record holds in place of its value.
 _RELEASED = object()
+# A line the sniffers did not decode (``iter_jsonl``).
+_UNREAD = object()
 
 
 class Record:
@@ -151,35 +153,39 @@ def iter_jsonl(data: bytes, out: JsonlFile) -> Iterator[Any]:
     size = len(data)
     start = 3 if data.startswith(_BOM) else 0
     number = 0
+    sniffed, whole = _take_head(data)
     while start < size:
         number += 1
         end = find(b"\n", start)
         if end < 0:
             end = size
         line_start = 0 if number == 1 else start  # a BOM stays in the first line's bytes
-        try:
-            value = loads(view[start:end])
-        except orjson.JSONDecodeError as exc:
-            text = data[start:end]
-            if text and not text.isspace():  # blank lines are no records
-                count = len(records)
-                _recover(out, number, data[line_start:end], text, exc, end == size)
-                for record in records[count:]:  # the records of a glued line, or one not read
-                    yield record._value
-        else:
-            # The record of a line, ``data[line_start:end]``, is made here: a
-            # call to make each of a long file's records costs more than this.
-            record = new(Record)
-            record.line = number
-            record._value = value
-            record.ok = True
-            record.glued = False
-            record._raw = None
-            record._data = data
-            record._start = line_start
-            record._end = end
-            records.append(record)
-            yield value
+        value = sniffed.pop(number, _UNREAD) if end < whole else _UNREAD
+        if value is _UNREAD:
+            try:
+                value = loads(view[start:end])
+            except orjson.JSONDecodeError as exc:
+                text = data[start:end]
+                if text and not text.isspace():  # blank lines are no records
+                    count = len(records)
+                    _recover(out, number, data[line_start:end], text, exc, end == size)
+                    for record in records[count:]:  # a glued line's records, or one not read
+                        yield record._value
+                start = end + 1
+                continue
+        # The record of a line, ``data[line_start:end]``, is made here: a
+        # call to make each of a long file's records costs more than this.
+        record = new(Record)
+        record.line = number
+        record._value = value
+        record.ok = True
+        record.glued = False
+        record._raw = None
+        record._data = data
+        record._start = line_start
+        record._end = end
+        records.append(record)
+        yield value
         start = end + 1
 
 
@@ -269,6 +275,25 @@ def head_records(head: bytes, limit: int = 50) -> list[Any]:
         _head_memo = (head, decoded)
     # The first ``limit`` parts of ``split(b"\n", 50)`` are those of ``split(b"\n", limit)``.
     return [value for index, value in decoded if index < limit]
+
+
+def _take_head(data: bytes) -> tuple[dict[int, Any], int]:
+    """What the sniffers decoded of ``data``'s first lines, for its reader to take rather
+    than decode them again: ``{line number: value}`` for the lines whose bytes are all
+    in the sample, and the offset before which a line ends to be one of those.
+
+    The memo is dropped as it is taken: a second reader (the first one refused the
+    file) decodes its own values, whatever the first did with these.
+    """
+    global _head_memo
+    memo = _head_memo
+    if memo is None or not data.startswith(memo[0]):
+        return {}, 0
+    _head_memo = None
+    head = memo[0]
+    # A line is whole in the sample when a newline in it follows, or the sample is the file.
+    whole = len(data) + 1 if len(head) == len(data) else len(head)
+    return {index + 1: value for index, value in memo[1]}, whole
 
 
 def forget_head() -> None:
