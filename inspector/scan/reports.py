@@ -74,6 +74,7 @@ class Summary:
     tokens_out: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    size: int = 0  # bytes of the files, as uploaded
     sessions_per_rule: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -123,6 +124,7 @@ def summarize(transcripts: QuerySet[Transcript]) -> Summary:
         total_linked=Count(every, filter=Q(parent__isnull=False)),
         total_listed=Count(every, filter=listed),
         total_listed_repair=Count(every, filter=listed & Q(needs_repair=True)),
+        total_size=Sum("size", default=0),
         total_conversations=Sum("conversations", default=0),
         total_conversations_repair=Sum("conversations_repair", default=0),
         **{f"total_{name}": Sum(name, default=0) for name in TOKEN_COLUMNS},
@@ -144,6 +146,7 @@ def summarize(transcripts: QuerySet[Transcript]) -> Summary:
         tokens_out=int(plain["total_tokens_out"]),
         cache_read=int(plain["total_cache_read"]),
         cache_write=int(plain["total_cache_write"]),
+        size=int(plain["total_size"]),
     )
     if not summary.sessions:
         return summary
@@ -207,12 +210,13 @@ def summarize_rows(transcripts: QuerySet[Transcript]) -> Summary:
         sidechain=ExpressionWrapper(Q(meta__sidechain=True), output_field=BooleanField())
     ).values_list(
         "message_count", "needs_repair", "counts", "parent_id", "sidechain",
-        "meta__conversation_list", "meta__timing",
+        "meta__conversation_list", "meta__timing", "size",
     )  # fmt: skip
-    for messages, needs_repair, counts, parent_id, sidechain, listed, timing in rows.iterator(
+    for messages, needs_repair, counts, parent_id, sidechain, listed, timing, size in rows.iterator(
         chunk_size=500
     ):
         summary.sessions += 1
+        summary.size += size
         if isinstance(timing, dict):
             summary.tokens_in += _count(timing.get("tokens_in"))
             summary.tokens_out += _count(timing.get("tokens_out"))
@@ -350,8 +354,11 @@ def project_list(owner: Any) -> QuerySet[Project]:
 def project_totals(project: Project) -> dict[str, Any]:
     sessions = sessions_of(project)
     summary = summarize(sessions)
-    size = sessions.aggregate(size=Sum("size"))["size"] or 0
-    return {"summary": summary, "size": size, "unreadable": unreadable_files(project).count()}
+    return {
+        "summary": summary,
+        "size": summary.size,
+        "unreadable": unreadable_files(project).count(),
+    }
 
 
 # --- charts ----------------------------------------------------------------
