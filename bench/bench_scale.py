@@ -61,16 +61,21 @@ NOW = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)
 
 
 @contextmanager
-def throwaway_database(server: str, reuse: str = "", keep: bool = False) -> Iterator[str]:
-    """A new database (or ``reuse``, left by a ``keep`` run), dropped at the end unless ``keep``."""
+def throwaway_database(
+    server: str, reuse: str = "", keep: bool = False, prefix: str = "pgscale_"
+) -> Iterator[str]:
+    """A new database ``<prefix><pid>`` (or ``reuse``, left by a ``keep`` run), dropped at the
+    end unless ``keep``."""
     import psycopg
 
     parts = urlsplit(server)
     if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
         raise SystemExit("--postgres must be on this machine (loopback)")
-    name = reuse or f"pgscale_{os.getpid()}"
-    if not name.startswith("pgscale_"):
-        raise SystemExit("--reuse takes a database this benchmark made (pgscale_...)")
+    if not prefix.endswith("_") or not prefix[:-1].isidentifier():
+        raise SystemExit("--prefix is a name and an underscore (pgscale_, dash_)")
+    name = reuse or f"{prefix}{os.getpid()}"
+    if not name.startswith(prefix):
+        raise SystemExit(f"--reuse takes a database this benchmark made ({prefix}...)")
     admin = urlunsplit(parts._replace(path="/postgres"))
     if not reuse:
         with psycopg.connect(admin, autocommit=True) as connection:
@@ -234,7 +239,13 @@ def build(transcripts: int, messages: int, seed: int = 33) -> dict[str, Any]:
 
     from inspector.diagnosis import ENGINE_VERSION
     from inspector.scan.models import ScanJob
-    from inspector.web.models import META_COLUMNS, Project, meta_columns
+    from inspector.web.models import (
+        LIST_COLUMNS,
+        META_COLUMNS,
+        Project,
+        list_columns,
+        meta_columns,
+    )
 
     rng = random.Random(seed)
     words = Words(rng)
@@ -313,8 +324,9 @@ def build(transcripts: int, messages: int, seed: int = 33) -> dict[str, Any]:
                 size_bytes, sha, count, orjson.dumps(counts).decode(),
                 orjson.dumps(shape["verdicts"]).decode(), needs, problems,
                 orjson.dumps(meta).decode(), ENGINE_VERSION, created,
-                # The columns the app keeps from meta on save (COPY does not save).
-                *meta_columns(meta).values(),
+                # The columns the app keeps from meta on save (COPY does not save), and
+                # the start its scan file below gives it.
+                *meta_columns(meta).values(), *list_columns(meta).values(), when,
             )  # fmt: skip
             transcript_rows.write("\t".join(_copy_text(value) for value in fields) + "\n")
             source = f"/srv/{project.slug}/{path}"
@@ -332,7 +344,7 @@ def build(transcripts: int, messages: int, seed: int = 33) -> dict[str, Any]:
     columns = (
         "id, public_id, owner_id, project_id, parent_id, relative_path, file_name, format, size, "
         "sha256, message_count, counts, verdicts, needs_repair, problems, meta, engine_version, "
-        "created, " + ", ".join(META_COLUMNS)
+        "created, " + ", ".join((*META_COLUMNS, *LIST_COLUMNS, "scan_started"))
     )
     with raw.copy(f"COPY web_transcript ({columns}) FROM STDIN") as copy:
         copy.write(transcript_rows.getvalue())
@@ -553,10 +565,13 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="leave the database, for --reuse")
     parser.add_argument("--reuse", default="", help="measure a database --keep left (migrated)")
     parser.add_argument(
+        "--prefix", default="pgscale_", help="of the new database's name (and of --reuse's)"
+    )
+    parser.add_argument(
         "--only", default="", help="only the kinds whose label holds one of these (commas)"
     )
     args = parser.parse_args()
-    database = throwaway_database(args.postgres, args.reuse, args.keep)
+    database = throwaway_database(args.postgres, args.reuse, args.keep, args.prefix)
     with tempfile.TemporaryDirectory(prefix="pgscale-") as temp, database as url:
         setup_django(url, Path(temp))
         from django.core.management import call_command

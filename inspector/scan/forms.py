@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import zipfile
+from datetime import date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db.models import F, QuerySet
+from django.utils import timezone
 
 from inspector.diagnosis import REPAIR_RULES
 from inspector.local.sessions import is_session_name
@@ -164,13 +166,15 @@ class SessionFilterForm(forms.Form):
             sessions = sessions.filter(format=data["format"])
         if data["empty"] == "only":
             sessions = sessions.filter(message_count=0)
-        # The day a session is listed under (when it began, else its upload), both days in.
-        if data["since"]:
-            sessions = sessions.filter(date__date__gte=data["since"])
-        if data["until"]:
-            sessions = sessions.filter(date__date__lte=data["until"])
+        # The day a session is listed under (when it began, else its upload), both days in,
+        # in the current time zone: as moments, so an index of the dates finds them.
+        # (The first and last days a date holds leave nothing out.)
+        if data["since"] and data["since"] > date.min:
+            sessions = sessions.filter(date__gte=_day_starts(data["since"]))
+        if data["until"] and data["until"] < date.max:
+            sessions = sessions.filter(date__lt=_day_starts(data["until"] + timedelta(days=1)))
         order = SORTS[data["sort"] or DEFAULT_SORT][1]
-        return sessions.order_by(*[_nulls_last(field) for field in order])
+        return sessions.order_by(*[_order(field) for field in order])
 
     @property
     def leaves_out_empty(self) -> bool:
@@ -182,7 +186,15 @@ class SessionFilterForm(forms.Form):
         return any(self.cleaned_data.get(name) for name in names)
 
 
-def _nulls_last(field: str) -> Any:
+def _order(field: str) -> Any:
+    # No key of a sort is ever null (the date falls back on the upload's), so each is
+    # ordered plainly: with NULLS LAST, PostgreSQL could not walk an index backwards
+    # for a descending order.
     if field.startswith("-"):
-        return F(field[1:]).desc(nulls_last=True)
-    return F(field).asc(nulls_last=True)
+        return F(field[1:]).desc()
+    return F(field).asc()
+
+
+def _day_starts(day: date) -> datetime:
+    """The first moment of ``day`` in the current time zone."""
+    return timezone.make_aware(datetime.combine(day, time.min))

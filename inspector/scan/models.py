@@ -9,8 +9,11 @@ task sent again) is counted once.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from django.conf import settings
-from django.db import models
+from django.db import models, transaction
 from django.urls import reverse
 
 from inspector.web.models import Project, Transcript, new_public_id
@@ -144,6 +147,35 @@ class ScanFile(models.Model):
     def __str__(self) -> str:
         return f"{self.path} ({self.get_status_display()})"
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        with transaction.atomic(using=kwargs.get("using")):
+            super().save(*args, **kwargs)
+            if self.transcript_id is not None:
+                refresh_scan_started([self.transcript_id])
+
     @property
     def is_pending(self) -> bool:
         return self.status == self.Status.PENDING
+
+
+def latest_start() -> models.Subquery:
+    """A transcript's session start as its latest scan file with one read it."""
+    return models.Subquery(
+        ScanFile.objects.filter(transcript=models.OuterRef("pk"), started__isnull=False)
+        .order_by("-id")
+        .values("started")[:1]
+    )
+
+
+def refresh_scan_started(transcript_ids: Iterable[int]) -> None:
+    """Set ``Transcript.scan_started`` of these transcripts from their scan files.
+
+    Called wherever a scan file is written with its transcript (``ScanFile.save``,
+    ``tasks._finish``), in that write's transaction. The rows are locked first, so
+    the UPDATE's snapshot sees every file of another worker that got there first.
+    """
+    ids = sorted(set(transcript_ids))
+    with transaction.atomic():
+        rows = Transcript.objects.filter(pk__in=ids)
+        list(rows.select_for_update().order_by("pk").values_list("pk", flat=True))
+        rows.update(scan_started=latest_start())

@@ -15,18 +15,13 @@ from django.core.paginator import Page, Paginator
 from django.db import connections
 from django.db.models import (
     BooleanField,
-    Case,
     Count,
-    DateTimeField,
     Exists,
     ExpressionWrapper,
     OuterRef,
     Q,
     QuerySet,
-    Subquery,
     Sum,
-    Value,
-    When,
 )
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
@@ -79,6 +74,7 @@ class Summary:
     tokens_out: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    size: int = 0  # bytes of the files, as uploaded
     sessions_per_rule: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -103,27 +99,34 @@ class Summary:
 def summarize(transcripts: QuerySet[Transcript]) -> Summary:
     """The totals of ``transcripts``, added up by the database.
 
-    GROUP BY and sums over the rows and their JSON (``counts``, ``meta``): a
-    big project's dashboard spent seconds reading every summary into Python
-    (``bench/bench_scale.py``). Only files holding a list of conversations
-    (a few results files) are read, for the verdict of each conversation.
-    ``summarize_rows`` is the same in Python, for other databases.
+    GROUP BY and sums over the rows' columns and their ``counts``: a big
+    project's dashboard spent seconds reading every summary into Python
+    (``bench/bench_scale.py``). ``summarize_rows`` is the same in Python, from
+    the rows' JSON, for other databases (and the tests' reference).
     """
     vendor = connections[transcripts.db].vendor
     if vendor not in _FINDINGS_SQL:
         return summarize_rows(transcripts)
     transcripts = transcripts.order_by()
-    listed = Q(meta__has_key="conversation_list")
+    # The row's own columns, kept from its meta on write (``Transcript.fill_columns``);
+    # a file holding a list of conversations counts each (``conversations``), any
+    # other file one.
+    listed = Q(conversations__gt=0)
+    # Counts of a column the index holds (never null), not of the key: PostgreSQL then
+    # reads an index alone (``transcript_project_totals_idx``), not the wide rows.
+    every = "needs_repair"
     plain = transcripts.aggregate(
-        total_sessions=Count("pk"),
+        total_sessions=Count("*"),
         total_messages=Sum("message_count", default=0),
-        total_empty=Count("pk", filter=Q(message_count=0)),
-        total_needs_repair=Count("pk", filter=Q(needs_repair=True)),
-        total_subagents=Count("pk", filter=Q(meta__sidechain=True)),
-        total_linked=Count("pk", filter=Q(parent__isnull=False)),
-        total_listed=Count("pk", filter=listed),
-        total_listed_repair=Count("pk", filter=listed & Q(needs_repair=True)),
-        # The row's own columns, kept from its meta on write (``Transcript.fill_columns``).
+        total_empty=Count(every, filter=Q(message_count=0)),
+        total_needs_repair=Count(every, filter=Q(needs_repair=True)),
+        total_subagents=Count(every, filter=Q(subagent=True)),
+        total_linked=Count(every, filter=Q(parent__isnull=False)),
+        total_listed=Count(every, filter=listed),
+        total_listed_repair=Count(every, filter=listed & Q(needs_repair=True)),
+        total_size=Sum("size", default=0),
+        total_conversations=Sum("conversations", default=0),
+        total_conversations_repair=Sum("conversations_repair", default=0),
         **{f"total_{name}": Sum(name, default=0) for name in TOKEN_COLUMNS},
     )
     summary = Summary(
@@ -133,17 +136,18 @@ def summarize(transcripts: QuerySet[Transcript]) -> Summary:
         messages=plain["total_messages"],
         needs_repair=plain["total_needs_repair"],
         empty=plain["total_empty"],
-        conversations=plain["total_sessions"] - plain["total_listed"],
-        conversations_needing_repair=plain["total_needs_repair"] - plain["total_listed_repair"],
+        conversations=plain["total_sessions"]
+        - plain["total_listed"]
+        + int(plain["total_conversations"]),
+        conversations_needing_repair=plain["total_needs_repair"]
+        - plain["total_listed_repair"]
+        + int(plain["total_conversations_repair"]),
         tokens_in=int(plain["total_tokens_in"]),
         tokens_out=int(plain["total_tokens_out"]),
         cache_read=int(plain["total_cache_read"]),
         cache_write=int(plain["total_cache_write"]),
+        size=int(plain["total_size"]),
     )
-    if plain["total_listed"]:
-        rows = transcripts.filter(listed).values_list("needs_repair", "meta__conversation_list")
-        for needs_repair, conversations in rows.iterator(chunk_size=500):
-            _add_conversations(summary, needs_repair, conversations)
     if not summary.sessions:
         return summary
     with connections[transcripts.db].cursor() as cursor:
@@ -167,18 +171,22 @@ def _number(value: Any) -> int:
     return int(value) if value == int(value) else value
 
 
-# Findings per rule, and the sessions with any: each row's ``counts`` object, key by key.
+# Findings per rule, and the sessions with any: each distinct ``counts`` object once
+# (a big project has a few thousand among tens of thousands of sessions), key by key,
+# weighted by how many sessions have it. The counts are read from an index of them
+# (``transcript_project_counts_idx``) on PostgreSQL, not from the wide rows.
 _FINDINGS_SQL = {
     "postgresql": (
-        "SELECT e.key, SUM((e.value)::numeric), COUNT(*) FILTER (WHERE (e.value)::numeric <> 0)"
-        " FROM (ROWS) AS s, LATERAL jsonb_each(CASE WHEN jsonb_typeof(s.counts) = 'object'"
+        "SELECT e.key, SUM((e.value)::numeric * s.n), SUM(s.n) FILTER (WHERE (e.value)::numeric"
+        " <> 0) FROM (SELECT r.counts, COUNT(*) AS n FROM (ROWS) AS r GROUP BY r.counts) AS s,"
+        " LATERAL jsonb_each(CASE WHEN jsonb_typeof(s.counts) = 'object'"
         " THEN s.counts ELSE '{}'::jsonb END) AS e"
         " WHERE jsonb_typeof(e.value) = 'number' GROUP BY e.key"
     ),
     "sqlite": (
-        "SELECT e.key, SUM(e.value), SUM(e.value <> 0)"
-        " FROM (ROWS) AS s, json_each(CASE WHEN json_type(s.counts) = 'object'"
-        " THEN s.counts ELSE '{}' END) AS e"
+        "SELECT e.key, SUM(e.value * s.n), SUM((e.value <> 0) * s.n)"
+        " FROM (SELECT r.counts, COUNT(*) AS n FROM (ROWS) AS r GROUP BY r.counts) AS s,"
+        " json_each(CASE WHEN json_type(s.counts) = 'object' THEN s.counts ELSE '{}' END) AS e"
         " WHERE e.type IN ('integer', 'real') GROUP BY e.key"
     ),
 }
@@ -202,12 +210,13 @@ def summarize_rows(transcripts: QuerySet[Transcript]) -> Summary:
         sidechain=ExpressionWrapper(Q(meta__sidechain=True), output_field=BooleanField())
     ).values_list(
         "message_count", "needs_repair", "counts", "parent_id", "sidechain",
-        "meta__conversation_list", "meta__timing",
+        "meta__conversation_list", "meta__timing", "size",
     )  # fmt: skip
-    for messages, needs_repair, counts, parent_id, sidechain, listed, timing in rows.iterator(
+    for messages, needs_repair, counts, parent_id, sidechain, listed, timing, size in rows.iterator(
         chunk_size=500
     ):
         summary.sessions += 1
+        summary.size += size
         if isinstance(timing, dict):
             summary.tokens_in += _count(timing.get("tokens_in"))
             summary.tokens_out += _count(timing.get("tokens_out"))
@@ -263,19 +272,16 @@ def sessions_of(project: Project) -> QuerySet[Session]:
     """The project's transcripts, each with ``date``: when its session began, else its upload."""
     return (
         Transcript.objects.filter(owner=project.owner_id, project=project)
-        .annotate(date=_began())
+        .annotate(date=SESSION_DATE)
         .select_related("parent")
     )
 
 
-def _began() -> Coalesce:
-    """When a transcript's session began, as its latest scan read it, else its upload."""
-    started = (
-        ScanFile.objects.filter(transcript=OuterRef("pk"), started__isnull=False)
-        .order_by("-id")
-        .values("started")[:1]
-    )
-    return Coalesce(Subquery(started), "created")
+# When a transcript's session began, as its latest scan read it, else its upload: the
+# column the scan keeps (``scan.models.refresh_scan_started``), so the dashboard sorts
+# and filters by date through an index (``transcript_project_date_idx``) instead of
+# looking up every session's scan files.
+SESSION_DATE = Coalesce("scan_started", "created")
 
 
 def page_of(sessions: QuerySet[Session], number: Any, per_page: int) -> Page[Session]:
@@ -348,8 +354,11 @@ def project_list(owner: Any) -> QuerySet[Project]:
 def project_totals(project: Project) -> dict[str, Any]:
     sessions = sessions_of(project)
     summary = summarize(sessions)
-    size = sessions.aggregate(size=Sum("size"))["size"] or 0
-    return {"summary": summary, "size": size, "unreadable": unreadable_files(project).count()}
+    return {
+        "summary": summary,
+        "size": summary.size,
+        "unreadable": unreadable_files(project).count(),
+    }
 
 
 # --- charts ----------------------------------------------------------------
@@ -460,29 +469,12 @@ def day_chart(project: Project) -> dict[str, Any] | None:
 
 def _count_days(sessions: QuerySet[Transcript], days: dict[date, Counter[str]]) -> None:
     """Add ``sessions`` to ``days``, each on its ``session_day``, row by row."""
-    # The scan's date is looked up only for sessions with no first timestamp of their own
-    # (a subquery per session was most of the chart's time), and for the few whose
-    # timestamp does not read as one, afterwards.
-    has_first = Q(meta__timing__has_key="first")
-    rows = sessions.annotate(
-        began=Case(
-            When(has_first, then=Value(None)), default=_began(), output_field=DateTimeField()
-        )
-    ).values_list("pk", "began", "needs_repair", "meta__timing__first")
-    unread: list[int] = []
-    for pk, when, needs_repair, first in rows:
-        day = _first_day(first) if when is None else session_day(when, first)
-        if day is None:
-            unread.append(pk)
-            continue
-        days.setdefault(day, Counter())["repair" if needs_repair else "clean"] += 1
-    for start in range(0, len(unread), 500):
-        dated = sessions.filter(pk__in=unread[start : start + 500]).annotate(began=_began())
-        for when, needs_repair, first in dated.values_list(
-            "began", "needs_repair", "meta__timing__first"
-        ):
-            key = "repair" if needs_repair else "clean"
-            days.setdefault(session_day(when, first), Counter())[key] += 1
+    rows = sessions.annotate(began=SESSION_DATE).values_list(
+        "began", "needs_repair", "meta__timing__first"
+    )
+    for when, needs_repair, first in rows:
+        key = "repair" if needs_repair else "clean"
+        days.setdefault(session_day(when, first), Counter())[key] += 1
 
 
 # Sessions dated by their ``first_at`` column in SQL: years Python's dates hold in
@@ -507,7 +499,7 @@ def _days_of_columns(
         .order_by()
         .annotate(day=TruncDate("first_at"))
         .values_list("day", "needs_repair")
-        .annotate(n=Count("pk"))
+        .annotate(n=Count("*"))  # not of the key: read from the index alone
     )
     for day, needs_repair, count in per_day:
         days.setdefault(day, Counter())["repair" if needs_repair else "clean"] += count

@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from inspector.local import openhands
 from inspector.local.outcome import StoreError
-from inspector.scan.models import ScanFile, ScanJob
+from inspector.scan.models import ScanFile, ScanJob, refresh_scan_started
 from inspector.scan.sources import Found, Limits, ZipRefused, plan_zip, session_start, zip_started
 from inspector.web.diskfull import DISK_FULL, is_disk_full
 from inspector.web.models import Project, Transcript
@@ -308,6 +308,8 @@ def _finish(row: ScanFile, outcome: Outcome) -> bool:
         )
         if not changed:
             return False
+        if outcome.transcript is not None:
+            refresh_scan_started([outcome.transcript.pk])
         counter = COUNTERS[outcome.status]
         ScanJob.objects.filter(pk=row.job_id).update(
             done=F("done") + 1,

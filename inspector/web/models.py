@@ -13,9 +13,12 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.db.models import F
+from django.db.models.functions import Coalesce
 from django.urls import reverse
 
 TOKEN_COLUMNS = ("tokens_in", "tokens_out", "cache_read", "cache_write")
+LIST_COLUMNS = ("subagent", "conversations", "conversations_repair")
 
 
 def new_public_id() -> str:
@@ -98,6 +101,17 @@ class Transcript(models.Model):
     tokens_out = models.BigIntegerField(default=0, db_default=0)
     cache_read = models.BigIntegerField(default=0, db_default=0)
     cache_write = models.BigIntegerField(default=0, db_default=0)
+    # Also from ``meta`` on every save, for the dashboard's plain counts: a subagent's
+    # file (``meta.sidechain`` is JSON true), and of a file holding a list of
+    # conversations (``meta.conversation_list``, results files), how many and how many
+    # of them need repair (0 and 0 for any other file).
+    subagent = models.BooleanField(default=False, db_default=False)
+    conversations = models.PositiveIntegerField(default=0, db_default=0)
+    conversations_repair = models.PositiveIntegerField(default=0, db_default=0)
+    # When the session began as its latest scan read it (the latest of its scan files,
+    # by id, with a start): the dashboard's date is this, else ``created``. Kept by the
+    # scan app whenever a scan file is written (``scan.models.refresh_scan_started``).
+    scan_started = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created", "-id"]
@@ -157,14 +171,58 @@ class Transcript(models.Model):
                 name="transcript_project_name_idx",
             ),
             # The day chart: a project's sessions per day of ``first_at`` and verdict,
-            # and the token totals, read from these indexes alone (PostgreSQL).
+            # read from this index alone (PostgreSQL).
             models.Index(
                 fields=["project", "owner", "first_at", "needs_repair", "message_count"],
                 name="transcript_project_first_idx",
             ),
+            # The dashboard's totals (``reports.summarize``, ``project_totals``), read
+            # from this index alone (PostgreSQL), and each session's findings per rule
+            # from the other: a big project's wide rows, JSON and all, took tens of
+            # milliseconds a pass to read.
             models.Index(
-                fields=["project", "owner", *TOKEN_COLUMNS],
-                name="transcript_project_tokens_idx",
+                fields=[
+                    "project",
+                    "owner",
+                    "needs_repair",
+                    "message_count",
+                    "size",
+                    "parent",
+                    *LIST_COLUMNS,
+                    *TOKEN_COLUMNS,
+                ],
+                name="transcript_project_totals_idx",
+            ),
+            models.Index(
+                fields=["project", "owner", "counts"], name="transcript_project_counts_idx"
+            ),
+            # The sessions table's orders by date (``reports.SESSION_DATE``), its date
+            # filter, and its default order (what needs repair first, then the newest):
+            # a page is the index walked to its rows, not every session sorted.
+            models.Index(
+                F("project"),
+                F("owner"),
+                Coalesce("scan_started", "created"),
+                F("id"),
+                # And the columns the table filters on, and those of the date: with
+                # them, the index alone answers (PostgreSQL), a deep page too.
+                F("message_count"),
+                F("needs_repair"),
+                F("scan_started"),
+                F("created"),
+                name="transcript_project_date_idx",
+            ),
+            models.Index(
+                F("project"),
+                F("owner"),
+                F("needs_repair"),
+                F("problems"),
+                Coalesce("scan_started", "created"),
+                F("id"),
+                F("message_count"),
+                F("scan_started"),
+                F("created"),
+                name="transcript_project_worst_idx",
             ),
         ]
 
@@ -175,7 +233,7 @@ class Transcript(models.Model):
         self.fill_columns()
         fields = kwargs.get("update_fields")
         if fields is not None and "meta" in fields:
-            kwargs["update_fields"] = {*fields, *META_COLUMNS}
+            kwargs["update_fields"] = {*fields, *META_COLUMNS, *LIST_COLUMNS}
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
@@ -183,7 +241,7 @@ class Transcript(models.Model):
 
     def fill_columns(self) -> None:
         """Set the columns kept from ``meta`` (every save does; ``.update()`` callers must)."""
-        for name, value in meta_columns(self.meta).items():
+        for name, value in (meta_columns(self.meta) | list_columns(self.meta)).items():
             setattr(self, name, value)
 
     @property
@@ -217,6 +275,23 @@ def meta_columns(meta: Any) -> dict[str, Any]:
         else:
             found[name] = 0
     return found
+
+
+def list_columns(meta: Any) -> dict[str, Any]:
+    """The dashboard's counts a transcript keeps from its ``meta`` (``fill_columns``)."""
+    if not isinstance(meta, dict):
+        meta = {}
+    listed = meta.get("conversation_list")
+    if not isinstance(listed, list):
+        listed = []
+    return {
+        "subagent": meta.get("sidechain") is True,
+        "conversations": len(listed),
+        # ``reports.summarize_rows``: each conversation's own verdict, read as a truth value.
+        "conversations_repair": sum(
+            bool(item.get("needs_repair")) for item in listed if isinstance(item, dict)
+        ),
+    }
 
 
 def first_moment(first_timestamp: Any) -> datetime | None:

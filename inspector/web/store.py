@@ -47,6 +47,7 @@ from inspector.engine.errors import InvalidTranscript
 from inspector.formats.base import Parsed
 from inspector.web import events
 from inspector.web.models import (
+    LIST_COLUMNS,
     META_COLUMNS,
     Project,
     Transcript,
@@ -695,6 +696,7 @@ SUMMARY_FIELDS = (
     "meta",
     "engine_version",
     *META_COLUMNS,  # kept from meta: copied and updated with it
+    *LIST_COLUMNS,
 )
 
 

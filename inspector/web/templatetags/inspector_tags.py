@@ -152,6 +152,29 @@ def session_map_svg(session_map: SessionMap | None, filters: Filters, page: int)
     return SafeString("".join(out))
 
 
+@register.simple_tag
+def day_bars(bars: list[dict[str, Any]]) -> SafeString:
+    """The day chart's bars (``scan.reports.day_chart``): per day, its title and a rect per part.
+
+    Plain strings, as ``session_map_svg``: the template loop over a big project's
+    270 days cost about 40 ms of its dashboard. Every value is a number or a date but
+    the part's kind, which is escaped.
+    """
+    out = []
+    for bar in bars:
+        out.append(
+            f"<g><title>{bar['day'].isoformat()}: {bar['repair']} need repair, "
+            f"{bar['clean']} clean, {bar['unreadable']} unreadable</title>"
+        )
+        for part in bar["parts"]:
+            out.append(
+                f'<rect x="{bar["x"]}" y="{part["y"]}" width="{bar["width"]}" '
+                f'height="{part["height"]}" class="bar-{escape(part["kind"])}"></rect>'
+            )
+        out.append("</g>\n")
+    return SafeString("".join(out))
+
+
 @register.filter
 def intcomma_plain(value: Any) -> str:
     """12345 -> "12,345" (humanize's intcomma, without the app)."""
