@@ -29,9 +29,11 @@ import binascii
 import bisect
 import math
 import re
+import tomllib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from importlib.resources import files
 
 from ahocorasick_rs import BytesAhoCorasick, Implementation
 from detect_secrets.plugins import keyword
@@ -184,345 +186,43 @@ def _password(value: str) -> bool:
     return value.strip("*•.x") != "" and not value.startswith(("$", "%", "{", "<"))
 
 
-# Our rules, tried before detect-secrets' so a shape we name more precisely
-# keeps our name where both find the same span.
-# A name ends in one of these; the match starts at the word, as a name before
-# it (a run of letters) would cost time quadratic in the run's length.
-_SECRET_NAME = r"(?:password|passwd|passphrase|secret|token|key)"  # noqa: S105
-_UNQUOTED = r"[^\s\"'`<>\\]+"
+# Our rules are data (``inspector/data/redact.toml``, which says what each field
+# means), tried before detect-secrets' so a shape we name more precisely keeps
+# our name where both find the same span.
+RULES_FILE = files("inspector").joinpath("data", "redact.toml")
+# The checks a rule of the file names as its ``valid``.
+_VALID: dict[str, Callable[[str], bool]] = {
+    "random-looking": _random_looking,
+    "aws-secret": _aws_secret,
+    "basic-credentials": _basic_credentials,
+    "jwt": _jwt,
+    "named-value": _named_value,
+    "password": _password,
+    "high-entropy": _high_entropy,
+}
+_OPTIONS = ("shape", "before", "reach")
+
+
+def _own_rules() -> Iterator[Rule]:
+    for entry in tomllib.loads(RULES_FILE.read_text(encoding="utf-8"))["rule"]:
+        pattern = entry["pattern"]
+        yield Rule(
+            entry["kind"],
+            re.compile(
+                pattern if isinstance(pattern, str) else "".join(pattern),
+                re.S if entry.get("dotall") else 0,
+            ),
+            _VALID[entry["valid"]] if "valid" in entry else None,
+            needles=tuple(needle.encode("ascii") for needle in entry.get("needles", ())),
+            **{name: entry[name] for name in _OPTIONS if name in entry},
+        )
+
+
+_OWN_RULES = tuple(_own_rules())
 # Each needle is one more pass over a long text, and each place it is found
 # one more attempt to match: prefixes shared by many shapes (gl, gh) are
 # searched once, rare enough that the attempts cost less than the passes.
 _GITLAB = (b"gl", b"gr1348941")
-_OWN_RULES: tuple[Rule, ...] = (
-    Rule(
-        "private key",
-        re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
-            r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-            re.S,
-        ),
-        needles=(b"private key",),
-        before=48,
-        reach=1 << 20,
-    ),
-    Rule(
-        "Anthropic key",
-        re.compile(r"sk-ant-[A-Za-z0-9]{2,10}-[A-Za-z0-9_\-]{20,}"),
-        needles=(b"sk-ant-",),
-        before=0,
-    ),
-    Rule(
-        "OpenAI key",
-        re.compile(r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
-        _random_looking,
-        needles=(b"sk-",),
-        before=0,
-    ),
-    Rule(
-        "GitHub token",
-        re.compile(r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}"),
-        needles=(b"gh", b"github_pat_"),
-        before=0,
-    ),
-    Rule(
-        "AWS access key id",
-        re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}"),
-        needles=(b"akia", b"asia", b"abia", b"acca"),
-        before=0,
-    ),
-    Rule(
-        "AWS secret key",
-        re.compile(
-            r"(?i)aws_?secret(?:_access)?_?key[\"']?\s*[=:]\s*[\"']?(?P<secret>[A-Za-z0-9/+=]{40})"
-        ),
-        needles=(b"secret",),
-        before=12,
-    ),
-    # Bare, with nothing naming it: forty characters of base64, both cases and digits.
-    Rule(
-        "AWS secret key",
-        re.compile(r"(?<![A-Za-z0-9/+=_\-])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_\-])"),
-        _aws_secret,
-        needles=(b"a" * 40,),
-        shape=BASE64,
-        before=0,
-    ),
-    Rule("Google API key", re.compile(r"AIza[0-9A-Za-z_\-]{35}"), needles=(b"AIza",), shape=ASCII),
-    Rule(
-        "Slack token",
-        re.compile(r"xox[abposre]-[0-9A-Za-z\-]{10,}|xapp-[0-9A-Za-z\-]{20,}"),
-        needles=(b"xox", b"xapp-"),
-        before=0,
-    ),
-    Rule(
-        "Slack webhook",
-        re.compile(
-            r"https://hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+"
-        ),
-        needles=(b"hooks.slack.com",),
-        before=8,
-    ),
-    Rule(
-        "Stripe key",
-        re.compile(r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}|whsec_[0-9A-Za-z]{20,}"),
-        needles=(b"_live_", b"_test_", b"whsec_"),
-        before=2,
-    ),
-    Rule(
-        "GitLab token",
-        re.compile(r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-[0-9A-Za-z_\-]{20,}"),
-        needles=_GITLAB,
-        before=0,
-    ),
-    Rule(
-        "Hugging Face token",
-        re.compile(r"hf_[A-Za-z0-9]{30,}"),
-        _random_looking,
-        needles=(b"hf_",),
-        before=0,
-    ),
-    Rule(
-        "npm token",
-        re.compile(r"npm_[A-Za-z0-9]{36}"),
-        _random_looking,
-        needles=(b"npm_",),
-        before=0,
-    ),
-    Rule(
-        "SendGrid key",
-        re.compile(r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}"),
-        needles=(b"SG.",),
-        shape=ASCII,
-        before=0,
-    ),
-    Rule(
-        "PyPI token",
-        re.compile(r"pypi-AgE[A-Za-z0-9_\-]{50,}"),
-        needles=(b"pypi-",),
-        before=0,
-    ),
-    Rule(
-        "service token",
-        re.compile(
-            r"(?:dop|doo|dor)_v1_[a-f0-9]{64}"  # DigitalOcean
-            r"|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"  # Shopify
-            r"|dapi[a-f0-9]{32}"  # Databricks
-            r"|PMAK-[a-f0-9]{24}-[a-f0-9]{34}"  # Postman
-            r"|dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"  # Doppler
-            r"|lin_api_[A-Za-z0-9]{40}"  # Linear
-            r"|ntn_[A-Za-z0-9]{40,}"  # Notion
-            r"|gsk_[A-Za-z0-9]{48,}"  # Groq
-            r"|xai-[A-Za-z0-9]{60,}"  # xAI
-            r"|r8_[A-Za-z0-9]{37}"  # Replicate
-            r"|pplx-[A-Za-z0-9]{40,}"  # Perplexity
-            r"|sntry[su]_[A-Za-z0-9+/=_\-]{40,}"  # Sentry
-            r"|gl(?:c|sa)_[A-Za-z0-9+/=_]{32,}"  # Grafana
-            r"|hvs\.[A-Za-z0-9_\-]{24,}"  # HashiCorp Vault
-            r"|ATATT3[A-Za-z0-9_\-=]{100,}"  # Atlassian
-            r"|AGE-SECRET-KEY-1[0-9A-Z]{58}"  # age
-        ),
-        needles=(
-            b"_v1_",
-            b"shp",
-            b"dapi",
-            b"pmak-",
-            b"dp.",
-            b"lin_api_",
-            b"ntn_",
-            b"gsk_",
-            b"xai-",
-            b"r8_",
-            b"pplx-",
-            b"sntry",
-            b"gl",
-            b"hvs.",
-            b"atatt3",
-            b"age-secret-key-1",
-        ),
-        before=4,
-    ),
-    Rule(
-        "bearer token",
-        re.compile(r"(?i)bearer (?P<secret>[A-Za-z0-9._~+/\-]{16,}=*)"),
-        needles=(b"bearer ",),
-        before=0,
-    ),
-    Rule(
-        "JSON web token",
-        re.compile(r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
-        _jwt,
-        needles=(b"eyJ",),
-        shape=ASCII,
-        before=0,
-    ),
-    Rule(
-        "basic credentials",
-        re.compile(r"(?i)basic (?P<secret>[A-Za-z0-9+/]{6,}={0,2})"),
-        _basic_credentials,
-        needles=(b"basic ",),
-        before=0,
-    ),
-    # scheme://user:password@host, any scheme (postgres, mysql, redis, amqp, https ...).
-    Rule(
-        "password in a URL",
-        re.compile(r"(?<=[A-Za-z0-9])://[^\s:/@\"'`<>]*:(?P<secret>[^\s@/\"'`<>]+)@"),
-        needles=(b"://",),
-        before=0,
-    ),
-    Rule(
-        "secret in a URL",
-        re.compile(
-            r"(?i)[?&](?:password|passwd|pwd|pass|secret|client_secret|token|access_token|"
-            r"refresh_token|id_token|auth|api_?key|apikey|key|sig|signature|x-amz-signature|"
-            r"x-amz-credential|x-amz-security-token)=(?P<secret>[^&#\s\"'`<>\\]+)"
-        ),
-        needles=(b"?", b"&"),
-        before=0,
-    ),
-    Rule(
-        "Django secret key",
-        re.compile(r"django-insecure-[^\s\"'`\\]{20,}"),
-        needles=(b"django-insecure-",),
-        before=0,
-    ),
-    # NAME_PASSWORD=hunter2, quoted or not: a password needs no entropy to be one.
-    Rule(
-        "password",
-        re.compile(
-            r"(?i)(?:password|passwd|passphrase|_pass|_pwd)[\"']?\s*(?:=|:=)\s*"
-            r"(?:\"(?P<dq>[^\"\n\\]+)\"|'(?P<sq>[^'\n\\]+)'|(?P<bare>" + _UNQUOTED + r"))"
-        ),
-        _password,
-        needles=(b"pass", b"_pwd"),
-        before=1,
-    ),
-    # YAML: `password: hunter2` as a line of its own (a key, indented or in a list).
-    Rule(
-        "password",
-        re.compile(
-            r"(?im)^[ \t]*(?:- )?[\w.\-]*(?:password|passwd|passphrase|_pass|_pwd)[\"']?:[ \t]+"
-            r"(?:\"(?P<dq>[^\"\n\\]+)\"|'(?P<sq>[^'\n\\]+)'|(?P<bare>[^\s#][^\n#]*?))"
-            r"[ \t]*(?:#.*)?$"
-        ),
-        _password,
-        needles=(b"pass", b"_pwd"),
-        before=64,
-    ),
-    # NAME_KEY=..., NAME_TOKEN: "...", SECRET_KEY = '...', "api_key" => "...": any
-    # value with a digit in it, random-looking or not.
-    Rule(
-        "assigned secret",
-        re.compile(
-            r"(?i)" + _SECRET_NAME + r"[\"']?\s*(?:=|:=|:|=>)\s*"
-            r"(?:\"(?P<dq>[^\"\s\\]+)\"|'(?P<sq>[^'\s\\]+)'|(?P<bare>" + _UNQUOTED + r"))"
-        ),
-        _named_value,
-        needles=(b"pass", b"secret", b"token", b"key"),
-        before=0,
-    ),
-    # The same, random-looking, where the quoted value holds spaces or a name is bare.
-    Rule(
-        "assigned secret",
-        re.compile(
-            r"(?i)" + _SECRET_NAME + r"[\"']?\s*(?:=|:=|:)\s*"
-            r"(?:\"(?P<dq>[^\"\n\\]+)\"|'(?P<sq>[^'\n\\]+)')"
-        ),
-        _high_entropy,
-        needles=(b"pass", b"secret", b"token", b"key"),
-        before=0,
-    ),
-    Rule(
-        "webhook",
-        re.compile(
-            r"https://(?:(?:canary\.|ptb\.)?discord(?:app)?\.com/api(?:/v\d+)?/webhooks/\d+/"
-            r"(?P<secret>[A-Za-z0-9_\-]{20,})"
-            r"|hooks\.slack\.com/(?:workflows|triggers|services)/(?P<slack>[A-Za-z0-9_/]{20,}))"
-        ),
-        needles=(b"/webhooks/", b"hooks.slack.com"),
-        before=48,
-    ),
-    # PuTTY's key file, masked whole: its Private-Lines are the key.
-    Rule(
-        "private key",
-        re.compile(r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC:\s*[0-9a-fA-F]+|\Z)", re.S),
-        needles=(b"putty-user-key-file-",),
-        before=0,
-        reach=1 << 16,
-    ),
-    Rule(
-        "Okta token",
-        re.compile(r"SSWS\s+(?P<secret>[A-Za-z0-9_\-]{20,})"),
-        needles=(b"SSWS",),
-        shape=ASCII,
-        before=0,
-    ),
-    Rule(
-        "service token",
-        re.compile(
-            r"key-[0-9a-z]{32}(?![0-9a-z])"  # Mailgun
-            r"|NR(?:AK|AA|II|JS|IQ)-[A-Za-z0-9]{27,32}"  # New Relic
-            r"|[sp]k\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{16,}"  # Mapbox
-            r"|dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_\-]{1,40}\.)?[A-Za-z0-9]{40,}"  # Doppler
-            r"|api_org_[A-Za-z]{34}"  # Hugging Face organisation
-            r"|HRKU-[A-Za-z0-9_\-]{50,}"  # Heroku
-            r"|EAAA[A-Za-z0-9_\-]{22,60}"  # Square
-            r"|pul-[a-f0-9]{40}"  # Pulumi
-        ),
-        needles=(
-            b"key-",
-            b"nrak-",
-            b"nraa-",
-            b"nrii-",
-            b"nrjs-",
-            b"nriq-",
-            b".eyj",
-            b"dp.",
-            b"api_org_",
-            b"hrku-",
-            b"eaaa",
-            b"pul-",
-        ),
-        before=3,
-    ),
-    # A Docker config's "auth": base64 of user:password.
-    Rule(
-        "Docker registry credentials",
-        re.compile(r"\"auth\"\s*:\s*\"(?P<secret>[A-Za-z0-9+/]{6,}={0,2})\""),
-        _basic_credentials,
-        needles=(b'"auth"',),
-        before=0,
-    ),
-    # Passwords on command lines: sshpass -p PW, mysql -pPW (glued: -p alone asks).
-    Rule(
-        "password",
-        re.compile(
-            r"\bsshpass\b(?:\s+-[A-OQ-Za-z]\S*)*\s+-p\s*"
-            r"(?:'(?P<sq>[^'\n]+)'|\"(?P<dq>[^\"\n]+)\"|(?P<bare>[^\s'\"]+))"
-        ),
-        needles=(b"sshpass",),
-        before=0,
-    ),
-    Rule(
-        "password",
-        re.compile(
-            r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b"
-            r"[^\n|;&]*?\s-p(?:'(?P<sq>[^'\n]+)'|\"(?P<dq>[^\"\n]+)\"|(?P<bare>[^\s'\"]+))"
-        ),
-        needles=(b"mysql", b"mariadb"),
-        before=0,
-    ),
-    Rule(
-        "password",
-        re.compile(
-            r"\bcurl\b[^\n|;&]*?\s(?:-u|--user)(?:\s+|=)"
-            r"(?:'[^':\n]*:(?P<sq>[^'\n]+)'|\"[^\":\n]*:(?P<dq>[^\"\n]+)\"|[^\s:'\"]*:(?P<bare>[^\s'\"]+))"
-        ),
-        _password,
-        needles=(b"curl",),
-        before=0,
-    ),
-)
 
 
 # Needles for detect-secrets' patterns, in the order of each plugin's list;

@@ -1,6 +1,9 @@
 """The rule catalogue: every rule of SPEC §3 with its words, example and source.
 
-Data only. Each rule's page (``/rules/<ID>/``) renders one entry. For the
+Data only. Each rule's page (``/rules/<ID>/``) renders one entry. The words
+are here; the example histories (``example_before``, ``example_after`` and
+``example_appended``) are data in ``rule_examples.json`` beside this module,
+keyed by rule id and read once, when an example is first asked for. For the
 repair rules, ``example_after`` is exactly what ``repair_history`` makes of
 ``example_before`` (with ``example_read_only`` as the read-only tools); for
 the buffer rules (MEM-*), it is what ``Buffer(example_before)`` holds after
@@ -13,7 +16,11 @@ file is written (LINE-1) shows the file's lines instead:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
 from typing import Any
+
+import orjson
 
 from inspector.engine.providers import ERROR_TEXTS
 
@@ -35,8 +42,6 @@ class Rule:
     title: str
     summary: str
     explanation: str
-    example_before: list[Message]
-    example_after: list[Message]
     source: str
     related: tuple[str, ...]
     other_sources: tuple[str, ...] = ()
@@ -44,13 +49,40 @@ class Rule:
     # Refusals reported in public, without a recorded answer or the provider's quoted
     # error text to support them: said on the rule page, not refused by the check.
     claims: tuple[tuple[str, str], ...] = ()  # (what is claimed, where)
-    example_appended: tuple[Message, ...] = ()
     example_read_only: tuple[str, ...] = ()
     # A rule about a file's lines (LINE-1): the file before, and as repaired.
     example_lines_before: tuple[str, ...] = ()
     example_lines_after: tuple[str, ...] = ()
     # Where SPEC.md defines the rule: a section sign, the section's number, and a step.
     spec: str = ""
+
+    @property
+    def example_before(self) -> list[Message]:
+        """The history before: what the repair or the buffer is given."""
+        return _examples(self.id).get("before", [])
+
+    @property
+    def example_after(self) -> list[Message]:
+        """The history after: what the repair makes of it, or what the buffer holds."""
+        return _examples(self.id).get("after", [])
+
+    @property
+    def example_appended(self) -> tuple[Message, ...]:
+        """What is appended to the buffer, message by message (MEM-* rules)."""
+        return tuple(_examples(self.id).get("appended", ()))
+
+
+@cache
+def _all_examples() -> dict[str, dict[str, list[Message]]]:
+    data: dict[str, dict[str, list[Message]]] = orjson.loads(
+        files("inspector.engine").joinpath("rule_examples.json").read_bytes()
+    )
+    return data
+
+
+def _examples(rule_id: str) -> dict[str, list[Message]]:
+    """A rule's example histories by name; a rule without any has none."""
+    return _all_examples().get(rule_id, {})
 
 
 RULES: dict[str, Rule] = {
@@ -73,34 +105,9 @@ RULES: dict[str, Rule] = {
             " end, because a result must sit next to its call). Appending a tool or"
             " assistant message never heals."
         ),
-        example_before=[
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {"tool_calls": [{"tool_call_id": "c1", "name": "search"}]},
-            },
-            {"role": "user", "content": "anything?", "metadata": {}},
-            {"role": "assistant", "content": "sorry, lost it", "metadata": {}},
-        ],
-        example_after=[
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {"tool_calls": [{"tool_call_id": "c1", "name": "search"}]},
-            },
-            {
-                "role": "tool",
-                "content": "Tool call was interrupted; no result.",
-                "metadata": {"tool_call_id": "c1", "healed": True},
-            },
-            {"role": "user", "content": "anything?", "metadata": {}},
-            {"role": "assistant", "content": "sorry, lost it", "metadata": {}},
-            {"role": "user", "content": "try again", "metadata": {}},
-        ],
         source="https://flowdrop.io/spec/rules/gr-mem/mem-3",
         related=("PAIR-1", "OUT-1", "MEM-10", "MEM-11"),
         other_sources=("seeds/000_2ae73882a5c611dc.txt",),
-        example_appended=({"role": "user", "content": "try again", "metadata": {}},),
     ),
     "MEM-1": Rule(
         id="MEM-1",
@@ -118,45 +125,8 @@ RULES: dict[str, Rule] = {
             " result is dropped; one whose call only has a healed placeholder takes"
             " the placeholder's place (MEM-10)."
         ),
-        example_before=[
-            {"role": "user", "content": "how long is notes.txt?", "metadata": {}},
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "c1",
-                            "name": "read_file",
-                            "arguments": {"path": "notes.txt"},
-                        }
-                    ]
-                },
-            },
-            {"role": "tool", "content": "42 lines", "metadata": {"tool_call_id": "c1"}},
-        ],
-        example_after=[
-            {"role": "user", "content": "how long is notes.txt?", "metadata": {}},
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "c1",
-                            "name": "read_file",
-                            "arguments": {"path": "notes.txt"},
-                        }
-                    ]
-                },
-            },
-            {"role": "tool", "content": "42 lines", "metadata": {"tool_call_id": "c1"}},
-        ],
         source="https://flowdrop.io/spec/rules/gr-mem/mem-1",
         related=("MEM-10", "MEM-11", "PAIR-3"),
-        example_appended=(
-            {"role": "tool", "content": "42 lines", "metadata": {"tool_call_id": "c1"}},
-        ),
     ),
     "MEM-2": Rule(
         id="MEM-2",
@@ -176,45 +146,8 @@ RULES: dict[str, Rule] = {
             " an assistant turn only when every call id it declares is already there;"
             " a turn that declares at least one new id is new work and is appended."
         ),
-        example_before=[
-            {"role": "user", "content": "list the files", "metadata": {}},
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {"tool_call_id": "c1", "name": "list_dir", "arguments": {"path": "."}}
-                    ]
-                },
-            },
-            {"role": "tool", "content": "a.txt b.txt", "metadata": {"tool_call_id": "c1"}},
-        ],
-        example_after=[
-            {"role": "user", "content": "list the files", "metadata": {}},
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {"tool_call_id": "c1", "name": "list_dir", "arguments": {"path": "."}}
-                    ]
-                },
-            },
-            {"role": "tool", "content": "a.txt b.txt", "metadata": {"tool_call_id": "c1"}},
-        ],
         source="https://flowdrop.io/spec/rules/gr-mem/mem-2",
         related=("MEM-1", "MEM-11", "ID-1"),
-        example_appended=(
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {"tool_call_id": "c1", "name": "list_dir", "arguments": {"path": "."}}
-                    ]
-                },
-            },
-        ),
     ),
     "MEM-10": Rule(
         id="MEM-10",
@@ -236,49 +169,8 @@ RULES: dict[str, Rule] = {
             " and that result is not marked healed. A message that is itself marked"
             " healed never replaces anything."
         ),
-        example_before=[
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "c1",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        }
-                    ]
-                },
-            },
-            {
-                "role": "tool",
-                "content": "Tool call was interrupted; no result.",
-                "metadata": {"tool_call_id": "c1", "healed": True},
-            },
-            {"role": "user", "content": "anything?", "metadata": {}},
-        ],
-        example_after=[
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "c1",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        }
-                    ]
-                },
-            },
-            {"role": "tool", "content": "3 invoices found", "metadata": {"tool_call_id": "c1"}},
-            {"role": "user", "content": "anything?", "metadata": {}},
-        ],
         source="https://flowdrop.io/spec/rules/gr-mem/mem-10",
         related=("MEM-3", "MEM-1", "MEM-11"),
-        example_appended=(
-            {"role": "tool", "content": "3 invoices found", "metadata": {"tool_call_id": "c1"}},
-        ),
     ),
     "MEM-11": Rule(
         id="MEM-11",
@@ -298,37 +190,8 @@ RULES: dict[str, Rule] = {
             " call. Every rule here reads ids through one definition: `tool_call_id`"
             " when present and non-empty, else `id`."
         ),
-        example_before=[
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {"id": "call_7", "name": "search", "arguments": {"q": "march invoices"}}
-                    ]
-                },
-            },
-            {"role": "tool", "content": "3 invoices found", "metadata": {"tool_call_id": "call_7"}},
-        ],
-        example_after=[
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {"id": "call_7", "name": "search", "arguments": {"q": "march invoices"}}
-                    ]
-                },
-            },
-            {"role": "tool", "content": "3 invoices found", "metadata": {"tool_call_id": "call_7"}},
-            {"role": "user", "content": "thanks", "metadata": {}},
-        ],
         source="https://flowdrop.io/spec/rules/gr-mem/mem-11",
         related=("MEM-1", "MEM-2", "MEM-3"),
-        example_appended=(
-            {"role": "tool", "content": "3 invoices found", "metadata": {"id": "call_7"}},
-            {"role": "user", "content": "thanks", "metadata": {}},
-        ),
     ),
     "PAIR-1": Rule(
         id="PAIR-1",
@@ -350,53 +213,6 @@ RULES: dict[str, Rule] = {
             " calls are listed as interrupted, so a runtime can decide what to do"
             " about them."
         ),
-        example_before=[
-            {"role": "user", "content": "find the march invoices", "metadata": {}},
-            {
-                "role": "assistant",
-                "content": "Looking.",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "c1",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        }
-                    ]
-                },
-            },
-            {"role": "user", "content": "anything?", "metadata": {}},
-        ],
-        example_after=[
-            {"role": "user", "content": "find the march invoices", "metadata": {}},
-            {
-                "role": "assistant",
-                "content": "Looking.",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "c1",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        }
-                    ]
-                },
-            },
-            {
-                "role": "tool",
-                "content": (
-                    "Tool call was interrupted; no result. The tool may have partly run:"
-                    " check its effects before calling it again."
-                ),
-                "metadata": {
-                    "tool_call_id": "c1",
-                    "healed": True,
-                    "outcome": "unknown",
-                    "name": "search",
-                },
-            },
-            {"role": "user", "content": "anything?", "metadata": {}},
-        ],
         source="seeds/003_77183c0b9a196f46.txt",
         related=("OUT-1", "PAIR-2", "MEM-3", "PROV-ANTHROPIC", "PROV-OPENAI-CHAT"),
         other_sources=("seeds/002_8732f9eb135ad699.txt",),
@@ -421,52 +237,6 @@ RULES: dict[str, Rule] = {
             " keeps everything else of the span, in its original order, after the"
             " results. Nothing is dropped; only the order changes."
         ),
-        example_before=[
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "c1",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        },
-                        {
-                            "tool_call_id": "c2",
-                            "name": "read_file",
-                            "arguments": {"path": "inv.csv"},
-                        },
-                    ]
-                },
-            },
-            {"role": "user", "content": "also check April", "metadata": {}},
-            {"role": "tool", "content": "id,total", "metadata": {"tool_call_id": "c2"}},
-            {"role": "tool", "content": "3 invoices found", "metadata": {"tool_call_id": "c1"}},
-        ],
-        example_after=[
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "c1",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        },
-                        {
-                            "tool_call_id": "c2",
-                            "name": "read_file",
-                            "arguments": {"path": "inv.csv"},
-                        },
-                    ]
-                },
-            },
-            {"role": "tool", "content": "3 invoices found", "metadata": {"tool_call_id": "c1"}},
-            {"role": "tool", "content": "id,total", "metadata": {"tool_call_id": "c2"}},
-            {"role": "user", "content": "also check April", "metadata": {}},
-        ],
         source="seeds/003_77183c0b9a196f46.txt",
         related=("PAIR-1", "PAIR-3", "PROV-GEMINI"),
     ),
@@ -490,37 +260,6 @@ RULES: dict[str, Rule] = {
             " content, images included. The model still sees the output; the"
             " request is valid."
         ),
-        example_before=[
-            {"role": "user", "content": "hi", "metadata": {}},
-            {"role": "assistant", "content": "Hello! What can I do?", "metadata": {}},
-            {
-                "role": "tool",
-                "content": [
-                    {"type": "text", "text": "screenshot"},
-                    {"type": "image", "media_type": "image/png", "data": "iVBORw0KGgo="},
-                ],
-                "metadata": {"tool_call_id": "ghost"},
-            },
-        ],
-        example_after=[
-            {"role": "user", "content": "hi", "metadata": {}},
-            {"role": "assistant", "content": "Hello! What can I do?", "metadata": {}},
-            {
-                "role": "user",
-                "content": [
-                    {
-                        "type": "text",
-                        "text": (
-                            "[note: a tool result for call ghost arrived with no matching call; its"
-                            " content follows]"
-                        ),
-                    },
-                    {"type": "text", "text": "screenshot"},
-                    {"type": "image", "media_type": "image/png", "data": "iVBORw0KGgo="},
-                ],
-                "metadata": {"note": "orphan_result"},
-            },
-        ],
         source="seeds/003_77183c0b9a196f46.txt",
         related=("PAIR-2", "MEM-1", "PROV-OPENAI-CHAT", "PROV-RESPONSES"),
     ),
@@ -541,70 +280,6 @@ RULES: dict[str, Rule] = {
             " on the call and on its result together. Only earlier calls count, so"
             " repairing a longer history never renames a call in the shorter one."
         ),
-        example_before=[
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "functions.search:0",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        }
-                    ]
-                },
-            },
-            {"role": "tool", "content": "one", "metadata": {"tool_call_id": "functions.search:0"}},
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "functions.search:0",
-                            "name": "search",
-                            "arguments": {"q": "april invoices"},
-                        }
-                    ]
-                },
-            },
-            {"role": "tool", "content": "two", "metadata": {"tool_call_id": "functions.search:0"}},
-        ],
-        example_after=[
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "functions.search:0",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        }
-                    ]
-                },
-            },
-            {"role": "tool", "content": "one", "metadata": {"tool_call_id": "functions.search:0"}},
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "functions.search:0_1",
-                            "name": "search",
-                            "arguments": {"q": "april invoices"},
-                        }
-                    ]
-                },
-            },
-            {
-                "role": "tool",
-                "content": "two",
-                "metadata": {"tool_call_id": "functions.search:0_1"},
-            },
-        ],
         source="seeds/003_77183c0b9a196f46.txt",
         related=("ID-2", "MEM-2", "PROV-ANTHROPIC", "PROV-RESPONSES"),
     ),
@@ -624,64 +299,6 @@ RULES: dict[str, Rule] = {
             " first unanswered call that had none, with the same tool name where"
             " both record one."
         ),
-        example_before=[
-            {"role": "user", "content": "go", "metadata": {}},
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        },
-                        {"tool_call_id": "", "name": "read_file", "arguments": {"path": "inv.csv"}},
-                    ]
-                },
-            },
-            {
-                "role": "tool",
-                "content": "3 invoices found",
-                "metadata": {"tool_call_id": "", "name": "search"},
-            },
-            {
-                "role": "tool",
-                "content": "id,total",
-                "metadata": {"tool_call_id": "", "name": "read_file"},
-            },
-        ],
-        example_after=[
-            {"role": "user", "content": "go", "metadata": {}},
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "call_1_0",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        },
-                        {
-                            "tool_call_id": "call_1_1",
-                            "name": "read_file",
-                            "arguments": {"path": "inv.csv"},
-                        },
-                    ]
-                },
-            },
-            {
-                "role": "tool",
-                "content": "3 invoices found",
-                "metadata": {"tool_call_id": "call_1_0", "name": "search"},
-            },
-            {
-                "role": "tool",
-                "content": "id,total",
-                "metadata": {"tool_call_id": "call_1_1", "name": "read_file"},
-            },
-        ],
         source="seeds/003_77183c0b9a196f46.txt",
         related=("ID-1", "PROV-GEMINI"),
     ),
@@ -714,48 +331,6 @@ RULES: dict[str, Rule] = {
             " rewritten id as a finding on the row of its call, so a verdict that changes"
             " between the history as uploaded and after repair always has its reason."
         ),
-        example_before=[
-            {"role": "user", "content": "find the march invoices", "metadata": {}},
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "functions.search:0",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        }
-                    ]
-                },
-            },
-            {
-                "role": "tool",
-                "content": "3 invoices found",
-                "metadata": {"tool_call_id": "functions.search:0"},
-            },
-        ],
-        example_after=[
-            {"role": "user", "content": "find the march invoices", "metadata": {}},
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "functions_search_0",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        }
-                    ]
-                },
-            },
-            {
-                "role": "tool",
-                "content": "3 invoices found",
-                "metadata": {"tool_call_id": "functions_search_0"},
-            },
-        ],
         source="https://docs.anthropic.com/en/docs/build-with-claude/tool-use",
         other_sources=(
             "https://platform.openai.com/docs/api-reference/responses/create",
@@ -777,41 +352,6 @@ RULES: dict[str, Rule] = {
             " message that has no calls and no content but whitespace, and treats the"
             " history as if it had never been there."
         ),
-        example_before=[
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "c1",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        }
-                    ]
-                },
-            },
-            {"role": "assistant", "content": "   ", "metadata": {}},
-            {"role": "tool", "content": "3 invoices found", "metadata": {"tool_call_id": "c1"}},
-            {"role": "assistant", "content": "Found three.", "metadata": {}},
-        ],
-        example_after=[
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "c1",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        }
-                    ]
-                },
-            },
-            {"role": "tool", "content": "3 invoices found", "metadata": {"tool_call_id": "c1"}},
-            {"role": "assistant", "content": "Found three.", "metadata": {}},
-        ],
         source="seeds/003_77183c0b9a196f46.txt",
         related=("INT-1", "PAIR-3", "PROV-ANTHROPIC"),
     ),
@@ -833,52 +373,6 @@ RULES: dict[str, Rule] = {
             " arguments are not a fragment: an empty or all-whitespace string means"
             " no arguments, as `{}`, so that call is complete and is never removed."
         ),
-        example_before=[
-            {
-                "role": "user",
-                "content": "the March invoice run failed, can you raise this",
-                "metadata": {},
-            },
-            {
-                "role": "assistant",
-                "content": (
-                    "I'll raise a ticket for the failed invoice run and let you know the number."
-                ),
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "toolu_01Nq4",
-                            "name": "create_ticket",
-                            "arguments": '{"project": "BILLING", "title": "March invoice run fai',
-                        }
-                    ]
-                },
-            },
-            {"role": "user", "content": "actually make it urgent", "metadata": {}},
-        ],
-        example_after=[
-            {
-                "role": "user",
-                "content": "the March invoice run failed, can you raise this",
-                "metadata": {},
-            },
-            {
-                "role": "assistant",
-                "content": (
-                    "I'll raise a ticket for the failed invoice run and let you know the number."
-                ),
-                "metadata": {},
-            },
-            {
-                "role": "user",
-                "content": (
-                    "[system note: the previous assistant turn was interrupted before its"
-                    " call to create_ticket was complete; the tool was not run.]"
-                ),
-                "metadata": {"note": "interruption"},
-            },
-            {"role": "user", "content": "actually make it urgent", "metadata": {}},
-        ],
         source="seeds/001_bfe4ee4a7f2df451.txt",
         related=("INT-2", "MSG-1", "PAIR-1"),
     ),
@@ -901,55 +395,6 @@ RULES: dict[str, Rule] = {
             " stood if nothing of it was left. A note already present is never added"
             " twice."
         ),
-        example_before=[
-            {"role": "user", "content": "raise it", "metadata": {}},
-            {
-                "role": "assistant",
-                "content": "Checking first.",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "c1",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        },
-                        {
-                            "tool_call_id": "c2",
-                            "name": "create_ticket",
-                            "arguments": '{"project": "BIL',
-                        },
-                    ]
-                },
-            },
-            {"role": "tool", "content": "no open ticket", "metadata": {"tool_call_id": "c1"}},
-            {"role": "user", "content": "hello?", "metadata": {}},
-        ],
-        example_after=[
-            {"role": "user", "content": "raise it", "metadata": {}},
-            {
-                "role": "assistant",
-                "content": "Checking first.",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "c1",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        }
-                    ]
-                },
-            },
-            {"role": "tool", "content": "no open ticket", "metadata": {"tool_call_id": "c1"}},
-            {
-                "role": "user",
-                "content": (
-                    "[system note: the previous assistant turn was interrupted before its"
-                    " call to create_ticket was complete; the tool was not run.]"
-                ),
-                "metadata": {"note": "interruption"},
-            },
-            {"role": "user", "content": "hello?", "metadata": {}},
-        ],
         source="seeds/001_bfe4ee4a7f2df451.txt",
         related=("INT-1", "OUT-1"),
     ),
@@ -974,76 +419,6 @@ RULES: dict[str, Rule] = {
             " `not_started`); otherwise, that the tool may have partly run and its"
             " effects should be checked before calling it again (outcome `unknown`)."
         ),
-        example_before=[
-            {"role": "user", "content": "file it", "metadata": {}},
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "c1",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        },
-                        {
-                            "tool_call_id": "c2",
-                            "name": "create_ticket",
-                            "arguments": {"project": "BILLING"},
-                        },
-                    ]
-                },
-            },
-            {"role": "user", "content": "done?", "metadata": {}},
-        ],
-        example_after=[
-            {"role": "user", "content": "file it", "metadata": {}},
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "c1",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        },
-                        {
-                            "tool_call_id": "c2",
-                            "name": "create_ticket",
-                            "arguments": {"project": "BILLING"},
-                        },
-                    ]
-                },
-            },
-            {
-                "role": "tool",
-                "content": (
-                    "Tool call was interrupted; no result. The tool only reads, so it is safe"
-                    " to call again."
-                ),
-                "metadata": {
-                    "tool_call_id": "c1",
-                    "healed": True,
-                    "outcome": "unknown",
-                    "name": "search",
-                },
-            },
-            {
-                "role": "tool",
-                "content": (
-                    "Tool call was interrupted; no result. The tool may have partly run:"
-                    " check its effects before calling it again."
-                ),
-                "metadata": {
-                    "tool_call_id": "c2",
-                    "healed": True,
-                    "outcome": "unknown",
-                    "name": "create_ticket",
-                },
-            },
-            {"role": "user", "content": "done?", "metadata": {}},
-        ],
         source="seeds/002_8732f9eb135ad699.txt",
         related=("PAIR-1", "MEM-3", "INT-2"),
         example_read_only=("search",),
@@ -1069,8 +444,6 @@ RULES: dict[str, Rule] = {
             " file can load it again. Nothing else is added, and a file with no other"
             " problem still counts as needing repair."
         ),
-        example_before=[],
-        example_after=[],
         example_lines_before=(
             '{"type":"user","uuid":"u1","parentUuid":null,"message":{"role":"user",'
             '"content":"run the tests"}}{"type":"assistant","uuid":"a1","parentUuid":"u1",'
@@ -1113,23 +486,6 @@ RULES: dict[str, Rule] = {
             " vercel/ai#8132 and microsoft/autogen#6377, ids another writer made);"
             " the export renames such ids (ID-3)."
         ),
-        example_before=[
-            {"role": "user", "content": "hi", "metadata": {}},
-            {"role": "assistant", "content": "hello", "metadata": {}},
-            {"role": "tool", "content": "stray output", "metadata": {"tool_call_id": "call_abc"}},
-        ],
-        example_after=[
-            {"role": "user", "content": "hi", "metadata": {}},
-            {"role": "assistant", "content": "hello", "metadata": {}},
-            {
-                "role": "user",
-                "content": (
-                    "[note: a tool result for call call_abc arrived with no matching call;"
-                    " its content follows]\nstray output"
-                ),
-                "metadata": {"note": "orphan_result"},
-            },
-        ],
         source="seeds/001_bfe4ee4a7f2df451.txt",
         related=("PAIR-1", "PAIR-2", "PAIR-3"),
         other_sources=("https://platform.openai.com/docs/guides/function-calling",),
@@ -1154,61 +510,6 @@ RULES: dict[str, Rule] = {
             " history that passes; ids outside the pattern are mapped when exporting"
             " to this shape."
         ),
-        example_before=[
-            {
-                "role": "user",
-                "content": "the March invoice run failed, can you raise this",
-                "metadata": {},
-            },
-            {
-                "role": "assistant",
-                "content": "I'll raise a ticket.",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "toolu_01Nq4",
-                            "name": "create_ticket",
-                            "arguments": {"project": "BILLING"},
-                        }
-                    ]
-                },
-            },
-            {"role": "user", "content": "actually make it urgent", "metadata": {}},
-        ],
-        example_after=[
-            {
-                "role": "user",
-                "content": "the March invoice run failed, can you raise this",
-                "metadata": {},
-            },
-            {
-                "role": "assistant",
-                "content": "I'll raise a ticket.",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "toolu_01Nq4",
-                            "name": "create_ticket",
-                            "arguments": {"project": "BILLING"},
-                        }
-                    ]
-                },
-            },
-            {
-                "role": "tool",
-                "content": (
-                    "Tool call was interrupted; no result. The tool may have partly run:"
-                    " check its effects before calling it again."
-                ),
-                "metadata": {
-                    "tool_call_id": "toolu_01Nq4",
-                    "healed": True,
-                    "outcome": "unknown",
-                    "name": "create_ticket",
-                },
-            },
-            {"role": "user", "content": "actually make it urgent", "metadata": {}},
-        ],
         source="seeds/001_bfe4ee4a7f2df451.txt",
         related=("PAIR-1", "PAIR-3", "ID-1", "MSG-1", "INT-1"),
         other_sources=("https://docs.anthropic.com/en/docs/build-with-claude/tool-use",),
@@ -1242,60 +543,6 @@ RULES: dict[str, Rule] = {
             " call into notes, and ID-1 and ID-2 make every `call_id` unique and"
             " non-empty."
         ),
-        example_before=[
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "call_1",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        }
-                    ]
-                },
-            },
-            {"role": "assistant", "content": "I'll wait.", "metadata": {}},
-            {"role": "tool", "content": "late", "metadata": {"tool_call_id": "call_1"}},
-        ],
-        example_after=[
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "call_1",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        }
-                    ]
-                },
-            },
-            {
-                "role": "tool",
-                "content": (
-                    "Tool call was interrupted; no result. The tool may have partly run:"
-                    " check its effects before calling it again."
-                ),
-                "metadata": {
-                    "tool_call_id": "call_1",
-                    "healed": True,
-                    "outcome": "unknown",
-                    "name": "search",
-                },
-            },
-            {"role": "assistant", "content": "I'll wait.", "metadata": {}},
-            {
-                "role": "user",
-                "content": (
-                    "[note: a tool result for call call_1 arrived with no matching call; its"
-                    " content follows]\nlate"
-                ),
-                "metadata": {"note": "orphan_result"},
-            },
-        ],
         source="seeds/001_bfe4ee4a7f2df451.txt",
         related=("PAIR-1", "PAIR-3", "ID-1", "ID-2"),
         other_sources=("https://platform.openai.com/docs/guides/function-calling",),
@@ -1318,67 +565,6 @@ RULES: dict[str, Rule] = {
             " missing responses, PAIR-2 puts them in call order, and ID-2 gives the"
             " calls ids so other providers can read the repaired history too."
         ),
-        example_before=[
-            {"role": "user", "content": "go", "metadata": {}},
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        },
-                        {"tool_call_id": "", "name": "read_file", "arguments": {"path": "inv.csv"}},
-                    ]
-                },
-            },
-            {
-                "role": "tool",
-                "content": "3 invoices found",
-                "metadata": {"tool_call_id": "", "name": "search"},
-            },
-        ],
-        example_after=[
-            {"role": "user", "content": "go", "metadata": {}},
-            {
-                "role": "assistant",
-                "content": "",
-                "metadata": {
-                    "tool_calls": [
-                        {
-                            "tool_call_id": "call_1_0",
-                            "name": "search",
-                            "arguments": {"q": "march invoices"},
-                        },
-                        {
-                            "tool_call_id": "call_1_1",
-                            "name": "read_file",
-                            "arguments": {"path": "inv.csv"},
-                        },
-                    ]
-                },
-            },
-            {
-                "role": "tool",
-                "content": "3 invoices found",
-                "metadata": {"tool_call_id": "call_1_0", "name": "search"},
-            },
-            {
-                "role": "tool",
-                "content": (
-                    "Tool call was interrupted; no result. The tool may have partly run:"
-                    " check its effects before calling it again."
-                ),
-                "metadata": {
-                    "tool_call_id": "call_1_1",
-                    "healed": True,
-                    "outcome": "unknown",
-                    "name": "read_file",
-                },
-            },
-        ],
         source="seeds/001_bfe4ee4a7f2df451.txt",
         related=("PAIR-1", "PAIR-2", "ID-2"),
         other_sources=("https://ai.google.dev/gemini-api/docs/function-calling",),

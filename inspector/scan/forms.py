@@ -16,7 +16,7 @@ from inspector.diagnosis import REPAIR_RULES
 from inspector.local.sessions import is_session_name
 from inspector.scan.sources import ZipRefused, plan_zip
 from inspector.scan.tasks import zip_limits
-from inspector.web.forms import check_size, describe_size, format_choices
+from inspector.web.forms import check_days, check_size, describe_size, format_choices
 
 if TYPE_CHECKING:
     from inspector.scan.reports import Session
@@ -149,11 +149,7 @@ class SessionFilterForm(forms.Form):
         cast(forms.ChoiceField, self.fields["format"]).choices = [("", "Any"), *format_choices()]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        since, until = data.get("since"), data.get("until")
-        if since and until and since > until:
-            raise forms.ValidationError("“From” is after “To”: no day is in between.")
-        return data
+        return check_days(super().clean() or {})
 
     def apply(self, sessions: QuerySet[Session]) -> QuerySet[Session]:
         """``sessions`` filtered and ordered as asked (after ``is_valid``)."""

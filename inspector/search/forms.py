@@ -4,6 +4,8 @@ from typing import Any
 
 from django import forms
 
+from inspector.web.forms import check_days
+
 
 class ProjectSearchForm(forms.Form):
     """The project search: words (or a regular expression) to look for in every session,
@@ -28,8 +30,4 @@ class ProjectSearchForm(forms.Form):
     page = forms.IntegerField(required=False, min_value=1)
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        since, until = data.get("since"), data.get("until")
-        if since and until and since > until:
-            raise forms.ValidationError("“From” is after “To”: no day is in between.")
-        return data
+        return check_days(super().clean() or {})

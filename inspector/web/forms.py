@@ -110,6 +110,17 @@ class UploadForm(forms.Form):
         return self.cleaned_data["text"].encode(), "pasted"
 
 
+def check_days(data: dict[str, Any]) -> dict[str, Any]:
+    """A filter form's cleaned ``data``, refused if its "since" day is after its "until".
+
+    The scan's session filters and the project search share these two fields.
+    """
+    since, until = data.get("since"), data.get("until")
+    if since and until and since > until:
+        raise forms.ValidationError("“From” is after “To”: no day is in between.")
+    return data
+
+
 class TranscriptFilterForm(forms.Form):
     format = forms.ChoiceField(required=False, label="Shape")
     needs_repair = forms.ChoiceField(

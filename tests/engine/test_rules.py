@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from importlib.resources import files
 
 import orjson
 import pytest
@@ -207,3 +208,12 @@ def test_each_provider_rule_quotes_every_text_its_check_reports(rule_id: str, pr
                 re.escape("{" + field + "}"), re.escape(shown) if "{" in shown else shown
             )
         assert any(re.fullmatch(pattern, q) for q in quoted), name
+
+
+def test_every_example_in_the_data_file_belongs_to_a_rule() -> None:
+    # A misspelt id or name in rule_examples.json would leave a rule with no example.
+    data = files("inspector.engine").joinpath("rule_examples.json").read_bytes()
+    examples = orjson.loads(data)
+    assert set(examples) <= set(RULES)
+    for rule_id, entry in examples.items():
+        assert entry and set(entry) <= {"before", "after", "appended"}, rule_id
