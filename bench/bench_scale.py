@@ -1,8 +1,8 @@
 """Search and dashboards at team scale: 100,000 transcripts and 1,000,000 indexed messages.
 
 Makes a throw-away database on the PostgreSQL server at --postgres (loopback,
-named pgscale_<pid>), migrates it, and fills the app's own tables the way scans
-fill them: a few big projects (40k, 25k, 20k sessions) and many small ones; one
+named pgscale_<pid>, or --prefix's), migrates it, and fills the app's own tables the
+way scans fill them: a few big projects (40k, 25k, 20k sessions) and many small ones; one
 owner; each transcript with its summary (findings per rule, verdicts per
 provider, shape, message count, meta with its first prompt and timing) modelled
 on what the diagnosis of generated Claude Code sessions stores; the scan files
@@ -61,16 +61,20 @@ NOW = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)
 
 
 @contextmanager
-def throwaway_database(server: str, reuse: str = "", keep: bool = False) -> Iterator[str]:
+def throwaway_database(
+    server: str, reuse: str = "", keep: bool = False, prefix: str = "pgscale_"
+) -> Iterator[str]:
     """A new database (or ``reuse``, left by a ``keep`` run), dropped at the end unless ``keep``."""
     import psycopg
 
     parts = urlsplit(server)
     if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
         raise SystemExit("--postgres must be on this machine (loopback)")
-    name = reuse or f"pgscale_{os.getpid()}"
-    if not name.startswith("pgscale_"):
-        raise SystemExit("--reuse takes a database this benchmark made (pgscale_...)")
+    if not prefix.endswith("_") or not prefix[:-1].replace("_", "").isalnum():
+        raise SystemExit("--prefix is letters, digits and underscores, ending in _")
+    name = reuse or f"{prefix}{os.getpid()}"
+    if not name.startswith(prefix):
+        raise SystemExit(f"--reuse takes a database this benchmark made ({prefix}...)")
     admin = urlunsplit(parts._replace(path="/postgres"))
     if not reuse:
         with psycopg.connect(admin, autocommit=True) as connection:
@@ -550,13 +554,16 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=30, help="of each kind")
     parser.add_argument("--budget", type=float, default=20.0, help="seconds per kind at most")
     parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument(
+        "--prefix", default="pgscale_", help="of the database's name (--reuse's too)"
+    )
     parser.add_argument("--keep", action="store_true", help="leave the database, for --reuse")
     parser.add_argument("--reuse", default="", help="measure a database --keep left (migrated)")
     parser.add_argument(
         "--only", default="", help="only the kinds whose label holds one of these (commas)"
     )
     args = parser.parse_args()
-    database = throwaway_database(args.postgres, args.reuse, args.keep)
+    database = throwaway_database(args.postgres, args.reuse, args.keep, args.prefix)
     with tempfile.TemporaryDirectory(prefix="pgscale-") as temp, database as url:
         setup_django(url, Path(temp))
         from django.core.management import call_command
