@@ -1,8 +1,8 @@
 """Search and dashboards at team scale: 100,000 transcripts and 1,000,000 indexed messages.
 
 Makes a throw-away database on the PostgreSQL server at --postgres (loopback,
-named pgscale_<pid>), migrates it, and fills the app's own tables the way scans
-fill them: a few big projects (40k, 25k, 20k sessions) and many small ones; one
+named pgscale_<pid>, or --prefix's), migrates it, and fills the app's own tables the
+way scans fill them: a few big projects (40k, 25k, 20k sessions) and many small ones; one
 owner; each transcript with its summary (findings per rule, verdicts per
 provider, shape, message count, meta with its first prompt and timing) modelled
 on what the diagnosis of generated Claude Code sessions stores; the scan files

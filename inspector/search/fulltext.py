@@ -104,6 +104,13 @@ MAX_WORD = 100
 # while a page of the first ones, in the order of the sessions' names, walks the
 # project's sessions in that order (web's transcript_project_name_idx) and stops.
 COUNT_LIMIT = 1000
+# On PostgreSQL, a query the planner expects in at most this many rows of the whole index
+# reads a page of its first COUNT_LIMIT rows by the GIN index and sorts them, even when it
+# matches more than COUNT_LIMIT rows of the project: the walk in name order reads rows until
+# the page's last, all 400,000 of a big project's for a word in one row of 300 ("masked",
+# 0.4 s), while the GIN index reads only the word's 3,000 rows (bench/bench_scale.py). Past
+# it (a phrase in 20,000 rows, "the") the walk is shorter than reading every match.
+GIN_PAGE_ROWS = 8000
 # What a snippet shows around its first match: FTS5 counts words, the other characters.
 SNIPPET_WORDS = 24
 SNIPPET_BEFORE = 60
@@ -300,6 +307,8 @@ class Backend(Protocol):
         self, cursor: CursorWrapper, query: str, terms: Sequence[Term], ids: list[int]
     ) -> dict[int, str]: ...
 
+    def few_in_index(self, cursor: CursorWrapper, query: str) -> bool: ...
+
 
 class SQLite:
     name = "SQLite FTS5"
@@ -332,6 +341,9 @@ class SQLite:
         )
         return dict(cursor.fetchall())
 
+    def few_in_index(self, cursor: CursorWrapper, query: str) -> bool:
+        return False  # FTS5's MATCH leads every plan: the walk is its own
+
 
 class PostgreSQL:
     name = "PostgreSQL full-text search"
@@ -352,6 +364,17 @@ class PostgreSQL:
     ) -> dict[int, str]:
         cursor.execute("SELECT id, body FROM search_searchrow WHERE id = ANY(%s)", [ids])
         return {pk: highlight(body, terms) for pk, body in cursor.fetchall()}
+
+    def few_in_index(self, cursor: CursorWrapper, query: str) -> bool:
+        """The planner expects the query in ``GIN_PAGE_ROWS`` rows of the index at most
+        (its estimate from the column's statistics: planned, not run)."""
+        cursor.execute(
+            "EXPLAIN (FORMAT JSON) SELECT 1 FROM search_searchrow "
+            "WHERE document @@ to_tsquery('simple', %s)",
+            [query],
+        )
+        [[plan]] = cursor.fetchone()
+        return float(plan["Plan"]["Plan Rows"]) <= GIN_PAGE_ROWS
 
 
 BACKENDS: dict[str, Backend] = {"sqlite": SQLite(), "postgresql": PostgreSQL()}
@@ -551,6 +574,7 @@ class Results:
         self._backend = chosen
         self._query = chosen.query(self.terms)
         self._counts: tuple[int, int] | None = None
+        self._few: bool | None = None  # ``GIN_PAGE_ROWS``, asked once
         # An ``AND`` clause on ``t`` choosing the sessions (``pattern.within_sql``: dates).
         self._where, self._where_params = within
 
@@ -570,6 +594,11 @@ class Results:
                     rows, sessions = cursor.fetchone()
                 self._counts = (int(rows), int(sessions))
         return self._counts
+
+    def _few_in_index(self, cursor: CursorWrapper) -> bool:
+        if self._few is None:
+            self._few = self._backend.few_in_index(cursor, self._query)
+        return self._few
 
     def count(self) -> int:
         """How many rows match, ``COUNT_LIMIT`` at most: the rows listed."""
@@ -602,17 +631,18 @@ class Results:
     def _page(self, offset: int, limit: int) -> list[Hit]:
         if not self.terms or limit <= 0:
             return []
-        if self.more:
-            # Many rows: the sessions are walked in the order of their names and the
-            # walk stops at the page (``transcript_project_name_idx``).
-            sql = _SELECT + self._backend.matches + self._where + _ORDER + "LIMIT %s OFFSET %s"
-        else:
-            # At most COUNT_LIMIT rows: read them all by the full-text index, then sort.
-            # Left to itself, PostgreSQL takes a page of a rare word (LIMIT 9) for a short
-            # walk too, and reads all 40,000 sessions' rows to find it (1.4 s).
-            chosen = f"{_HITS}{self._backend.matches}{self._where}"
-            sql = f"WITH hits AS {self._backend.fence}({chosen}) {_FEW}"
         with connection.cursor() as cursor:
+            if self.more and not self._few_in_index(cursor):
+                # Many rows: the sessions are walked in the order of their names and the
+                # walk stops at the page (``transcript_project_name_idx``).
+                sql = _SELECT + self._backend.matches + self._where + _ORDER + "LIMIT %s OFFSET %s"
+            else:
+                # At most COUNT_LIMIT rows, or few in the whole index (``GIN_PAGE_ROWS``):
+                # read them all by the full-text index, then sort. Left to itself,
+                # PostgreSQL takes a page of a rare word (LIMIT 9) for a short walk too,
+                # and reads all 40,000 sessions' rows to find it (1.4 s).
+                chosen = f"{_HITS}{self._backend.matches}{self._where}"
+                sql = f"WITH hits AS {self._backend.fence}({chosen}) {_FEW}"
             cursor.execute(sql, [*self._params(), limit, offset])
             found = cursor.fetchall()
             ids = [pk for pk, *_ in found]

@@ -194,3 +194,25 @@ def test_past_the_count_limit_the_first_rows_are_listed_in_order_and_the_page_sa
     monkeypatch.setattr(fulltext, "COUNT_LIMIT", len(every))
     results = fulltext.search(project, "step")
     assert results.count() == len(every) and not results.more and results.sessions == 1
+
+
+def test_past_the_count_limit_a_query_few_in_the_index_lists_the_same_rows_as_the_walk(
+    store_in, project, monkeypatch
+):
+    # On PostgreSQL a query the planner expects in few rows of the whole index reads its
+    # pages by the GIN index and sorts them (GIN_PAGE_ROWS); the walk in name order reads
+    # the others. Both list the same first rows in the same order, on every page.
+    store_in(BROKEN_LONG, "long.json", path="b/long.json")
+    store_in(DEPLOY, "deploy.json", path="a/deploy.json")
+    store_in(BROKEN_LONG, "long2.json", path="c/long.json")
+    monkeypatch.setattr(fulltext, "COUNT_LIMIT", 30)
+    pages = {}
+    for rows in (0, 10**9):
+        monkeypatch.setattr(fulltext, "GIN_PAGE_ROWS", rows)
+        results = fulltext.search(project, "step")
+        assert results.count() == 30 and results.more and results.sessions == 0
+        pages[rows] = [[hit.href for hit in results[at : at + 7]] for at in range(0, 30, 7)]
+        assert [href for page in pages[rows] for href in page] == [h.href for h in results]
+    assert pages[0] == pages[10**9]
+    names = [hit.session_name for page in (fulltext.search(project, "step"),) for hit in page]
+    assert names == sorted(names)
