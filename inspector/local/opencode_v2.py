@@ -84,9 +84,11 @@ class Database(RowDatabase):
 
     db_name = DB_NAME
     agent_name = "OpenCode"
+    # Its server resumes it (seen on 1.18.33: it took the fixed session on from its next event).
     resume = (
-        "opencode serve --port 4096 & curl -X POST localhost:4096/api/session/{session}/prompt"
-        ' -H \'content-type: application/json\' -d \'{{"prompt": {{"text": "continue"}}}}\''
+        "opencode serve --port 4096 & sleep 5; curl -X POST"
+        " localhost:4096/api/session/{session}/prompt -H 'content-type: application/json'"
+        """ -d '{{"prompt": {{"text": "continue"}}}}'"""
     )
 
     def owns(self, path: Path) -> bool:
