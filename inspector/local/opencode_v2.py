@@ -61,7 +61,12 @@ _OPEN = ("pending", "running")
 
 
 def has_v2(db: Path, session_id: str) -> bool:
-    """Whether the session has rows of OpenCode's ``session_message`` projection."""
+    """Whether the session has rows of OpenCode's ``session_message`` projection.
+
+    A database reached through a link is not opened here (opening one makes its journals
+    beside the link's target): ``opencode_db`` owns it, and fix refuses the link."""
+    if db.absolute() != db.resolve():
+        return False
     try:
         with contextlib.closing(opencode._connect(db)) as connection:
             found = connection.execute(
