@@ -40,7 +40,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("inspector.local.opencode",),
     ("inspector.local.opencode_db",),
     ("inspector.local.rowdb",),
-    ("inspector.local.goose_db", "inspector.local.hermes_db"),
+    ("inspector.local.goose_db", "inspector.local.hermes_db", "inspector.local.opencode_v2"),
     ("inspector.local.openhands",),
     ("inspector.local.stores",),
     ("inspector.local.sessions", "inspector.local.fix"),

@@ -19,7 +19,9 @@ Floors, each importing only those below it (``tests/test_layers.py`` holds them)
 - ``rowdb``: ``RowDatabase``, the kind for a session kept as message rows of
   an agent's SQLite database (fix in one transaction, undo), on which
   ``goose_db`` (Goose's ``sessions.db``) and ``hermes_db`` (Hermes's
-  ``state.db``) state only their rows; ``openhands``: OpenHands' event files;
+  ``state.db``) state only their rows, and ``opencode_v2`` (OpenCode's
+  event-sourced sessions: ``event`` rows and the ``session_message`` rows
+  projected from them) its events; ``openhands``: OpenHands' event files;
 - ``stores``: the registry of store kinds by ``Agent.store``;
 - ``sessions``: finding sessions and diagnosing them; ``fix``: repairing one
   in place, safely, and undoing that. Both ask ``stores`` and name no kind.

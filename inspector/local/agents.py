@@ -93,10 +93,14 @@ class Agent:
             fnmatch.fnmatchcase(name, pattern) for pattern in self.skip_names
         )
 
-    def resume_command(self, session: str, path: Path | None = None, cwd: str | None = None) -> str:
+    def resume_command(
+        self, session: str, path: Path | None = None, cwd: str | None = None,
+        template: str | None = None,
+    ) -> str:  # fmt: skip
+        """The command that resumes ``session``; ``template`` where its store's is another."""
         owner = path.parent.parent.name if path is not None else ""
         in_db = path is not None and path.parent.suffix == ".db" and bool(self.db_resume)
-        template = self.db_resume if in_db else self.resume
+        template = template or (self.db_resume if in_db else self.resume)
         command = template.format(session=session, path=path or "", owner=owner or "main")
         return f"cd {_quoted(cwd)} && {command}" if cwd else command
 

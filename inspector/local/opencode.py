@@ -184,12 +184,20 @@ def db_sessions(db: Path) -> list[tuple[Path, int, float]]:
         "SELECT s.id, s.time_updated, COUNT(p.id), MAX(p.time_updated) "
         "FROM session s LEFT JOIN part p ON p.session_id = s.id GROUP BY s.id ORDER BY s.id"
     )
+    # Its event-sourced sessions (opencode_v2): their session_message rows count too.
+    projected = (
+        "SELECT session_id, COUNT(id), MAX(time_updated) FROM session_message GROUP BY session_id"
+    )
     with contextlib.closing(_connect(db)) as connection:
         rows = connection.execute(query).fetchall()
+        tables = {r[0] for r in connection.execute("SELECT name FROM sqlite_master")}
+        more = connection.execute(projected).fetchall() if "session_message" in tables else []
+    extra = {str(sid): (int(count), int(newest or 0)) for sid, count, newest in more}
     out: list[tuple[Path, int, float]] = []
     for session_id, updated, parts, part_updated in rows:
-        newest = max(int(updated or 0), int(part_updated or 0))
-        out.append((db / str(session_id), int(parts), newest / 1000))
+        count, projected_updated = extra.get(str(session_id), (0, 0))
+        newest = max(int(updated or 0), int(part_updated or 0), projected_updated)
+        out.append((db / str(session_id), int(parts) + count, newest / 1000))
     return out
 
 

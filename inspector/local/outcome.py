@@ -38,6 +38,8 @@ class Checked:
     diagnosis: Diagnosis | None = None
     error: str = ""
     unread: list[formats.Problem] = field(default_factory=list)
+    # The command that resumes it where its store's is not the agent's (``{session}``).
+    resume: str = ""
 
     @property
     def session_id(self) -> str:
@@ -61,7 +63,7 @@ class Checked:
             return None
         cwd = self.parsed.meta.get("cwd") if self.parsed else None
         return self.agent.resume_command(
-            self.session_id, self.path, cwd if isinstance(cwd, str) else None
+            self.session_id, self.path, cwd if isinstance(cwd, str) else None, self.resume or None
         )
 
 

@@ -55,15 +55,19 @@ Row = dict[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class RowChange:
-    """One message row as it was (``old``) and as fix writes it (``new``); ``None``: absent."""
+    """One row as it was (``old``) and as fix writes it (``new``); ``None``: absent.
 
-    id: int
+    ``table`` is the row's table where a kind writes more than its ``messages`` rows
+    (OpenCode's events, ``opencode_v2``)."""
+
+    id: int | str
     old: Row | None
     new: Row | None
+    table: str = "messages"
 
     def describe(self) -> str:
         verb = "added" if self.old is None else "removed" if self.new is None else "changed"
-        return f"messages row {self.id} {verb}"
+        return f"{self.table} row {self.id} {verb}"
 
 
 class Changed(Exception):
@@ -75,6 +79,7 @@ class RowDatabase(LocalStore):
 
     db_name = ""  # the database file's name
     agent_name = ""  # who may be writing, as a reason names it
+    resume = ""  # the command that resumes a session, where not the agent's (``{session}``)
 
     # -- the hooks a database kind gives -------------------------------------------------
 
@@ -197,16 +202,25 @@ class RowDatabase(LocalStore):
         except (OSError, sqlite3.Error, StoreError) as error:
             raise Stop("refused", f"cannot read the session {session_id}: {error}") from None
         written = opencode_db.file_written(db)
-        checked, repaired = repair_of(
-            path, data, run, written, name=session_id, what=db.name, who=self.agent_name
-        )
+        try:
+            checked, repaired = repair_of(
+                path, data, run, written, name=session_id, what=db.name, who=self.agent_name
+            )
+        except Stop as stop:
+            if stop.checked is not None:
+                stop.checked.resume = self.resume
+            raise
+        checked.resume = self.resume
         try:
             planned = self.plan(rows, largest, session_id, repaired)
         except StoreError as error:
             raise Stop("refused", f"{error}; nothing was changed", checked) from None
         result = Outcome(path, "would-fix", "", checked)
         result.records = [c.describe() for c in planned]
-        result.touched = [c.id for c in planned if c.old is not None]
+        # A row's own id where it is a number (its line), else its place in the plan.
+        result.touched = [
+            c.id if isinstance(c.id, int) else n for n, c in enumerate(planned, 1) if c.old
+        ]
         result.added = sum(1 for c in planned if c.old is None)
         if run.dry_run:
             return result
@@ -251,7 +265,7 @@ class RowDatabase(LocalStore):
         original = {
             "database": str(path.parent),
             "session": path.name,
-            "rows": [{"id": c.id, "original": c.old} for c in planned],
+            "rows": [{"id": c.id, "table": c.table, "original": c.old} for c in planned],
         }
         rows = orjson.dumps(original, option=orjson.OPT_INDENT_2)
         confined.create(folder / ROWS, rows, None)
@@ -273,7 +287,7 @@ class RowDatabase(LocalStore):
             raw = confined.read(folder / ROWS)
             originals, written = orjson.loads(raw)["rows"], note["rows"]
             changes = [
-                RowChange(int(w["id"]), o["original"], w["written"])
+                RowChange(_row_id(w["id"]), o["original"], w["written"], o.get("table", "messages"))
                 for o, w in zip(originals, written, strict=True)
             ]
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as error:
@@ -304,6 +318,13 @@ class RowDatabase(LocalStore):
         return Outcome(path, "restored", f"restored from {folder}", backup=folder)
 
 
+def _row_id(value: Any) -> int | str:
+    """A backed-up row's id: a text id as it is (OpenCode's), else the integer it is."""
+    return value if isinstance(value, str) else int(value)
+
+
 def _of_another(row: Any, session_id: str) -> bool:
     """Whether a backed-up row says it is another session's (a backup set not of this one)."""
-    return isinstance(row, dict) and "session_id" in row and row["session_id"] != session_id
+    if not isinstance(row, dict):
+        return False
+    return any(key in row and row[key] != session_id for key in ("session_id", "aggregate_id"))

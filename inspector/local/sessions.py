@@ -139,7 +139,9 @@ def check(path: Path, agent: Agent | None = None, data: bytes | None = None) -> 
             return Checked(path, agent, error=f"cannot read {path.parent}: {error}")
         except StoreError as error:
             return Checked(path, agent, error=first_line(str(error)))
-    return diagnosed(path, agent, data)
+    checked = diagnosed(path, agent, data)
+    checked.resume = stores.for_path(path).resume
+    return checked
 
 
 @dataclass(frozen=True, slots=True)

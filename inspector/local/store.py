@@ -118,6 +118,8 @@ class LocalStore:
 
     # How a reason names a session that is more than one file (``None``: by its file's name).
     whole: str | None = None
+    # The command that resumes a session of this store, where not the agent's (``{session}``).
+    resume = ""
 
     def owns(self, path: Path) -> bool:
         """Whether ``path`` names a session of this store."""

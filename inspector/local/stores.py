@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from inspector.local import goose_db, hermes_db, opencode, opencode_db, openhands
+from inspector.local import goose_db, hermes_db, opencode, opencode_db, opencode_v2, openhands
 from inspector.local.agents import Agent
 from inspector.local.store import FILE, LocalStore
 
 STORES: dict[str, tuple[LocalStore, ...]] = {
-    # The database first: where OpenCode has one, it reads only that.
-    "opencode": (opencode_db.STORE, opencode.STORE),
+    # The database first: where OpenCode has one, it reads only that. A session of its
+    # event-sourced tables (ocv2, issue 27) is owned by opencode_v2; opencode_db lists them all.
+    "opencode": (opencode_v2.STORE, opencode_db.STORE, opencode.STORE),
     # agents-a (issue 27): newer Goose's database; its older JSONL files are one-file sessions.
     "goose": (goose_db.STORE,),
     # agents-c (issue 27): Hermes's state.db, what `hermes --resume` reads, where it exists.

@@ -9,13 +9,24 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
-from inspector.local import openhands
+from inspector.local import goose_db, hermes_db, opencode, openhands
+from inspector.local.outcome import StoreError
 from inspector.local.sessions import is_session_name
+
+# The agents' databases a folder may hold, each with what lists its sessions (each named
+# ``<db>/<sessionID>``, read through its store, read-only): OpenCode's, Goose's, Hermes's.
+DATABASES: dict[str, Callable[[Path], list[tuple[Path, int, float]]]] = {
+    "opencode.db": opencode.db_sessions,
+    goose_db.DB_NAME: goose_db.sessions,
+    hermes_db.DB_NAME: hermes_db.sessions,
+}
 
 # Members smaller than this cannot do harm whatever their ratio; JSON of a
 # few KB often compresses better than 100 to 1.
@@ -60,11 +71,13 @@ class ZipRefused(ValueError):
 
 
 def walk(root: Path) -> tuple[list[Found], list[str]]:
-    """Every ``.jsonl`` and ``.json`` file under ``root`` (or ``root`` itself), by path."""
+    """Every ``.jsonl`` and ``.json`` file under ``root`` (or ``root`` itself), by path, and
+    every session of an agent's database there (``DATABASES``), named ``<db>/<sessionID>``."""
     if root.is_file():
         return [_found(root, root.name)], []
     found: list[Found] = []
     others: list[str] = []
+    unread: list[str] = []
     for directory, subdirectories, names in os.walk(root):
         subdirectories.sort()
         folder = Path(directory)
@@ -77,12 +90,39 @@ def walk(root: Path) -> tuple[list[Found], list[str]]:
         for name in sorted(names):
             path = Path(directory) / name
             relative = path.relative_to(root).as_posix()
-            if is_session_name(name) and path.is_file():
+            if name in DATABASES and path.is_file():
+                found_in, problem = _database(path, relative)
+                found.extend(found_in)
+                unread.extend([problem] if problem else [])
+            elif database_file(name):
+                continue  # the journal of a database beside it
+            elif is_session_name(name) and path.is_file():
                 found.append(_found(path, relative))
             else:
                 others.append(relative)
     notes = [_note(others, "file is not", "files are not", "a .json or .jsonl session: left out")]
-    return found, [note for note in notes if note]
+    return found, [note for note in [*unread, *notes] if note]
+
+
+def database_file(name: str) -> bool:
+    """A journal an agent's database keeps beside it (``opencode.db-wal``)."""
+    return any(name == db + suffix for db in DATABASES for suffix in ("-wal", "-shm", "-journal"))
+
+
+def _database(path: Path, relative: str) -> tuple[list[Found], str]:
+    """Each session of an agent's database, as its own transcript; or why it cannot be read."""
+    try:
+        listed = DATABASES[path.name](path)
+    except (sqlite3.Error, StoreError, OSError) as error:
+        return (
+            [],
+            f"{relative} could not be read as {path.name} ({error}): its sessions are left out.",
+        )
+    size = path.stat().st_size
+    return [
+        Found(f"{relative}/{session.name}", str(session), size, datetime.fromtimestamp(newest, UTC))
+        for session, _count, newest in listed
+    ], ""
 
 
 def _found_events(folder: Path, relative: str) -> Found:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import sqlite3
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -27,10 +28,18 @@ from django.db.models.fields.json import KT
 from django.tasks import task
 from django.utils import timezone
 
-from inspector.local import openhands
+from inspector.local import openhands, stores
 from inspector.local.outcome import StoreError
 from inspector.scan.models import ScanFile, ScanJob, refresh_scan_started
-from inspector.scan.sources import Found, Limits, ZipRefused, plan_zip, session_start, zip_started
+from inspector.scan.sources import (
+    DATABASES,
+    Found,
+    Limits,
+    ZipRefused,
+    plan_zip,
+    session_start,
+    zip_started,
+)
 from inspector.web.diskfull import DISK_FULL, is_disk_full
 from inspector.web.models import Project, Transcript
 from inspector.web.store import (
@@ -239,6 +248,11 @@ def _read(row: ScanFile) -> bytes:
         path = Path(row.source)
         if path.is_dir():  # an OpenHands session: its events, read as one list (sources.walk)
             return openhands.export_bytes(path)
+        if path.parent.name in DATABASES and path.parent.is_file():  # a database's session
+            try:
+                return stores.for_path(path).read(path)  # read-only
+            except sqlite3.Error as error:
+                raise StoreError(f"cannot read {path.parent}: {error}") from None
         return path.read_bytes()
     with default_storage.open(row.source, "rb") as handle:
         return handle.read()
