@@ -21,7 +21,9 @@ A message is regular when (after its private keys are stripped):
   it may have no text at all (``""``, ``[]`` or thinking only);
 - only an assistant message has calls; each is an object with a string id
   (``tool_call_id``, else ``id``; not a server tool's ``srvtoolu_`` id, which
-  Anthropic's check treats apart) and arguments that are an object;
+  Anthropic's check treats apart) and arguments that are an object, or
+  text that decodes to one (``json_object``: OpenAI Chat's and Codex's
+  calls carry their arguments as JSON text);
 - it is a ``tool`` message with a non-empty string ``tool_call_id`` and
   string content or a list of typed parts (each provider writes it as one
   result, whatever it holds);
@@ -29,7 +31,9 @@ A message is regular when (after its private keys are stripped):
   message.
 
 Anything else (images, another provider's parts, a blank text, a later
-system message, arguments that are text) makes the history irregular,
+system message, arguments that are text but no JSON object: cut, empty,
+a list, a number; Codex's reasoning items beside an assistant message)
+makes the history irregular,
 and the caller makes the real body. ``tests/diagnosis/test_skeleton.py``
 holds the skeletons to the real bodies over generated histories and the
 corpus.
@@ -48,6 +52,7 @@ import re
 from itertools import islice
 from typing import Any, Literal, NamedTuple
 
+from inspector.engine.canonical import json_object
 from inspector.engine.providers import (
     ANTHROPIC_ID_PATTERN,
     ANTHROPIC_SERVER_ID_PREFIX,
@@ -96,13 +101,20 @@ def digest(message: dict[str, Any]) -> Digest | None:
         if content.__class__ is not str and not _parts(content):
             return None
         return ("tool", 0, 0, 0, (), rid)
+    if role == "assistant" and metadata.get("reasoning"):
+        # Codex's reasoning items, which Responses sends before the turn's items (with
+        # ids and checks of their own): the skeleton has no place for them.
+        return None
     calls = metadata.get("tool_calls")
     if calls:
         if role != "assistant" or calls.__class__ is not list:
             return None
         found: list[str] = []
         for call in calls:
-            if call.__class__ is not dict or call.get("arguments").__class__ is not dict:
+            if call.__class__ is not dict:
+                return None
+            arguments = call.get("arguments")
+            if arguments.__class__ is not dict and not _object_text(arguments):
                 return None
             if "item" in call and not _kind(call["item"], "function_call"):
                 return None  # a Responses call of its own kind (the checks' texts name it)
@@ -158,6 +170,18 @@ def digest(message: dict[str, Any]) -> Digest | None:
     if not (texts or ids):
         return None  # thinking alone: some providers leave the whole message out
     return (role, len(content), texts, runs, ids, "")
+
+
+def _object_text(arguments: Any) -> bool:
+    """Whether ``arguments`` is text that decodes to a JSON object (OpenAI Chat, Codex).
+
+    Each body then holds what it holds for the object: OpenAI's shapes keep
+    the text as it is (a string, as their checks want), Anthropic's ``input``
+    and Gemini's ``args`` are the decoded object (``arguments_dict``). Text
+    that decodes to anything else, or to nothing (cut mid-stream, empty),
+    is not regular: the caller makes the real body.
+    """
+    return arguments.__class__ is str and json_object(arguments) is not None
 
 
 def _no_item_id(item: Any) -> bool:

@@ -35,7 +35,11 @@ EXAMPLES = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 # Few ids, so they collide and pair: ones Anthropic refuses (Kimi's, a space,
 # an accent), an empty one, and what renaming them would produce.
 IDS = ["c1", "c2", "functions.search:0", "x y", "é", "", "functions_search_0", "call"]
-ARGUMENTS = [{"q": 1}, {}, '{"a": 2}', '{"a": ', "plain", ' {"x": 1}', "[1]", None, "", " \t"]
+# Text arguments of every kind: an object's text, cut, plain, JSON that is no object.
+ARGUMENTS = [
+    *[{"q": 1}, {}, '{"a": 2}', '{"a": ', "plain", ' {"x": 1}', "[1]", None, "", " \t"],
+    *["{}", "3", '"text"', "null", '{"a": 1} {"b": 2}'],
+]
 TEXTS = ["hi", "", "  ", "found 3", '{"r": 1}']
 PARTS = [
     {"type": "text", "text": "hi"},

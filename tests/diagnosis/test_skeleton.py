@@ -44,6 +44,26 @@ THINKING = [
     {"type": "thinking", "thinking": "", "signature": "sig"},
     {"type": "redacted_thinking", "data": "opaque"},
 ]
+# Arguments as text: JSON objects are regular (OpenAI Chat's, Codex's calls), anything
+# else is not, and the real bodies are made.
+OBJECT_TEXTS = ['{"q": 1}', "{}", ' \n{"q": {"r": [1, 2]}} ', '{"q": "\\u00e9"}']
+OTHER_TEXTS = [
+    '{"q": ',  # cut mid-stream
+    "plain",
+    "",
+    " \t",
+    "[1]",
+    "[]",
+    "3",
+    "-0.5",
+    '"text"',
+    "null",
+    "true",
+    '\ufeff{"q": 1}',  # not JSON whitespace
+    '\x0c{"q": 1}',
+    '{"q": 1} trailing',
+    '{"q": 1}{"r": 2}',
+]
 TOOL_PARTS = [
     [{"type": "text", "text": "ok"}],
     [{"type": "text", "text": ""}, {"type": "image", "media_type": "image/png", "data": "AAAA"}],
@@ -69,7 +89,12 @@ def regular_messages(draw: st.DrawFn) -> Message:
             {
                 draw(st.sampled_from(["tool_call_id", "id"])): draw(st.sampled_from(IDS)),
                 "name": draw(st.sampled_from(["search", "read"])),
-                "arguments": {"q": draw(st.integers(0, 3))},
+                "arguments": draw(
+                    st.one_of(
+                        st.builds(lambda q: {"q": q}, st.integers(0, 3)),
+                        st.sampled_from(OBJECT_TEXTS),
+                    )
+                ),
             }
             for _ in range(draw(st.integers(1, 3)))
         ]
@@ -114,6 +139,19 @@ def mostly_regular_histories(draw: st.DrawFn) -> list[Message]:
 
 
 @st.composite
+def argued(draw: st.DrawFn, histories: st.SearchStrategy[list[Message]]) -> list[Message]:
+    """A history of ``histories`` where, now and then, some calls carry text arguments of
+    any kind: a JSON object's text keeps it regular, anything else makes it irregular (a
+    regular start then ends there)."""
+    history = draw(histories)
+    calls = [call for m in history for call in m["metadata"].get("tool_calls") or ()]
+    if calls and draw(st.integers(0, 2)):
+        for call in draw(st.lists(st.sampled_from(calls), min_size=1, max_size=3)):
+            call["arguments"] = draw(st.sampled_from([*OBJECT_TEXTS, *OTHER_TEXTS]))
+    return history
+
+
+@st.composite
 def turned_histories(draw: st.DrawFn) -> list[Message]:
     """Rounds of a working session (answered calls, ids used once) with a few defects in.
 
@@ -130,7 +168,16 @@ def turned_histories(draw: st.DrawFn) -> list[Message]:
         for _ in range(draw(st.integers(0, 3))):
             ids = [f"toolu_{number + k}" for k in range(draw(st.integers(1, 3)))]
             number += len(ids)
-            calls = [{"tool_call_id": cid, "name": "read", "arguments": {}} for cid in ids]
+            calls = [
+                {
+                    "tool_call_id": cid,
+                    "name": "read",
+                    "arguments": copy.deepcopy(
+                        draw(st.sampled_from([{}, {"path": "a"}, *OBJECT_TEXTS]))
+                    ),
+                }
+                for cid in ids
+            ]
             text = draw(st.sampled_from(["", "let me look", [{"type": "text", "text": "a"}]]))
             if draw(st.booleans()):
                 history.append(msg("assistant", "first, a word"))
@@ -225,7 +272,7 @@ def test_each_cut_counts_the_items_of_the_body_before_it(history):
 
 
 @EXAMPLES
-@given(st.one_of(turned_histories(), mostly_regular_histories()))
+@given(st.one_of(argued(turned_histories()), argued(mostly_regular_histories())))
 def test_checks_after_a_quiet_prefix_find_what_they_find_in_the_body(history):
     repaired = list(repair_history(history).messages)
     wires = _Wires(history, repaired)
@@ -314,7 +361,7 @@ def test_the_checks_skip_the_quiet_turns_before_a_defect_and_find_it():
 
 
 @EXAMPLES
-@given(mostly_regular_histories())
+@given(argued(mostly_regular_histories()))
 def test_checks_find_in_the_skeleton_what_they_find_in_the_body(history):
     clean = formats.strip_private(history)
     digests = skeleton.digests(clean, {})
@@ -329,7 +376,7 @@ def test_checks_find_in_the_skeleton_what_they_find_in_the_body(history):
 
 
 @EXAMPLES
-@given(mostly_regular_histories())
+@given(argued(mostly_regular_histories()))
 def test_checks_find_in_the_exported_skeleton_what_they_find_in_the_export(history):
     repaired = list(repair_history(history).messages)
     wires = _Wires(history, repaired)
@@ -341,7 +388,7 @@ def test_checks_find_in_the_exported_skeleton_what_they_find_in_the_export(histo
 
 
 @EXAMPLES
-@given(st.one_of(turned_histories(), mostly_regular_histories()))
+@given(st.one_of(argued(turned_histories()), argued(mostly_regular_histories())))
 def test_verdicts_through_skeletons_match_the_plain_definition(history):
     repaired = list(repair_history(history).messages)
     if len(repaired) > 1 and repaired[-1]["role"] != "tool":
@@ -386,7 +433,6 @@ CALL = {"tool_call_id": "c1", "name": "read", "arguments": {"path": "a"}}
         msg("assistant", [{"type": "thinking", "thinking": "hmm"}]),
         msg("user", [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "a"}]),
         msg("assistant", [{"type": "reasoning", "text": "r"}, {"type": "text", "text": "a"}]),
-        msg("assistant", "", tool_calls=[{**CALL, "arguments": '{"path": "a"}'}]),
         msg("assistant", "", tool_calls=[{**CALL, "tool_call_id": 7}]),
         msg("assistant", ""),
         msg("user", "hi", tool_calls=[CALL]),
@@ -402,6 +448,17 @@ CALL = {"tool_call_id": "c1", "name": "read", "arguments": {"path": "a"}}
         msg("assistant", [{"type": "redacted_thinking"}], tool_calls=[CALL]),
         # A Responses body's instructions: not an item of its input.
         msg("system", "be brief", instructions=True),
+        # Arguments as text that is no JSON object: Anthropic's input and Gemini's args
+        # would be something else than the object the skeleton stands for.
+        *(msg("assistant", "", tool_calls=[{**CALL, "arguments": text}]) for text in OTHER_TEXTS),
+        msg("assistant", "", tool_calls=[{"tool_call_id": "c1", "name": "read"}]),
+        msg("assistant", "", tool_calls=[{**CALL, "arguments": None}]),
+        msg("assistant", "", tool_calls=[{**CALL, "arguments": ["path", "a"]}]),
+        # Codex's reasoning items, sent first in the Responses body.
+        msg("assistant", "a", reasoning=[{"type": "reasoning", "summary": []}]),
+        msg("assistant", "", tool_calls=[CALL], reasoning=[{"type": "reasoning", "summary": []}]),
+        # One call's text arguments are enough.
+        msg("assistant", "", tool_calls=[CALL, {**CALL, "tool_call_id": "c2", "arguments": "[]"}]),
         # The id of the Responses message item it was read from: the checks read item ids.
         msg("assistant", [{"type": "text", "text": "a", "item": {"id": "msg_1"}}]),
         msg("assistant", [{"type": "text", "text": "a", "item": "msg_1"}]),
@@ -433,6 +490,9 @@ def test_messages_the_skeletons_do_not_cover_are_irregular(message):
         msg("system", [{"type": "text", "text": "be brief"}]),
         {"role": "user", "content": "hi"},
         msg("assistant", [{"type": "text", "text": "a", "item": {"phase": "commentary"}}]),
+        # Arguments as the text of a JSON object (OpenAI Chat, Codex, tau-bench).
+        msg("assistant", "", tool_calls=[{**CALL, "arguments": '{"path": "a"}'}]),
+        *(msg("assistant", "", tool_calls=[{**CALL, "arguments": text}]) for text in OBJECT_TEXTS),
     ],
 )
 def test_plain_messages_are_regular(message):
