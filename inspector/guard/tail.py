@@ -72,6 +72,28 @@ class _Shape:
     call_key: str = ""
 
 
+# The keys and part types of a record that ``detect.item_shape`` can only find in the
+# shape's own (or no) shape, given the roles the ``_ids`` functions let through; any
+# other record is asked of it. (Every Gemini content has ``parts``: always Gemini's.)
+_CHAT_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
+_CHAT_PARTS = frozenset({"text", "image_url", "input_audio"})
+_ANTHROPIC_KEYS = frozenset({"role", "content"})
+_ANTHROPIC_PARTS = frozenset({"text", "tool_use", "tool_result", "thinking", "redacted_thinking"})
+
+
+def _plain(
+    record: dict[str, Any], content: Any, keys: frozenset[str], parts: frozenset[str], own: str
+) -> bool:
+    """Whether the reader's ``refuse_others`` would count ``record`` for its own shape or
+    for none (so reading the start with the rest cannot make the list another shape's)."""
+    if keys.issuperset(record) and (
+        not isinstance(content, list)
+        or all(p.__class__ is not dict or p.get("type") in parts for p in content)
+    ):
+        return True
+    return item_shape(record) in (None, own)
+
+
 def _chat_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
     """``openai_chat._canonical_message``'s ids, for records it reads without a problem."""
     calls: list[str] = []
@@ -82,6 +104,8 @@ def _chat_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
         role = record.get("role")
         content = record.get("content")
         if content is not None and not isinstance(content, str | list):
+            return None
+        if not _plain(record, content, _CHAT_KEYS, _CHAT_PARTS, "openai-chat"):
             return None
         if role == "assistant":
             raw = record.get("tool_calls")
@@ -115,6 +139,8 @@ def _anthropic_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
         role = record.get("role")
         content = record.get("content")
         if role not in ("user", "assistant", "system") or not isinstance(content, str | list):
+            return None
+        if not _plain(record, content, _ANTHROPIC_KEYS, _ANTHROPIC_PARTS, "anthropic"):
             return None
         if isinstance(content, str):
             continue
@@ -213,7 +239,7 @@ def read_rest(
         return None
     head = items[:start]
     ids = shape.head_ids(head)
-    if ids is None or any(item_shape(item) not in (None, provider) for item in head):
+    if ids is None:
         return None
     head_calls, head_results = ids
     if len(set(head_calls)) != len(head_calls) or shape.head_ids(items[start:]) is None:
