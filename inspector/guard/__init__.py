@@ -243,7 +243,9 @@ def _from_the_rest(
         return None
 
     def findings() -> list[Finding]:
-        return _plain(body, data, provider, verdict, model, read_only, None).findings
+        # From the bytes read, not ``body``: the body sent shares the start's items with
+        # it, and the agent may have changed them by the time the findings are read.
+        return _plain(orjson.loads(data), data, provider, verdict, model, read_only, None).findings
 
     if orjson.dumps(out) == data:
         return Guarded(body, False, later=findings)  # refused for what no repair changes
