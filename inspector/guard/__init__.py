@@ -46,6 +46,7 @@ Imports no Django and nothing of the web layer.
 from __future__ import annotations
 
 import copy
+import operator
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
@@ -57,7 +58,6 @@ from inspector.diagnosis import Finding, read_only_predicate, repair_parsed, rep
 from inspector.diagnosis.rows import Timeline
 from inspector.diagnosis.verdicts import export_findings
 from inspector.engine import InvalidTranscript, Repair
-from inspector.engine.canonical import is_blank, is_partial
 from inspector.engine.providers import (
     ACCEPTED,
     CANNOT_TELL,
@@ -69,6 +69,8 @@ from inspector.engine.providers import (
     check,
 )
 from inspector.formats.base import FormatError, Parsed
+from inspector.guard import tail
+from inspector.guard.tail import surely_ends_a_span as _surely_ends_a_span
 
 __all__ = ["HISTORY_KEYS", "PROVIDERS", "UNREAD", "Guarded", "guard"]
 
@@ -183,13 +185,71 @@ def guard(
         # reader does not take: guarded as the camelCase body Gemini reads the same.
         done = guard(camel, provider, model=model, read_only=read_only)
         return done if done.changed else Guarded(fresh, False, done.findings)
+    if not late:
+        fast = _from_the_rest(fresh, data, provider, verdict, model, read_only)
+        if fast is not None:
+            return fast
+    return _plain(fresh, data, provider, verdict, model, read_only, late)
+
+
+def _plain(
+    body: dict[str, Any],
+    data: bytes,
+    provider: str,
+    verdict: Verdict,
+    model: str | None,
+    read_only: Iterable[str],
+    late: list[tuple[int, int, str]] | None,
+) -> Guarded:
+    """A refused body guarded the plain way: read whole, as the inspector reads it."""
     try:
-        return _repaired(fresh, data, provider, verdict, model, read_only, late)
+        return _repaired(body, data, provider, verdict, model, read_only, late)
     except (FormatError, InvalidTranscript) as exc:
-        return _unread(fresh, str(exc), _problem_findings(provider, verdict, None))
+        return _unread(body, str(exc), _problem_findings(provider, verdict, None))
     except Exception as exc:  # a reader's or writer's bug must not reach the agent's request
         why = f"the body could not be repaired ({type(exc).__name__}: {exc})"
-        return _unread(fresh, why, _problem_findings(provider, verdict, None))
+        return _unread(body, why, _problem_findings(provider, verdict, None))
+
+
+def _from_the_rest(
+    body: dict[str, Any],
+    data: bytes,
+    provider: str,
+    verdict: Verdict,
+    model: str | None,
+    read_only: Iterable[str],
+) -> Guarded | None:
+    """What ``_plain`` gives, made from the items after the kept start alone
+    (``tail``), or ``None`` where that is not sure to be the same.
+
+    Only the body is made here; the findings are ``_plain``'s, worked out
+    when first read.
+    """
+    if not verdict.problems:
+        return None
+    key = HISTORY_KEYS[provider]
+    try:
+        rest = tail.read_rest(body, key, provider, verdict.problems[0].index, model)
+        if rest is None:
+            return None
+        lead = rest.parsed.messages[: rest.lead]
+        repaired = repair_parsed(rest.parsed, read_only_predicate(read_only))
+        if not all(map(operator.is_, repaired.messages[: rest.lead], lead)):
+            return None
+        out = tail.written(rest, repaired, body, key, provider)
+        if not check(provider, out, model=model).accepted:
+            return None  # the plain path tries its other writings
+    except Exception:  # lost content, say, or an odd rest: the plain path says what
+        return None
+
+    def findings() -> list[Finding]:
+        # From the bytes read, not ``body``: the body sent shares the start's items with
+        # it, and the agent may have changed them by the time the findings are read.
+        return _plain(orjson.loads(data), data, provider, verdict, model, read_only, None).findings
+
+    if orjson.dumps(out) == data:
+        return Guarded(body, False, later=findings)  # refused for what no repair changes
+    return Guarded(out, True, later=findings)
 
 
 def _repaired(
@@ -536,19 +596,6 @@ def _list_start(parsed: Parsed, index: int) -> int | None:
     """Where canonical message ``index`` starts in the body's list (0-based), if it is in it."""
     lines = parsed.sources[index] if index < len(parsed.sources) else []
     return min(lines) - 1 if lines and min(lines) > 0 else None
-
-
-def _surely_ends_a_span(message: dict[str, Any]) -> bool:
-    """SPEC §4's cut: an assistant message with non-blank content or a call that parses."""
-    if message.get("role") != "assistant":
-        return False
-    if not is_blank(message.get("content")):
-        return True
-    md = message.get("metadata")
-    calls = md.get("tool_calls") if isinstance(md, dict) else None
-    return any(
-        isinstance(call, dict) and not is_partial(call.get("arguments")) for call in calls or ()
-    )
 
 
 def _problem_findings(provider: str, verdict: Verdict, parsed: Parsed | None) -> list[Finding]:

@@ -1,0 +1,323 @@
+"""The guard's shortcut for a refused body: only what follows the kept start is read.
+
+The plain path (``inspector.guard._repaired``) reads the whole body as the
+inspector does, repairs what follows the longest start the provider accepts
+and writes the whole history back with the shape's writer, which writes every
+message of that start as the record it was read from. ``read_rest`` and
+``written`` make the
+same body from the list items after that start alone: it finds the start on
+the raw items (the latest assistant item, at or before the first problem, whose
+start the provider accepts), reads only the items after it (with the body's
+other keys, so its system prompt too), repairs and writes them, and puts them
+after the start's items as they came. The start's items are looked through
+once for what reading the whole would refuse and for their ids.
+
+That gives the plain path's bytes where reading and repairing are local at
+the cut, which is what ``read_rest`` makes sure of before it answers (else
+``None``, and the plain path runs):
+
+- the item before the cut is not an assistant's, so no run of assistant
+  messages is joined across it (``formats.runs``), and none between the cut
+  and the first problem follows another (where the reader might join them,
+  the SPEC's cuts are not plain on the raw items);
+- every item of the start is one the reader takes (no ``Problem``, nothing
+  that refuses the file) and written in this shape (``detect.item_shape``);
+- every call and result id of the start and of the rest is a non-empty id the
+  provider's export takes (``formats.id_rules``), no call id is used twice,
+  and the rest uses none of the start's: so no id is renamed, made up
+  (Gemini's ``call_{turn}_{index}``, ID-2's ``call_{m}_{c}``, which name
+  positions in the whole), or looked up across the cut (Anthropic's result
+  names), and the repair of the rest alone is what follows the start in the
+  repair of the whole (the engine's prefix rule, ``repair_history``'s
+  ``assigned``);
+- the repaired body is accepted as first written (else the plain path tries
+  its other writings).
+
+Only the shapes with a ``_Shape`` below take it (Responses, whose reader
+groups a response's items into one message, does not yet).
+``tests/guard/test_tail.py`` holds it to the plain path byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from inspector import formats
+from inspector.engine import Repair
+from inspector.engine.canonical import is_blank, is_partial
+from inspector.engine.providers import check
+from inspector.formats.base import Parsed
+from inspector.formats.detect import item_shape
+from inspector.formats.openai_chat import missing_content
+from inspector.formats.private import call_id, calls_of
+
+__all__ = ["Rest", "read_rest", "surely_ends_a_span", "written"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What the shortcut asks of a shape: the role its model's items carry, and
+    ``head_ids(items)``: the call ids and the result ids of items the reader takes
+    as they are, or ``None`` for an item it might not (or might read otherwise)."""
+
+    model_role: str
+    head_ids: Callable[[list[Any]], tuple[list[str], list[str]] | None]
+    # Whether its reader joins a run of assistant messages with a call before its last
+    # (``formats.runs``), and the key or block type of a call in a model item.
+    joins: bool = False
+    call_key: str = ""
+
+
+# The keys and part types of a record that ``detect.item_shape`` can only find in the
+# shape's own (or no) shape, given the roles the ``_ids`` functions let through; any
+# other record is asked of it. (Every Gemini content has ``parts``: always Gemini's.)
+_CHAT_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
+_CHAT_PARTS = frozenset({"text", "image_url", "input_audio"})
+_ANTHROPIC_KEYS = frozenset({"role", "content"})
+_ANTHROPIC_PARTS = frozenset({"text", "tool_use", "tool_result", "thinking", "redacted_thinking"})
+
+
+def _plain(
+    record: dict[str, Any], content: Any, keys: frozenset[str], parts: frozenset[str], own: str
+) -> bool:
+    """Whether the reader's ``refuse_others`` would count ``record`` for its own shape or
+    for none (so reading the start with the rest cannot make the list another shape's)."""
+    if keys.issuperset(record) and (
+        not isinstance(content, list)
+        or all(p.__class__ is not dict or p.get("type") in parts for p in content)
+    ):
+        return True
+    return item_shape(record) in (None, own)
+
+
+def _chat_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
+    """``openai_chat._canonical_message``'s ids, for records it reads without a problem."""
+    calls: list[str] = []
+    results: list[str] = []
+    for record in items:
+        if record.__class__ is not dict or missing_content(record) is not None:
+            return None
+        role = record.get("role")
+        content = record.get("content")
+        if content is not None and not isinstance(content, str | list):
+            return None
+        if not _plain(record, content, _CHAT_KEYS, _CHAT_PARTS, "openai-chat"):
+            return None
+        if role == "assistant":
+            raw = record.get("tool_calls")
+            if record.get("function_call") is not None or not isinstance(raw, list | None):
+                return None  # the pre-tools call: an id-less call
+            for call in raw or ():
+                if call.__class__ is not dict:
+                    return None
+                paired = call.get("call_id")
+                cid = paired if isinstance(paired, str) and paired else call.get("id")
+                if not isinstance(cid, str) or not cid or call.get("type") == "custom":
+                    return None
+                calls.append(cid)
+        elif role == "tool":
+            rid = record.get("tool_call_id")
+            if not isinstance(rid, str) or not rid:
+                return None
+            results.append(rid)
+        elif role not in ("system", "developer", "user"):
+            return None  # "function" answers by name; anything else is a problem
+    return calls, results
+
+
+def _anthropic_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
+    """``anthropic._canonical_messages``' ids, for messages it reads without a problem."""
+    calls: list[str] = []
+    results: list[str] = []
+    for record in items:
+        if record.__class__ is not dict:
+            return None
+        role = record.get("role")
+        content = record.get("content")
+        if role not in ("user", "assistant", "system") or not isinstance(content, str | list):
+            return None
+        if not _plain(record, content, _ANTHROPIC_KEYS, _ANTHROPIC_PARTS, "anthropic"):
+            return None
+        if isinstance(content, str):
+            continue
+        for block in content:
+            if block.__class__ is not dict:
+                continue
+            kind = block.get("type")
+            if kind == "text" and not isinstance(block.get("text"), str):
+                return None  # a text part the reader keeps as it is (``_unread_part``)
+            if kind == "tool_use" and role == "assistant":
+                cid = block.get("id")
+                if not isinstance(cid, str) or not cid:
+                    return None
+                calls.append(cid)
+            elif kind == "tool_result" and role == "user":
+                rid = block.get("tool_use_id")
+                if not isinstance(rid, str) or not rid:
+                    return None
+                results.append(rid)
+    return calls, results
+
+
+def _gemini_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
+    """``gemini._read_contents``' ids, for turns that carry their ids (none made up)."""
+    calls: list[str] = []
+    results: list[str] = []
+    for content in items:
+        if content.__class__ is not dict:
+            return None
+        role = content.get("role")
+        parts = content.get("parts")
+        if role not in ("user", "model", "function") or not isinstance(parts, list):
+            return None
+        for part in parts:
+            if part.__class__ is not dict:
+                continue
+            if role == "model":
+                call = part.get("functionCall")
+                if isinstance(call, dict):
+                    cid = call.get("id")
+                    if not isinstance(cid, str) or not cid:
+                        return None
+                    calls.append(cid)
+            else:
+                response = part.get("functionResponse")
+                if isinstance(response, dict):
+                    rid = response.get("id")
+                    if not isinstance(rid, str) or not rid:
+                        return None
+                    results.append(rid)
+    return calls, results
+
+
+_SHAPES = {
+    "openai-chat": _Shape("assistant", _chat_ids),
+    "anthropic": _Shape("assistant", _anthropic_ids, joins=True, call_key="tool_use"),
+    "gemini": _Shape("model", _gemini_ids, joins=True, call_key="functionCall"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Rest:
+    """What follows the kept start, read alone: ``parsed`` holds the body's leading
+    system messages (``lead`` of them) and then the rest's; ``head`` the start's items."""
+
+    head: list[Any]
+    parsed: Parsed
+    lead: int
+
+
+def read_rest(
+    body: dict[str, Any], key: str, provider: str, first: int, model: str | None
+) -> Rest | None:
+    """The rest after the kept start of ``body``, which ``provider`` refuses first at list
+    position ``first``, read alone; ``None`` where the plain path might read or repair
+    it otherwise (see the module)."""
+    shape = _SHAPES.get(provider)
+    if shape is None:
+        return None
+    items = body[key]
+    role = shape.model_role
+
+    def by_model(item: Any) -> bool:
+        return item.__class__ is dict and item.get("role") == role
+
+    start = 0
+    for at in range(min(first, len(items) - 1), 0, -1):
+        if not by_model(items[at]):
+            continue
+        if shape.joins and by_model(items[at - 1]) and _may_join(items, at, shape):
+            return None
+        if check(provider, {**body, key: items[:at]}, model=model).accepted:
+            start = at
+            break
+    if not start:
+        return None
+    head = items[:start]
+    ids = shape.head_ids(head)
+    if ids is None:
+        return None
+    head_calls, head_results = ids
+    if len(set(head_calls)) != len(head_calls) or shape.head_ids(items[start:]) is None:
+        return None  # the rest's ids read from the items too: none made up from a position
+    try:
+        parsed = formats.load(orjson.dumps({**body, key: items[start:]}), provider)
+    except formats.FormatError:
+        return None
+    if parsed.problems or parsed.causes or parsed.not_started or parsed.state["mode"] != "body":
+        return None
+    messages, sources = parsed.messages, parsed.sources
+    lead = 0
+    while lead < len(sources) and sources[lead] == [0]:
+        lead += 1  # the system prompt, read from the body's own key
+    if lead == len(messages) or sources[lead] != [1] or not surely_ends_a_span(messages[lead]):
+        return None
+    rest = messages[lead:]
+    rest_ids = formats.history_ids(rest)
+    rest_calls = [call_id(c) for m in rest for c in calls_of(m)]
+    if len(set(rest_calls)) != len(rest_calls) or "" in rest_ids:
+        return None
+    taken = {*head_calls, *head_results}
+    if taken.intersection(rest_ids):
+        return None
+    if provider == "anthropic" and not head_results and not any(m["role"] == "tool" for m in rest):
+        return None  # no result anywhere: the reader's ``_answered_elsewhere`` reads them all
+    chars, limit = formats.id_rules(provider)
+    for value in (*taken, *rest_ids):
+        if (chars is not None and not chars.fullmatch(value)) or (
+            limit is not None and len(value) > limit
+        ):
+            return None  # an id the export renames: renaming reads the whole history
+    return Rest(head, parsed, lead)
+
+
+def written(rest: Rest, repaired: Repair, body: dict[str, Any], key: str, provider: str) -> Any:
+    """The body with the start's items as they came and the repaired rest written after
+    them by the shape's own writer."""
+    messages = [*rest.parsed.messages[: rest.lead], *repaired.messages[rest.lead :]]
+    out = orjson.loads(formats.FORMATS[provider].serialise(messages, rest.parsed))
+    return {**out, key: [*rest.head, *out[key]]}
+
+
+def _may_join(items: list[Any], at: int, shape: _Shape) -> bool:
+    """Whether the run of model items around ``at`` may be read as one message: it holds
+    a call before its last item (every item taken as joinable, which is the most)."""
+    first = at
+    while first > 0 and _by(items[first - 1], shape):
+        first -= 1
+    end = at
+    while end + 1 < len(items) and _by(items[end + 1], shape):
+        end += 1
+    return any(_has_call(items[n], shape.call_key) for n in range(first, end))
+
+
+def _by(item: Any, shape: _Shape) -> bool:
+    return item.__class__ is dict and item.get("role") == shape.model_role
+
+
+def _has_call(item: dict[str, Any], key: str) -> bool:
+    """Whether a model item holds a call: an Anthropic ``tool_use`` block, a Gemini
+    ``functionCall`` part (any of them; a part that is not one is no call)."""
+    content = item.get("content" if key == "tool_use" else "parts")
+    if not isinstance(content, list):
+        return False
+    if key == "tool_use":
+        return any(b.__class__ is dict and b.get("type") == key for b in content)
+    return any(b.__class__ is dict and b.get(key) is not None for b in content)
+
+
+def surely_ends_a_span(message: dict[str, Any]) -> bool:
+    """SPEC §4's cut: an assistant message with non-blank content or a call that parses."""
+    if message.get("role") != "assistant":
+        return False
+    if not is_blank(message.get("content")):
+        return True
+    md = message.get("metadata")
+    calls = md.get("tool_calls") if isinstance(md, dict) else None
+    return any(
+        isinstance(call, dict) and not is_partial(call.get("arguments")) for call in calls or ()
+    )

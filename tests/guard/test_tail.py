@@ -1,0 +1,156 @@
+"""The guard's shortcut (``inspector.guard.tail``) sends what the plain path sends.
+
+For a refused body the guard reads, repairs and writes only the items after
+the kept start when it can be sure that gives the same body as reading the
+whole (``_from_the_rest``); the plain path (``_plain``) reads the whole as the
+inspector does. Each body here is guarded both ways, and the two must agree:
+the same bytes, the same ``changed``, the same findings. The generated bodies
+are also shuffled about (an item moved or copied later, one left out, an
+assistant item doubled) so that the cases the shortcut must leave to the plain
+path (ids used again across the cut, made-up ids, runs the reader joins) come up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import inspector.guard as guard_module
+from inspector.engine.providers import PROVIDERS, check
+from tests.engine.test_properties import PROFILE, histories
+from tests.guard.test_properties import bodies, body_of
+from tests.guard.test_real_bodies import ORACLE_CASES, RECORDED, _case, _drop_first_result
+from tests.guard.test_shortcut import assert_same, stopped
+from transcript_inspector import HISTORY_KEYS, Guarded, guard
+
+
+@contextmanager
+def plain_only() -> Iterator[None]:
+    """The guard without the shortcut: every refused body read whole."""
+    with mock.patch.object(guard_module, "_from_the_rest", return_value=None):
+        yield
+
+
+def both_ways(body: Any, provider: str, **kwargs: Any) -> tuple[Guarded, Guarded]:
+    fast = guard(body, provider, **kwargs)
+    with plain_only():
+        plain = guard(body, provider, **kwargs)
+        plain.findings  # noqa: B018 (worked out here, with the shortcut off)
+    return fast, plain
+
+
+@st.composite
+def shuffled(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    """A generated body with one of its items moved, copied, left out or doubled."""
+    provider, body = draw(bodies())
+    key = HISTORY_KEYS[provider]
+    items = list(body[key])
+    if len(items) >= 2:
+        at = draw(st.integers(0, len(items) - 1))
+        to = draw(st.integers(0, len(items)))
+        how = draw(st.sampled_from(["move", "copy", "drop", "double"]))
+        item = items[at]
+        if how == "drop":
+            del items[at]
+        elif how == "double":
+            items.insert(at, item)
+        else:
+            if how == "move":
+                del items[at]
+                to = min(to, len(items))
+            items.insert(to, item)
+    return provider, {**body, key: items}
+
+
+@PROFILE
+@given(bodies())
+def test_generated_bodies_come_out_the_same(case: tuple[str, dict[str, Any]]) -> None:
+    provider, body = case
+    assert_same(*both_ways(body, provider))
+
+
+@PROFILE
+@given(shuffled())
+def test_shuffled_bodies_come_out_the_same(case: tuple[str, dict[str, Any]]) -> None:
+    provider, body = case
+    assert_same(*both_ways(body, provider))
+
+
+@PROFILE
+@given(st.sampled_from(PROVIDERS), histories(), st.booleans(), st.booleans())
+def test_stopped_bodies_come_out_the_same(
+    provider: str, history: list[dict[str, Any]], with_call: bool, read_only: bool
+) -> None:
+    body = body_of(stopped(history, with_call), provider)
+    assert_same(*both_ways(body, provider, read_only=["grep"] if read_only else ()))
+
+
+@pytest.mark.parametrize("path", ORACLE_CASES, ids=[p.name[:80] for p in ORACLE_CASES])
+def test_oracle_bodies_come_out_the_same(path: Path) -> None:
+    case = _case(path)
+    provider, body, model = case["provider"], case["request"], case.get("model")
+    assert_same(*both_ways(body, provider, model=model))
+    lost = _drop_first_result(body, provider)
+    if lost is not None:
+        assert_same(*both_ways(lost[0], provider, model=model))
+
+
+@pytest.mark.parametrize(("name", "provider", "body"), RECORDED, ids=[r[0][:90] for r in RECORDED])
+def test_recorded_requests_come_out_the_same(
+    name: str, provider: str, body: dict[str, Any]
+) -> None:
+    assert_same(*both_ways(body, provider))
+
+
+def _turns(count: int) -> list[dict[str, Any]]:
+    turns = []
+    for n in range(count):
+        call = {"tool_call_id": f"c{n}", "name": "grep", "arguments": {"q": str(n)}}
+        turns += [
+            {"role": "user", "content": f"question {n}", "metadata": {}},
+            {"role": "assistant", "content": f"look {n}", "metadata": {"tool_calls": [call]}},
+            {"role": "tool", "content": f"found {n}", "metadata": {"tool_call_id": f"c{n}"}},
+            {"role": "assistant", "content": f"answer {n}", "metadata": {}},
+        ]
+    return turns
+
+
+@pytest.mark.parametrize("provider", ["openai-chat", "anthropic", "gemini"])
+def test_a_body_stopped_in_its_last_turn_takes_the_shortcut(provider: str) -> None:
+    """The usual refused body is made from its last turn alone, and is what the plain
+    path makes of it."""
+    body = body_of(stopped(_turns(20), True), provider)
+    key = HISTORY_KEYS[provider]
+    read = []
+    real = guard_module.formats.load
+
+    def counted(data: bytes, format: str = "auto") -> Any:
+        read.append(len(orjson.loads(data)[key]))
+        return real(data, format)
+
+    with mock.patch.object(guard_module.tail.formats, "load", counted):
+        fast = guard(body, provider)
+    assert read == [2]  # the last call and the user's message after it
+    assert fast.changed and check(provider, fast.body).accepted
+    with plain_only():
+        plain = guard(body, provider)
+    assert_same(fast, plain)
+
+
+@pytest.mark.parametrize("provider", ["openai-chat", "anthropic", "gemini"])
+def test_an_id_of_the_start_used_again_after_it_is_left_to_the_plain_path(provider: str) -> None:
+    history = stopped(_turns(3), True)
+    history[-2]["metadata"]["tool_calls"][0]["tool_call_id"] = "c0"  # the first turn's id
+    body = body_of(history, provider)
+    with mock.patch.object(guard_module.tail, "written") as written:
+        guarded = guard(body, provider)
+    written.assert_not_called()
+    assert_same(guarded, both_ways(body, provider)[1])
