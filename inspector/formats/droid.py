@@ -188,7 +188,12 @@ def _messages(body: dict[str, Any], line: int, names: dict[str, str]) -> list[Me
     calls: list[dict[str, Any]] = []
     results: list[Message] = []
     for block in content:
-        kind = block.get("type") if isinstance(block, dict) else None
+        if not isinstance(block, dict):
+            raise FormatError(
+                f"line {line}: a content item that is a {type(block).__name__}, not a block"
+                " (Droid writes each item as an object with a 'type')"
+            )
+        kind = block.get("type")
         if kind not in _BLOCKS:
             raise FormatError(f"line {line}: a content block of type {kind!r} Droid does not write")
         if kind == "text":

@@ -107,8 +107,15 @@ def test_a_compaction_restarts_from_its_summary():
             "'video'",
         ),
         ({"type": "message", "message": {"role": "user", "x_content": "hi"}}, "x_content"),
+        (
+            {
+                "type": "message",
+                "message": {"role": "user", "content": ["plain", {"type": "text"}]},
+            },
+            "a content item that is a str, not a block",
+        ),
     ],
-    ids=["type", "key", "block", "content"],
+    ids=["type", "key", "block", "content", "bare string item"],
 )
 def test_a_record_this_reader_does_not_know_refuses_the_file_naming_it(record, field):
     data = read(HEALTHY).splitlines(keepends=True)
