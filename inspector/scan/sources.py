@@ -2,7 +2,9 @@
 
 No Django here. A zip is judged by its central directory alone (sizes,
 counts, compression ratios) before any member is inflated, and a member's
-name is only ever used as a label: nothing is extracted to a path.
+name is only ever used as a label: nothing is extracted to a path it names
+(an agent's database member is copied to a private temporary file of our own
+naming, as SQLite reads only files; ``tasks.expand_zip``).
 """
 
 from __future__ import annotations
@@ -183,7 +185,8 @@ def _choose(entries: list[zipfile.ZipInfo], limits: Limits) -> ZipPlan:
     taken: set[str] = set()
     for info in entries:
         reason, name = _member_name(info)
-        if reason is None and info.file_size > limits.max_file_bytes:
+        # A database holds many sessions: each of them is held to the limit once read.
+        if reason is None and info.file_size > limits.max_file_bytes and not is_database(name):
             reason = "large"
         if reason is None and name in taken:
             reason = "twice"
@@ -210,6 +213,12 @@ _REASONS = {
     "parent": ("entry climbs", "entries climb", "out of the zip with '..': skipped"),
     "encrypted": ("entry is", "entries are", "encrypted: skipped, it cannot be read"),
     "other": ("file is not", "files are not", "a .json or .jsonl session: left out"),
+    "journal": (
+        "file is",
+        "files are",
+        "a database's journal (-wal, -shm, -journal): not read, so what only it holds "
+        "(writes not yet in the database) is not scanned",
+    ),
     "large": ("file is", "files are", "over the {limit} limit for one transcript: skipped"),
     "twice": ("name appears", "names appear", "twice in the zip: the second copy was skipped"),
 }
@@ -228,9 +237,17 @@ def _member_name(info: zipfile.ZipInfo) -> tuple[str | None, str]:
     if info.flag_bits & 0x1:
         return "encrypted", raw
     name = "/".join(part for part in parts if part not in ("", "."))
-    if not name or not is_session_name(name) or PurePosixPath(name).name.startswith("._"):
+    base = PurePosixPath(name).name
+    if name and database_file(base):
+        return "journal", raw
+    if not name or base.startswith("._") or not (is_session_name(name) or is_database(name)):
         return "other", raw
     return None, name
+
+
+def is_database(name: str) -> bool:
+    """Whether a zip member is an agent's database (``DATABASES``), whose sessions are read."""
+    return PurePosixPath(name).name in DATABASES
 
 
 def _strip_common_folder(
