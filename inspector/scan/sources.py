@@ -121,10 +121,24 @@ def _database(path: Path, relative: str) -> tuple[list[Found], str]:
             f"{relative} could not be read as {path.name} ({error}): its sessions are left out.",
         )
     size = path.stat().st_size
+    # Only ever a row of this database: an id naming a path (``../x``) is never a file read.
+    odd = [s for s, _, _ in listed if not is_row_of(s, path)]
+    problem = (
+        f"{relative} names {len(odd)} session(s) by an id that is no session name "
+        f"({', '.join(repr(s.name) for s in odd[:EXAMPLES])}): left out."
+        if odd
+        else ""
+    )
     return [
         Found(f"{relative}/{session.name}", str(session), size, datetime.fromtimestamp(newest, UTC))
         for session, _count, newest in listed
-    ], ""
+        if is_row_of(session, path)
+    ], problem
+
+
+def is_row_of(session: Path, db: Path) -> bool:
+    """Whether ``session`` names a row of the database ``db``, not some other path."""
+    return session.parent == db and session.name not in ("", ".", "..")
 
 
 def _found_events(folder: Path, relative: str) -> Found:

@@ -40,6 +40,7 @@ from inspector.scan.sources import (
     Limits,
     ZipRefused,
     is_database,
+    is_row_of,
     plan_zip,
     session_start,
     zip_started,
@@ -179,7 +180,7 @@ def _unpack_database(
             path = f"{name}/{session.name}"
             when = datetime.fromtimestamp(newest, UTC) if newest else started
             store = stores.for_path(session)
-            if session.parent != db or session.name in ("", ".", "..") or store is FILE:
+            if not is_row_of(session, db) or store is FILE:
                 # Only ever a row of this database: an id naming a path is never a file read.
                 reason = f"This session of {name} has an id that is no session name: skipped."
                 found.append(Found(path, "", 0, when, reason))
