@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from django.conf import settings
 from django.core.files.base import ContentFile
@@ -160,8 +161,9 @@ def _unpack_database(
             return str(error).replace(str(db), name).replace(private, "")
 
         try:
-            with archive.open(info) as member, db.open("xb") as copy:
+            with archive.open(info) as member, db.open("xb+") as copy:
                 shutil.copyfileobj(member, copy, 1024 * 1024)
+                _out_of_wal(copy)
         except (zipfile.BadZipFile, EOFError, NotImplementedError, zlib.error, OSError) as error:
             reason = (
                 f"This member of the zip could not be unpacked ({why(error)}); the rest were read."
@@ -201,6 +203,17 @@ def _unpack_database(
             stored = default_storage.save(f"{stem}-{number:06d}.jsonl", ContentFile(data))
             found.append(Found(path, stored, len(data), when))
     return found
+
+
+def _out_of_wal(copy: BinaryIO) -> None:
+    """Mark our private copy of a WAL database as a rollback one (its header's bytes 18-19,
+    2 -> 1, what leaving WAL mode writes): a read-only reader then makes no -shm and -wal
+    beside it. The copy has no log of its own, so it reads the same rows."""
+    copy.seek(0)
+    header = copy.read(20)
+    if header[:16] == b"SQLite format 3\x00" and header[18:20] == b"\x02\x02":
+        copy.seek(18)
+        copy.write(b"\x01\x01")
 
 
 def zip_limits() -> Limits:

@@ -24,16 +24,25 @@ CUT = MIXED["alpha/cut-call.jsonl"].read_bytes()
 CLEAN = MIXED["alpha/clean.jsonl"].read_bytes()
 
 
+# What each temporary folder held when it was removed.
+HELD: dict[Path, list[str]] = {}
+
+
 @pytest.fixture
 def private_copies(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Every temporary folder the scan makes, to see each is gone afterwards."""
     made: list[Path] = []
     real = tempfile.TemporaryDirectory
+    HELD.clear()
 
     class Recorded(real):  # type: ignore[misc,valid-type]
         def __init__(self, *args: object, **kwargs: object) -> None:
             super().__init__(*args, **kwargs)  # type: ignore[arg-type]
             made.append(Path(self.name))
+
+        def cleanup(self) -> None:
+            HELD[Path(self.name)] = sorted(p.name for p in Path(self.name).iterdir())
+            super().cleanup()
 
     monkeypatch.setattr(tempfile, "TemporaryDirectory", Recorded)
     return made
@@ -71,6 +80,8 @@ def test_each_session_of_a_database_in_a_zip_is_a_transcript_and_its_copy_is_gon
     # One private copy per database member, and none is left; nothing left in storage.
     assert len(private_copies) == 2
     assert not any(path.exists() for path in private_copies)
+    # Read without a journal beside the copy (OpenCode's database is in WAL mode).
+    assert sorted(HELD.values()) == [["opencode.db"], ["state.db"]]
     assert not default_storage.exists(job.storage_dir)
 
 
