@@ -5,6 +5,7 @@ storage) that is gone afterwards, also when the member cannot be read."""
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from pathlib import Path
 
@@ -116,3 +117,23 @@ def test_a_session_id_naming_a_path_reads_no_file(owner_client, tmp_path: Path):
     assert not Transcript.objects.exists()
     assert (job.total, job.unreadable) == (1, 1)
     assert "no session name" in job.files.get().reason
+
+
+def test_the_private_copy_goes_when_reading_fails_unexpectedly(
+    owner_client, tmp_path: Path, private_copies: list[Path], monkeypatch: pytest.MonkeyPatch
+):
+    from inspector.local import stores
+
+    class Failing:
+        def read(self, path: Path) -> bytes:
+            raise RuntimeError("a reader bug")
+
+    make_db(tmp_path / "state.db", LOG)
+    monkeypatch.setattr(stores, "for_path", lambda path: Failing())
+    with contextlib.suppress(RuntimeError):  # however the task backend reports it
+        post_scan(
+            owner_client, ("a.zip", zip_with({"state.db": (tmp_path / "state.db").read_bytes()}))
+        )
+    assert not Transcript.objects.exists()
+    assert len(private_copies) == 1
+    assert not private_copies[0].exists()
