@@ -130,10 +130,18 @@ def _database(path: Path, relative: str) -> tuple[list[Found], str]:
         else ""
     )
     return [
-        Found(f"{relative}/{session.name}", str(session), size, datetime.fromtimestamp(newest, UTC))
+        Found(f"{relative}/{session.name}", str(session), size, row_time(newest))
         for session, _count, newest in listed
         if is_row_of(session, path)
     ], problem
+
+
+def row_time(stamp: float) -> datetime | None:
+    """A database row's time of last write, if it is one (the rows are whoever's wrote them)."""
+    try:
+        return datetime.fromtimestamp(stamp, UTC) if stamp else None
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 def is_row_of(session: Path, db: Path) -> bool:

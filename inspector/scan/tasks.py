@@ -18,7 +18,7 @@ import zipfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
@@ -43,6 +43,7 @@ from inspector.scan.sources import (
     is_database,
     is_row_of,
     plan_zip,
+    row_time,
     session_start,
     zip_started,
 )
@@ -180,7 +181,7 @@ def _unpack_database(
         found = []
         for number, (session, _count, newest) in enumerate(listed):
             path = f"{name}/{session.name}"
-            when = datetime.fromtimestamp(newest, UTC) if newest else started
+            when = row_time(newest) or started
             store = stores.for_path(session)
             if not is_row_of(session, db) or store is FILE:
                 # Only ever a row of this database: an id naming a path is never a file read.

@@ -5,6 +5,7 @@ database it cannot read is named in a note, and the other files are still scanne
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,15 @@ def test_a_session_id_naming_a_path_reads_no_file(run_scan, tmp_path: Path):
     job, _ = run_scan(folder, project="dbs")
     assert not Transcript.objects.exists()
     assert any("no session name" in note for note in job.notes)
+
+
+def test_a_session_whose_last_write_is_no_time_is_still_scanned(run_scan, tmp_path: Path):
+    folder = tmp_path / "project"
+    folder.mkdir()
+    make_db(folder / "state.db", LOG)
+    with sqlite3.connect(folder / "state.db") as connection:
+        connection.execute("UPDATE messages SET timestamp = 1e300")
+        connection.execute("UPDATE sessions SET started_at = 1e300")
+    connection.close()
+    job, output = run_scan(folder, project="dbs")
+    assert job.new == 1, output

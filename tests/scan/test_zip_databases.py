@@ -6,6 +6,7 @@ storage) that is gone afterwards, also when the member cannot be read."""
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 import tempfile
 from pathlib import Path
 
@@ -137,3 +138,16 @@ def test_the_private_copy_goes_when_reading_fails_unexpectedly(
     assert not Transcript.objects.exists()
     assert len(private_copies) == 1
     assert not private_copies[0].exists()
+
+
+@pytest.mark.usefixtures("any_storage")
+def test_a_session_whose_last_write_is_no_time_is_still_scanned(owner_client, tmp_path: Path):
+    make_db(tmp_path / "state.db", LOG)
+    with sqlite3.connect(tmp_path / "state.db") as connection:
+        connection.execute("UPDATE messages SET timestamp = 1e300")
+        connection.execute("UPDATE sessions SET started_at = 1e300")
+    connection.close()
+    post_scan(owner_client, ("a.zip", zip_with({"state.db": (tmp_path / "state.db").read_bytes()})))
+    job = ScanJob.objects.get()
+    assert (job.status, job.new) == ("done", 1)
+    assert Transcript.objects.get().relative_path == f"state.db/{SID}"
