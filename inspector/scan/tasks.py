@@ -178,6 +178,9 @@ def _unpack_database(
                 "left out; the rest of the zip was read."
             )
             return [Found(name, "", info.file_size, started, reason)]
+        except Exception as error:  # one bad member never stops a scan, a reader bug included
+            log.exception("listing the sessions of %s failed", name)
+            return [Found(name, "", info.file_size, started, _bug(error))]
         found = []
         for number, (session, _count, newest) in enumerate(listed):
             path = f"{name}/{session.name}"
@@ -193,6 +196,10 @@ def _unpack_database(
             except (sqlite3.Error, StoreError, OSError) as error:
                 reason = f"This session of {name} could not be read ({why(error)})."
                 found.append(Found(path, "", 0, when, reason))
+                continue
+            except Exception as error:  # a reader bug: this session only
+                log.exception("reading %s failed", path)
+                found.append(Found(path, "", 0, when, _bug(error)))
                 continue
             if len(data) > limits.max_file_bytes:
                 reason = (
@@ -321,11 +328,7 @@ def _scan(row: ScanFile) -> Outcome:
             return Outcome(Status.UNREADABLE, DISK_FULL, sha, started=started)
         # One bad file never stops a scan, a reader bug included.
         log.exception("scanning %s failed", row.path)
-        reason = (
-            f"The scan failed on this file ({type(error).__name__}); this is a bug in "
-            "Transcript Inspector and has been logged."
-        )
-        return Outcome(Status.UNREADABLE, reason, sha, started=started)
+        return Outcome(Status.UNREADABLE, _bug(error), sha, started=started)
     del data
     return outcome
 
@@ -343,6 +346,13 @@ def _read(row: ScanFile) -> bytes:
         return path.read_bytes()
     with default_storage.open(row.source, "rb") as handle:
         return handle.read()
+
+
+def _bug(error: Exception) -> str:
+    return (
+        f"The scan failed on this file ({type(error).__name__}); this is a bug in "
+        "Transcript Inspector and has been logged."
+    )
 
 
 def _reason(error: UnreadableTranscript) -> str:
