@@ -2,7 +2,9 @@
 
 No Django here. A zip is judged by its central directory alone (sizes,
 counts, compression ratios) before any member is inflated, and a member's
-name is only ever used as a label: nothing is extracted to a path.
+name is only ever used as a label: nothing is extracted to a path it names
+(an agent's database member is copied to a private temporary file of our own
+naming, as SQLite reads only files; ``tasks.expand_zip``).
 """
 
 from __future__ import annotations
@@ -119,10 +121,32 @@ def _database(path: Path, relative: str) -> tuple[list[Found], str]:
             f"{relative} could not be read as {path.name} ({error}): its sessions are left out.",
         )
     size = path.stat().st_size
+    # Only ever a row of this database: an id naming a path (``../x``) is never a file read.
+    odd = [s for s, _, _ in listed if not is_row_of(s, path)]
+    problem = (
+        f"{relative} names {len(odd)} session(s) by an id that is no session name "
+        f"({', '.join(repr(s.name) for s in odd[:EXAMPLES])}): left out."
+        if odd
+        else ""
+    )
     return [
-        Found(f"{relative}/{session.name}", str(session), size, datetime.fromtimestamp(newest, UTC))
+        Found(f"{relative}/{session.name}", str(session), size, row_time(newest))
         for session, _count, newest in listed
-    ], ""
+        if is_row_of(session, path)
+    ], problem
+
+
+def row_time(stamp: float) -> datetime | None:
+    """A database row's time of last write, if it is one (the rows are whoever's wrote them)."""
+    try:
+        return datetime.fromtimestamp(stamp, UTC) if stamp else None
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def is_row_of(session: Path, db: Path) -> bool:
+    """Whether ``session`` names a row of the database ``db``, not some other path."""
+    return session.parent == db and session.name not in ("", ".", "..")
 
 
 def _found_events(folder: Path, relative: str) -> Found:
@@ -183,7 +207,8 @@ def _choose(entries: list[zipfile.ZipInfo], limits: Limits) -> ZipPlan:
     taken: set[str] = set()
     for info in entries:
         reason, name = _member_name(info)
-        if reason is None and info.file_size > limits.max_file_bytes:
+        # A database holds many sessions: each of them is held to the limit once read.
+        if reason is None and info.file_size > limits.max_file_bytes and not is_database(name):
             reason = "large"
         if reason is None and name in taken:
             reason = "twice"
@@ -210,6 +235,12 @@ _REASONS = {
     "parent": ("entry climbs", "entries climb", "out of the zip with '..': skipped"),
     "encrypted": ("entry is", "entries are", "encrypted: skipped, it cannot be read"),
     "other": ("file is not", "files are not", "a .json or .jsonl session: left out"),
+    "journal": (
+        "file is",
+        "files are",
+        "a database's journal (-wal, -shm, -journal): not read, so what only it holds "
+        "(writes not yet in the database) is not scanned",
+    ),
     "large": ("file is", "files are", "over the {limit} limit for one transcript: skipped"),
     "twice": ("name appears", "names appear", "twice in the zip: the second copy was skipped"),
 }
@@ -228,9 +259,17 @@ def _member_name(info: zipfile.ZipInfo) -> tuple[str | None, str]:
     if info.flag_bits & 0x1:
         return "encrypted", raw
     name = "/".join(part for part in parts if part not in ("", "."))
-    if not name or not is_session_name(name) or PurePosixPath(name).name.startswith("._"):
+    base = PurePosixPath(name).name
+    if name and database_file(base):
+        return "journal", raw
+    if not name or base.startswith("._") or not (is_session_name(name) or is_database(name)):
         return "other", raw
     return None, name
+
+
+def is_database(name: str) -> bool:
+    """Whether a zip member is an agent's database (``DATABASES``), whose sessions are read."""
+    return PurePosixPath(name).name in DATABASES
 
 
 def _strip_common_folder(

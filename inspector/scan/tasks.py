@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import shutil
 import sqlite3
+import tempfile
 import zipfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from django.conf import settings
 from django.core.files.base import ContentFile
@@ -30,13 +33,17 @@ from django.utils import timezone
 
 from inspector.local import openhands, stores
 from inspector.local.outcome import StoreError
+from inspector.local.store import FILE
 from inspector.scan.models import ScanFile, ScanJob, refresh_scan_started
 from inspector.scan.sources import (
     DATABASES,
     Found,
     Limits,
     ZipRefused,
+    is_database,
+    is_row_of,
     plan_zip,
+    row_time,
     session_start,
     zip_started,
 )
@@ -100,10 +107,15 @@ def expand_zip(job_id: int, zip_name: str) -> str:
         return "already expanded"
     try:
         with default_storage.open(zip_name, "rb") as handle, zipfile.ZipFile(handle) as archive:
-            plan = plan_zip(archive, zip_limits())
+            limits = zip_limits()
+            plan = plan_zip(archive, limits)
             found = []
             for index, (info, name) in enumerate(plan.members):
-                found.append(_unpack(archive, info, name, f"{job.storage_dir}/files/{index:06d}"))
+                stem = f"{job.storage_dir}/files/{index:06d}"
+                if is_database(name):
+                    found.extend(_unpack_database(archive, info, name, stem, limits))
+                else:
+                    found.append(_unpack(archive, info, name, stem))
     except (zipfile.BadZipFile, ZipRefused, OSError, EOFError) as error:
         reason = str(error) if isinstance(error, ZipRefused) else f"The zip is damaged: {error}."
         ScanJob.objects.filter(pk=job.pk).update(
@@ -128,6 +140,88 @@ def _unpack(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, stem: st
         return Found(name, "", info.file_size, started, reason)
     stored = default_storage.save(f"{stem}{PurePosixPath(name).suffix}", ContentFile(data))
     return Found(name, stored, len(data), started)
+
+
+def _unpack_database(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, stem: str, limits: Limits
+) -> list[Found]:
+    """Each session of an agent's database member, into storage as its own transcript
+    (``<member>/<sessionID>``), read read-only through its store, as a folder scan reads one.
+
+    SQLite reads only files, and the upload may be in object storage: the member is copied
+    (at most its declared size, as ``zipfile`` stops there) into a private temporary folder
+    under our own name, and that folder goes whatever happens. A member that cannot be read
+    is one unreadable file saying why; a session that cannot, one unreadable session.
+    """
+    started = zip_started(info)
+    kind = PurePosixPath(name).name
+    with tempfile.TemporaryDirectory(prefix="inspector-zipdb-") as private:
+        db = Path(private).resolve() / kind
+
+        def why(error: Exception) -> str:  # the member's name, never our temporary path
+            return str(error).replace(str(db), name).replace(private, "")
+
+        try:
+            with archive.open(info) as member, db.open("xb+") as copy:
+                shutil.copyfileobj(member, copy, 1024 * 1024)
+                _out_of_wal(copy)
+        except (zipfile.BadZipFile, EOFError, NotImplementedError, zlib.error, OSError) as error:
+            reason = (
+                f"This member of the zip could not be unpacked ({why(error)}); the rest were read."
+            )
+            return [Found(name, "", info.file_size, started, reason)]
+        try:
+            listed = DATABASES[kind](db)
+        except (sqlite3.Error, StoreError, OSError) as error:
+            reason = (
+                f"This member could not be read as {kind} ({why(error)}): its sessions are "
+                "left out; the rest of the zip was read."
+            )
+            return [Found(name, "", info.file_size, started, reason)]
+        except Exception as error:  # one bad member never stops a scan, a reader bug included
+            log.exception("listing the sessions of %s failed", name)
+            return [Found(name, "", info.file_size, started, _bug(error))]
+        found = []
+        for number, (session, _count, newest) in enumerate(listed):
+            path = f"{name}/{session.name}"
+            when = row_time(newest) or started
+            store = stores.for_path(session)
+            if not is_row_of(session, db) or store is FILE:
+                # Only ever a row of this database: an id naming a path is never a file read.
+                reason = f"This session of {name} has an id that is no session name: skipped."
+                found.append(Found(path, "", 0, when, reason))
+                continue
+            try:
+                data = store.read(session)  # read-only
+            except (sqlite3.Error, StoreError, OSError) as error:
+                reason = f"This session of {name} could not be read ({why(error)})."
+                found.append(Found(path, "", 0, when, reason))
+                continue
+            except Exception as error:  # a reader bug: this session only
+                log.exception("reading %s failed", path)
+                found.append(Found(path, "", 0, when, _bug(error)))
+                continue
+            if len(data) > limits.max_file_bytes:
+                reason = (
+                    f"This session is over the {limits.max_file_bytes:,} bytes limit for one "
+                    "transcript: skipped."
+                )
+                found.append(Found(path, "", len(data), when, reason))
+                continue
+            stored = default_storage.save(f"{stem}-{number:06d}.jsonl", ContentFile(data))
+            found.append(Found(path, stored, len(data), when))
+    return found
+
+
+def _out_of_wal(copy: BinaryIO) -> None:
+    """Mark our private copy of a WAL database as a rollback one (its header's bytes 18-19,
+    2 -> 1, what leaving WAL mode writes): a read-only reader then makes no -shm and -wal
+    beside it. The copy has no log of its own, so it reads the same rows."""
+    copy.seek(0)
+    header = copy.read(20)
+    if header[:16] == b"SQLite format 3\x00" and header[18:20] == b"\x02\x02":
+        copy.seek(18)
+        copy.write(b"\x01\x01")
 
 
 def zip_limits() -> Limits:
@@ -234,11 +328,7 @@ def _scan(row: ScanFile) -> Outcome:
             return Outcome(Status.UNREADABLE, DISK_FULL, sha, started=started)
         # One bad file never stops a scan, a reader bug included.
         log.exception("scanning %s failed", row.path)
-        reason = (
-            f"The scan failed on this file ({type(error).__name__}); this is a bug in "
-            "Transcript Inspector and has been logged."
-        )
-        return Outcome(Status.UNREADABLE, reason, sha, started=started)
+        return Outcome(Status.UNREADABLE, _bug(error), sha, started=started)
     del data
     return outcome
 
@@ -256,6 +346,13 @@ def _read(row: ScanFile) -> bytes:
         return path.read_bytes()
     with default_storage.open(row.source, "rb") as handle:
         return handle.read()
+
+
+def _bug(error: Exception) -> str:
+    return (
+        f"The scan failed on this file ({type(error).__name__}); this is a bug in "
+        "Transcript Inspector and has been logged."
+    )
 
 
 def _reason(error: UnreadableTranscript) -> str:

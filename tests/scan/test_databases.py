@@ -5,12 +5,14 @@ database it cannot read is named in a note, and the other files are still scanne
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from inspector.web.models import Transcript
 from tests.local.conftest import snapshot
+from tests.local.test_hermes_db import LOG, make_db
 from tests.local.test_opencode_v2 import SESSION, make_v2_database
 from tests.scan.conftest import CODEX
 from tests.testdata import read
@@ -47,3 +49,26 @@ def test_a_database_it_cannot_read_is_named_and_the_rest_scanned(run_scan, tmp_p
     assert set(Transcript.objects.values_list("relative_path", flat=True)) == {"codex.jsonl"}
     assert any("sessions.db could not be read as sessions.db" in note for note in job.notes)
     shutil.rmtree(folder)
+
+
+def test_a_session_id_naming_a_path_reads_no_file(run_scan, tmp_path: Path):
+    secret = tmp_path / "secret.jsonl"
+    secret.write_bytes(read(CODEX / "kvsankar-agent-history__codex_with_escalation.jsonl"))
+    folder = tmp_path / "project"
+    folder.mkdir()
+    make_db(folder / "state.db", LOG, sid=f"../../../../../../../../..{secret}")
+    job, _ = run_scan(folder, project="dbs")
+    assert not Transcript.objects.exists()
+    assert any("no session name" in note for note in job.notes)
+
+
+def test_a_session_whose_last_write_is_no_time_is_still_scanned(run_scan, tmp_path: Path):
+    folder = tmp_path / "project"
+    folder.mkdir()
+    make_db(folder / "state.db", LOG)
+    with sqlite3.connect(folder / "state.db") as connection:
+        connection.execute("UPDATE messages SET timestamp = 1e300")
+        connection.execute("UPDATE sessions SET started_at = 1e300")
+    connection.close()
+    job, output = run_scan(folder, project="dbs")
+    assert job.new == 1, output

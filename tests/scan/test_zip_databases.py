@@ -1,0 +1,152 @@
+"""A scan of an uploaded zip takes the sessions kept in agents' databases among its members,
+as a folder scan does: each session its own transcript named ``<member>/<sessionID>``, read
+read-only from a private temporary copy (SQLite reads only files; the upload may be in object
+storage) that is gone afterwards, also when the member cannot be read."""
+
+from __future__ import annotations
+
+import sqlite3
+import tempfile
+from pathlib import Path
+
+import pytest
+from django.core.files.storage import default_storage
+
+from inspector.scan.models import ScanJob
+from inspector.web.models import Transcript
+from tests.local.test_hermes_db import LOG, SID, make_db
+from tests.local.test_opencode_v2 import SESSION, make_v2_database
+from tests.scan.conftest import MIXED, zip_with
+from tests.scan.test_upload import post_scan
+
+pytestmark = pytest.mark.django_db
+
+CUT = MIXED["alpha/cut-call.jsonl"].read_bytes()
+CLEAN = MIXED["alpha/clean.jsonl"].read_bytes()
+
+
+# What each temporary folder held when it was removed.
+HELD: dict[Path, list[str]] = {}
+
+
+@pytest.fixture
+def private_copies(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Every temporary folder the scan makes, to see each is gone afterwards."""
+    made: list[Path] = []
+    real = tempfile.TemporaryDirectory
+    HELD.clear()
+
+    class Recorded(real):  # type: ignore[misc,valid-type]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            made.append(Path(self.name))
+
+        def cleanup(self) -> None:
+            HELD[Path(self.name)] = sorted(p.name for p in Path(self.name).iterdir())
+            super().cleanup()
+
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", Recorded)
+    return made
+
+
+@pytest.mark.usefixtures("any_storage")
+def test_each_session_of_a_database_in_a_zip_is_a_transcript_and_its_copy_is_gone(
+    owner_client, tmp_path: Path, private_copies: list[Path]
+):
+    make_v2_database(tmp_path / "opencode.db", "interrupted", age=3600)
+    (tmp_path / "hermes").mkdir()
+    make_db(tmp_path / "hermes" / "state.db", LOG)
+    members = {
+        "opencode/opencode.db": (tmp_path / "opencode.db").read_bytes(),
+        "opencode/opencode.db-wal": b"",  # a journal beside it: named, not read
+        "hermes/state.db": (tmp_path / "hermes" / "state.db").read_bytes(),
+        "claude/cut.jsonl": CUT,
+        "claude/clean.jsonl": CLEAN,
+    }
+    response = post_scan(owner_client, ("agents.zip", zip_with(members)))
+    job = ScanJob.objects.get()
+    assert response.status_code == 302
+    stored = dict(Transcript.objects.values_list("relative_path", "needs_repair"))
+    assert stored == {
+        f"opencode/opencode.db/{SESSION}": True,
+        f"hermes/state.db/{SID}": True,
+        "claude/cut.jsonl": True,
+        "claude/clean.jsonl": False,
+    }
+    assert (job.status, job.total, job.new, job.unreadable) == ("done", 4, 4, 0)
+    shapes = dict(Transcript.objects.values_list("relative_path", "format"))
+    assert shapes[f"hermes/state.db/{SID}"] != shapes[f"opencode/opencode.db/{SESSION}"]
+    assert all(shapes.values())
+    assert any("opencode/opencode.db-wal" in note and "journal" in note for note in job.notes)
+    # One private copy per database member, and none is left; nothing left in storage.
+    assert len(private_copies) == 2
+    assert not any(path.exists() for path in private_copies)
+    # Read without a journal beside the copy (OpenCode's database is in WAL mode).
+    assert sorted(HELD.values()) == [["opencode.db"], ["state.db"]]
+    assert not default_storage.exists(job.storage_dir)
+
+
+@pytest.mark.usefixtures("any_storage")
+def test_a_database_member_it_cannot_read_is_unreadable_and_the_rest_scanned(
+    owner_client, private_copies: list[Path]
+):
+    members = {
+        "goose/sessions.db": b"not a database at all" * 100,
+        "claude/cut.jsonl": CUT,
+    }
+    post_scan(owner_client, ("agents.zip", zip_with(members)))
+    job = ScanJob.objects.get()
+    assert (job.status, job.total, job.new, job.unreadable) == ("done", 2, 1, 1)
+    assert set(Transcript.objects.values_list("relative_path", flat=True)) == {"claude/cut.jsonl"}
+    reason = job.files.get(path="goose/sessions.db").reason
+    assert reason.startswith("This member could not be read as sessions.db")
+    assert "inspector-zipdb" not in reason  # our temporary path is not shown
+    assert len(private_copies) == 1
+    assert not private_copies[0].exists()
+
+
+@pytest.mark.usefixtures("any_storage")
+def test_a_session_id_naming_a_path_reads_no_file(owner_client, tmp_path: Path):
+    secret = tmp_path / "secret.jsonl"
+    secret.write_bytes(CUT)
+    make_db(tmp_path / "state.db", LOG, sid=f"../../../../../../../../..{secret}")
+    post_scan(
+        owner_client, ("agents.zip", zip_with({"state.db": (tmp_path / "state.db").read_bytes()}))
+    )
+    job = ScanJob.objects.get()
+    assert not Transcript.objects.exists()
+    assert (job.total, job.unreadable) == (1, 1)
+    assert "no session name" in job.files.get().reason
+
+
+def test_the_private_copy_goes_when_reading_fails_unexpectedly(
+    owner_client, tmp_path: Path, private_copies: list[Path], monkeypatch: pytest.MonkeyPatch
+):
+    from inspector.local import stores
+
+    class Failing:
+        def read(self, path: Path) -> bytes:
+            raise RuntimeError("a reader bug")
+
+    make_db(tmp_path / "state.db", LOG)
+    monkeypatch.setattr(stores, "for_path", lambda path: Failing())
+    post_scan(owner_client, ("a.zip", zip_with({"state.db": (tmp_path / "state.db").read_bytes()})))
+    assert not Transcript.objects.exists()
+    job = ScanJob.objects.get()  # the bug is this session's alone
+    assert (job.status, job.total, job.unreadable) == ("done", 1, 1)
+    assert "bug in Transcript Inspector" in job.files.get().reason
+    assert len(private_copies) == 1
+    assert not private_copies[0].exists()
+
+
+@pytest.mark.usefixtures("any_storage")
+def test_a_session_whose_last_write_is_no_time_is_still_scanned(owner_client, tmp_path: Path):
+    make_db(tmp_path / "state.db", LOG)
+    with sqlite3.connect(tmp_path / "state.db") as connection:
+        connection.execute("UPDATE messages SET timestamp = 1e300")
+        connection.execute("UPDATE sessions SET started_at = 1e300")
+    connection.close()
+    post_scan(owner_client, ("a.zip", zip_with({"state.db": (tmp_path / "state.db").read_bytes()})))
+    job = ScanJob.objects.get()
+    assert (job.status, job.new) == ("done", 1)
+    assert Transcript.objects.get().relative_path == f"state.db/{SID}"
