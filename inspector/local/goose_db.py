@@ -98,12 +98,7 @@ STORE = Database()
 
 def sessions(db: Path) -> list[tuple[Path, int, float]]:
     """Each session in the database: its name, its message count and its last write."""
-    query = (
-        "SELECT s.id, s.updated_at, COUNT(m.id), MAX(m.created_timestamp) FROM sessions s "
-        "LEFT JOIN messages m ON m.session_id = s.id GROUP BY s.id ORDER BY s.id"
-    )
-    with contextlib.closing(STORE.connect(db)) as connection:
-        found = connection.execute(query).fetchall()
+    found = STORE.listed(db, "updated_at", "created_timestamp")
     out: list[tuple[Path, int, float]] = []
     for session_id, updated, count, created in found:
         stamps = [float(created or 0), _seconds(updated)]

@@ -27,7 +27,6 @@ it; it does not read it back).
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
 import time
 from pathlib import Path
@@ -114,12 +113,7 @@ STORE = Database()
 
 def sessions(db: Path) -> list[tuple[Path, int, float]]:
     """Each session in the database: its name, its message count and its last write."""
-    query = (
-        "SELECT s.id, s.started_at, COUNT(m.id), MAX(m.timestamp) FROM sessions s "
-        "LEFT JOIN messages m ON m.session_id = s.id GROUP BY s.id ORDER BY s.id"
-    )
-    with contextlib.closing(STORE.connect(db)) as connection:
-        found = connection.execute(query).fetchall()
+    found = STORE.listed(db, "started_at", "timestamp")
     out: list[tuple[Path, int, float]] = []
     for session_id, started, count, newest in found:
         if not count:

@@ -179,6 +179,16 @@ class RowDatabase(LocalStore):
         """Each session in the database: its name, its message count and its last write."""
         raise NotImplementedError
 
+    def listed(self, db: Path, started: str, newest: str) -> list[Any]:
+        """For ``sessions_in``: each ``sessions`` row's id and ``started`` column, with its
+        ``messages`` rows' count and their largest ``newest`` column, in id order."""
+        query = (
+            f"SELECT s.id, s.{started}, COUNT(m.id), MAX(m.{newest}) FROM sessions s "  # noqa: S608
+            "LEFT JOIN messages m ON m.session_id = s.id GROUP BY s.id ORDER BY s.id"
+        )
+        with contextlib.closing(self.connect(db)) as connection:
+            return connection.execute(query).fetchall()
+
     def written_as(self, now: Row | None, change: RowChange) -> bool:
         """Whether the row ``now`` in the database is the one fix wrote for ``change``."""
         return now == change.new
