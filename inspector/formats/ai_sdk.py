@@ -53,6 +53,7 @@ from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.detect import Alternatives, opens_json
 from inspector.formats.jsondoc import dump_list, message_list, part_text, written_state
 from inspector.formats.jsondoc import text_of as _joined
+from inspector.formats.jsondoc import text_or_json as _text
 from inspector.formats.private import PART, REC, Message, call_id, kept_calls, public
 from inspector.formats.private import metadata as _md
 
@@ -366,14 +367,6 @@ def _model_result(part: Any) -> Message | None:
 
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else "" if value is None else str(value)
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    return orjson.dumps(value).decode()
 
 
 def _content(parts: list[Any]) -> list[Any]:

@@ -70,7 +70,7 @@ import orjson
 
 from inspector.formats import responses
 from inspector.formats.base import NO_FACTS, Facts, FormatError, Parsed, Problem, token_count
-from inspector.formats.jsondoc import part_text
+from inspector.formats.jsondoc import image_part, part_text
 from inspector.formats.jsonl import (
     Record,
     head_records,
@@ -544,17 +544,10 @@ def _parts(content: Any) -> list[Any]:
         if kind in ("input_text", "output_text", "text"):
             out.append({"type": "text", "text": part_text(part)})
         elif kind == "input_image" and isinstance(part.get("image_url"), str):
-            out.append(_image(part["image_url"]))
+            out.append(image_part(part["image_url"]))
         else:
             out.append(part)
     return out
-
-
-def _image(url: str) -> dict[str, Any]:
-    if url.startswith("data:") and ";base64," in url:
-        media_type, data = url[5:].split(";base64,", 1)
-        return {"type": "image", "media_type": media_type, "data": data}
-    return {"type": "image", "url": url}
 
 
 def _output(output: Any) -> Any:

@@ -169,6 +169,24 @@ def arguments_string(arguments: Any) -> str:
     return orjson.dumps({} if arguments is None else arguments).decode()
 
 
+def text_or_json(value: Any) -> str:
+    """A value as text: a string as it is, ``None`` as nothing, anything else its JSON."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return orjson.dumps(value).decode()
+
+
+def image_part(url: str) -> dict[str, Any]:
+    """An image URL as an image part: a ``data:`` URL's media type and base64 data, any
+    other URL as it is."""
+    if url.startswith("data:") and ";base64," in url:
+        media_type, data = url[5:].split(";base64,", 1)
+        return {"type": "image", "media_type": media_type, "data": data}
+    return {"type": "image", "url": url}
+
+
 def json_type(value: Any) -> str:
     if value is None:
         return "null"

@@ -46,7 +46,13 @@ from inspector.formats import jsonl
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.detect import Alternatives, list_shape, opens_json, refuse_others
 from inspector.formats.exchanges import append_exchange, exchanges, pick_exchange
-from inspector.formats.jsondoc import arguments_string, dump_like, dump_line, read_json
+from inspector.formats.jsondoc import (
+    arguments_string,
+    dump_like,
+    dump_line,
+    image_part,
+    read_json,
+)
 from inspector.formats.private import (
     REC,
     RESPONSE_REC,
@@ -533,15 +539,8 @@ def _canonical_part(part: Any) -> Any:
         image = part.get("image_url")
         url = image.get("url") if isinstance(image, dict) else image
         if isinstance(url, str):
-            return _image_from_url(url)
+            return image_part(url)
     return part
-
-
-def _image_from_url(url: str) -> dict[str, Any]:
-    if url.startswith("data:") and ";base64," in url:
-        media_type, data = url[5:].split(";base64,", 1)
-        return {"type": "image", "media_type": media_type, "data": data}
-    return {"type": "image", "url": url}
 
 
 # --- writing ------------------------------------------------------------------------------

@@ -50,6 +50,7 @@ from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.detect import Alternatives, opens_json
 from inspector.formats.jsondoc import dump_list, message_list, written_state
 from inspector.formats.jsondoc import text_of as _joined
+from inspector.formats.jsondoc import text_or_json as _text
 from inspector.formats.private import PART, REC, Message, call_id, kept_calls, public
 from inspector.formats.private import metadata as _md
 
@@ -215,14 +216,6 @@ def _response(record: dict[str, Any], problems: list[Problem], number: int) -> M
             content.append({**part, "type": kind})  # provider-run tools, files: as they are
     metadata: dict[str, Any] = {"tool_calls": calls} if calls else {}
     return {"role": "assistant", "content": content, "metadata": metadata}
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    return orjson.dumps(value).decode()
 
 
 def _user_content(value: Any) -> Any:

@@ -94,7 +94,7 @@ from inspector.engine.providers import (
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.detect import Alternatives, opens_json, refuse_others
 from inspector.formats.exchanges import read_request, write_request
-from inspector.formats.jsondoc import arguments_string, read_json, text_of
+from inspector.formats.jsondoc import arguments_string, image_part, read_json, text_of
 from inspector.formats.private import (
     END,
     REC,
@@ -615,11 +615,7 @@ def _canonical_part(part: Any) -> Any:
     if kind in ("input_text", "output_text", "text") and isinstance(part.get("text"), str):
         return {"type": "text", "text": part["text"]}
     if kind == "input_image" and isinstance(part.get("image_url"), str):
-        url = part["image_url"]
-        if url.startswith("data:") and ";base64," in url:
-            media_type, data = url[5:].split(";base64,", 1)
-            return {"type": "image", "media_type": media_type, "data": data}
-        return {"type": "image", "url": url}
+        return image_part(part["image_url"])
     return part
 
 

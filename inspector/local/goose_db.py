@@ -64,40 +64,23 @@ class Database(RowDatabase):
     def plan(
         self, rows: list[Row], largest: int, session_id: str, repaired: bytes
     ) -> list[RowChange]:
-        by_id = {row["id"]: row for row in rows}
         lines = [orjson.loads(line) for line in repaired.splitlines()[1:] if line.strip()]
-        changes: list[RowChange] = []
-        seen: set[int] = set()
-        next_id = largest + 1
-        for line in lines:
-            rec = line.get("_row")
-            new = _row_of(line, session_id)
-            if isinstance(rec, int) and rec in by_id:
-                if any(c.old is None for c in changes):
-                    raise StoreError("the repair puts a message before a later one; Goose reads "
-                                     "rows in id order, so fix cannot write it")  # fmt: skip
-                seen.add(rec)
-                old = by_id[rec]
-                if {**old, **new, "id": rec} != old:
-                    changes.append(RowChange(rec, old, {**old, **new, "id": rec}))
-                continue
-            new["id"] = next_id
-            new["message_id"] = f"msg_{session_id}_{next_id}"
-            changes.append(RowChange(next_id, None, new))
-            next_id += 1
-        for rec, old in by_id.items():
-            if rec not in seen:
-                changes.append(RowChange(rec, old, None))
-        return changes
 
-    def write(
-        self, connection: sqlite3.Connection, changes: list[RowChange], *, back: bool
-    ) -> None:
-        for change in reversed(changes) if back else changes:
-            row = change.old if back else change.new
-            connection.execute("DELETE FROM messages WHERE id = ?", (change.id,))
-            if row is not None:
-                connection.execute(_INSERT, tuple(row.get(c) for c in COLUMNS))
+        def changed(old: Row, line: dict[str, Any]) -> Row:
+            return {**old, **_row_of(line, session_id), "id": old["id"]}
+
+        def added(line: dict[str, Any], row_id: int) -> Row:
+            new = _row_of(line, session_id)
+            new["id"] = row_id
+            new["message_id"] = f"msg_{session_id}_{row_id}"
+            return new
+
+        return self.plan_in_order(rows, largest, lines, changed, added)
+
+    def put(self, connection: sqlite3.Connection, change: RowChange, row: Row | None) -> None:
+        connection.execute("DELETE FROM messages WHERE id = ?", (change.id,))
+        if row is not None:
+            connection.execute(_INSERT, tuple(row.get(c) for c in COLUMNS))
 
     def meta(self, session: Row) -> dict[str, Any]:
         description = session.get("name") or session.get("description") or ""
@@ -115,12 +98,7 @@ STORE = Database()
 
 def sessions(db: Path) -> list[tuple[Path, int, float]]:
     """Each session in the database: its name, its message count and its last write."""
-    query = (
-        "SELECT s.id, s.updated_at, COUNT(m.id), MAX(m.created_timestamp) FROM sessions s "
-        "LEFT JOIN messages m ON m.session_id = s.id GROUP BY s.id ORDER BY s.id"
-    )
-    with contextlib.closing(STORE.connect(db)) as connection:
-        found = connection.execute(query).fetchall()
+    found = STORE.listed(db, "updated_at", "created_timestamp")
     out: list[tuple[Path, int, float]] = []
     for session_id, updated, count, created in found:
         stamps = [float(created or 0), _seconds(updated)]

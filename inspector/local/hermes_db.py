@@ -27,7 +27,6 @@ it; it does not read it back).
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
 import time
 from pathlib import Path
@@ -60,52 +59,30 @@ class Database(RowDatabase):
     def plan(
         self, rows: list[Row], largest: int, session_id: str, repaired: bytes
     ) -> list[RowChange]:
-        by_id = {row["id"]: row for row in rows}
         lines = [orjson.loads(line) for line in repaired.splitlines() if line.strip()]
         lines = [line for line in lines if line.get("role") != "session_meta"]
-        changes: list[RowChange] = []
-        seen: set[int] = set()
-        next_id = largest + 1
         stamps = [r["timestamp"] for r in rows if isinstance(r.get("timestamp"), int | float)]
         last_time = max(stamps, default=time.time())
-        for line in lines:
-            rec = line.get("_row")
-            if isinstance(rec, int) and rec in by_id:
-                if any(c.old is None for c in changes):
-                    raise StoreError("the repair puts a message before a later one; Hermes reads "
-                                     "rows in id order, so fix cannot write it")  # fmt: skip
-                seen.add(rec)
-                old = by_id[rec]
-                new = _changed_row(old, line)
-                if new != old:
-                    changes.append(RowChange(rec, old, new))
-                continue
-            new = {"id": next_id, "session_id": session_id, "timestamp": last_time,
-                   **_columns_of(line)}  # fmt: skip
-            changes.append(RowChange(next_id, None, new))
-            next_id += 1
-        for rec, old in by_id.items():
-            if rec not in seen:
-                changes.append(RowChange(rec, old, None))
-        return changes
 
-    def write(
-        self, connection: sqlite3.Connection, changes: list[RowChange], *, back: bool
-    ) -> None:
+        def added(line: dict[str, Any], row_id: int) -> Row:
+            return {"id": row_id, "session_id": session_id, "timestamp": last_time,
+                    **_columns_of(line)}  # fmt: skip
+
+        return self.plan_in_order(rows, largest, lines, _changed_row, added)
+
+    def put(self, connection: sqlite3.Connection, change: RowChange, row: Row | None) -> None:
+        connection.execute("DELETE FROM messages WHERE id = ?", (change.id,))
+        if row is None:
+            return
         have = _columns(connection)
-        for change in reversed(changes) if back else changes:
-            row = change.old if back else change.new
-            connection.execute("DELETE FROM messages WHERE id = ?", (change.id,))
-            if row is None:
-                continue
-            values = {k: v for k, v in row.items() if k in have}
-            if not all(column.isidentifier() for column in values):
-                raise sqlite3.DatabaseError("not a messages row fix writes")
-            columns, marks = ", ".join(values), ", ".join("?" for _ in values)
-            connection.execute(
-                f"INSERT INTO messages ({columns}) VALUES ({marks})",  # noqa: S608
-                tuple(values.values()),
-            )
+        values = {k: v for k, v in row.items() if k in have}
+        if not all(column.isidentifier() for column in values):
+            raise sqlite3.DatabaseError("not a messages row fix writes")
+        columns, marks = ", ".join(values), ", ".join("?" for _ in values)
+        connection.execute(
+            f"INSERT INTO messages ({columns}) VALUES ({marks})",  # noqa: S608
+            tuple(values.values()),
+        )
 
     def written_as(self, now: Row | None, change: RowChange) -> bool:
         if change.new is not None and now is not None:  # the columns fix wrote
@@ -136,12 +113,7 @@ STORE = Database()
 
 def sessions(db: Path) -> list[tuple[Path, int, float]]:
     """Each session in the database: its name, its message count and its last write."""
-    query = (
-        "SELECT s.id, s.started_at, COUNT(m.id), MAX(m.timestamp) FROM sessions s "
-        "LEFT JOIN messages m ON m.session_id = s.id GROUP BY s.id ORDER BY s.id"
-    )
-    with contextlib.closing(STORE.connect(db)) as connection:
-        found = connection.execute(query).fetchall()
+    found = STORE.listed(db, "started_at", "timestamp")
     out: list[tuple[Path, int, float]] = []
     for session_id, started, count, newest in found:
         if not count:

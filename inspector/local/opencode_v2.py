@@ -204,30 +204,26 @@ class Database(RowDatabase):
             changes.append(RowChange(SEQUENCE, sequence, {**sequence, "seq": last}, SEQUENCE))
         return changes
 
-    def write(
-        self, connection: sqlite3.Connection, changes: list[RowChange], *, back: bool
-    ) -> None:
-        for change in reversed(changes) if back else changes:
-            row = change.old if back else change.new
-            if change.table == "event":
-                connection.execute("DELETE FROM event WHERE id = ?", (change.id,))
-                if row is not None:
-                    connection.execute(
-                        "INSERT INTO event (id, aggregate_id, seq, type, data) VALUES (?,?,?,?,?)",
-                        (row["id"], row["aggregate_id"], row["seq"], row["type"], row["data"]),
-                    )
-            elif change.table == "session_message" and row is not None:
+    def put(self, connection: sqlite3.Connection, change: RowChange, row: Row | None) -> None:
+        if change.table == "event":
+            connection.execute("DELETE FROM event WHERE id = ?", (change.id,))
+            if row is not None:
                 connection.execute(
-                    "UPDATE session_message SET data = ?, time_updated = ? WHERE id = ?",
-                    (row["data"], row["time_updated"], change.id),
+                    "INSERT INTO event (id, aggregate_id, seq, type, data) VALUES (?,?,?,?,?)",
+                    (row["id"], row["aggregate_id"], row["seq"], row["type"], row["data"]),
                 )
-            elif change.table == SEQUENCE and row is not None:
-                connection.execute(
-                    "UPDATE event_sequence SET seq = ? WHERE aggregate_id = ?",
-                    (row["seq"], row["aggregate_id"]),
-                )
-            else:
-                raise sqlite3.DatabaseError(f"not a row fix writes: {change.describe()}")
+        elif change.table == "session_message" and row is not None:
+            connection.execute(
+                "UPDATE session_message SET data = ?, time_updated = ? WHERE id = ?",
+                (row["data"], row["time_updated"], change.id),
+            )
+        elif change.table == SEQUENCE and row is not None:
+            connection.execute(
+                "UPDATE event_sequence SET seq = ? WHERE aggregate_id = ?",
+                (row["seq"], row["aggregate_id"]),
+            )
+        else:
+            raise sqlite3.DatabaseError(f"not a row fix writes: {change.describe()}")
 
 
 STORE = Database()

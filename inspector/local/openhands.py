@@ -41,6 +41,7 @@ from typing import Any
 import orjson
 
 from inspector.local.confine import Confined, Refused, absolute, safe_name
+from inspector.local.opencode import Change
 from inspector.local.outcome import Outcome, StoreError, diagnosed, sha256
 from inspector.local.store import LocalStore, Run, repair_of
 
@@ -57,15 +58,6 @@ class Event:
     id: int
     data: bytes
     value: Any
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """One file: ``old`` None for a file the repair adds, ``new`` None for one it removes."""
-
-    path: Path
-    old: bytes | None
-    new: bytes | None
 
 
 def is_session(path: Path) -> bool:

@@ -25,8 +25,9 @@ original rows are put back. ``undo`` (``restore``) puts the backed-up rows
 back in one transaction, if the rows are still the ones ``fix`` wrote.
 
 The hooks a database kind gives: ``connect`` (read-only), ``rows``,
-``largest``, ``export``, ``plan``, ``write``, ``sessions_in``, and
-``written_as`` where a row holds more than fix writes.
+``largest``, ``export``, ``plan`` (``plan_in_order`` for rows read in id
+order), ``put`` (one row; ``write`` walks the changes, last first to put them
+back), ``sessions_in``, and ``written_as`` where a row holds more than fix writes.
 """
 
 from __future__ import annotations
@@ -126,15 +127,67 @@ class RowDatabase(LocalStore):
         """The row changes that make the database hold ``repaired``; ``StoreError`` if none can."""
         raise NotImplementedError
 
+    def plan_in_order(
+        self,
+        rows: list[Row],
+        largest: int,
+        lines: list[dict[str, Any]],
+        changed: Callable[[Row, dict[str, Any]], Row],
+        added: Callable[[dict[str, Any], int], Row],
+    ) -> list[RowChange]:
+        """``plan`` for rows the agent reads in id order, a message a row: a line naming a
+        row of the session (``_row``) changes it to ``changed(old, line)`` where that
+        differs, another line is a new row ``added(line, id)`` with the ids after
+        ``largest`` (refused before a later row), a row no line names is deleted."""
+        by_id = {row["id"]: row for row in rows}
+        changes: list[RowChange] = []
+        seen: set[int] = set()
+        next_id = largest + 1
+        for line in lines:
+            rec = line.get("_row")
+            if isinstance(rec, int) and rec in by_id:
+                if any(c.old is None for c in changes):
+                    raise StoreError(f"the repair puts a message before a later one; "
+                                     f"{self.agent_name} reads rows in id order, so fix "
+                                     "cannot write it")  # fmt: skip
+                seen.add(rec)
+                old = by_id[rec]
+                new = changed(old, line)
+                if new != old:
+                    changes.append(RowChange(rec, old, new))
+                continue
+            changes.append(RowChange(next_id, None, added(line, next_id)))
+            next_id += 1
+        for rec, old in by_id.items():
+            if rec not in seen:
+                changes.append(RowChange(rec, old, None))
+        return changes
+
+    def put(self, connection: sqlite3.Connection, change: RowChange, row: Row | None) -> None:
+        """Make ``change``'s row be ``row`` (``None``: no such row) in the open transaction."""
+        raise NotImplementedError
+
     def write(
         self, connection: sqlite3.Connection, changes: list[RowChange], *, back: bool
     ) -> None:
-        """Write ``changes`` (their old rows again with ``back``) inside the open transaction."""
-        raise NotImplementedError
+        """Write ``changes`` (their old rows again with ``back``, last first) inside the open
+        transaction, a row at a time through ``put``."""
+        for change in reversed(changes) if back else changes:
+            self.put(connection, change, change.old if back else change.new)
 
     def sessions_in(self, db: Path) -> list[tuple[Path, int, float]]:
         """Each session in the database: its name, its message count and its last write."""
         raise NotImplementedError
+
+    def listed(self, db: Path, started: str, newest: str) -> list[Any]:
+        """For ``sessions_in``: each ``sessions`` row's id and ``started`` column, with its
+        ``messages`` rows' count and their largest ``newest`` column, in id order."""
+        query = (
+            f"SELECT s.id, s.{started}, COUNT(m.id), MAX(m.{newest}) FROM sessions s "  # noqa: S608
+            "LEFT JOIN messages m ON m.session_id = s.id GROUP BY s.id ORDER BY s.id"
+        )
+        with contextlib.closing(self.connect(db)) as connection:
+            return connection.execute(query).fetchall()
 
     def written_as(self, now: Row | None, change: RowChange) -> bool:
         """Whether the row ``now`` in the database is the one fix wrote for ``change``."""

@@ -6,6 +6,8 @@ from typing import Any
 from django.conf import settings
 from django.db import migrations, models
 
+from inspector.web.migrations._backfill import fill_from_meta
+
 BATCH = 2000
 
 # What the backfill computes, frozen here as it was when the columns came (the models'
@@ -47,16 +49,7 @@ def backfill(apps, schema_editor):
     """Fill the new columns of every existing row from its stored ``meta``, a batch at a time."""
     Transcript = apps.get_model("web", "Transcript")
     rows = Transcript.objects.using(schema_editor.connection.alias).order_by("pk")
-    after = 0
-    while True:
-        batch = list(rows.filter(pk__gt=after).only("pk", "meta")[:BATCH])
-        if not batch:
-            return
-        for row in batch:
-            for name, value in meta_columns(row.meta).items():
-                setattr(row, name, value)
-        rows.bulk_update(batch, META_COLUMNS)
-        after = batch[-1].pk
+    fill_from_meta(rows, META_COLUMNS, meta_columns, BATCH)
 
 
 # The dashboard's rule filter (``counts ? 'PAIR-1'``) on PostgreSQL; SQLite has no such index.

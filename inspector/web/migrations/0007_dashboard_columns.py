@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import migrations, models
 from django.db.models.functions import Coalesce
 
+from inspector.web.migrations._backfill import fill_from_meta
+
 BATCH = 2000
 
 # What the backfill computes, frozen here as it was when the columns came (the models'
@@ -39,16 +41,7 @@ def backfill(apps, schema_editor):
         .filter(models.Q(meta__has_key="sidechain") | models.Q(meta__has_key="conversation_list"))
         .order_by("pk")
     )
-    after = 0
-    while True:
-        batch = list(rows.filter(pk__gt=after).only("pk", "meta")[:BATCH])
-        if not batch:
-            return
-        for row in batch:
-            for name, value in list_columns(row.meta).items():
-                setattr(row, name, value)
-        rows.bulk_update(batch, LIST_COLUMNS)
-        after = batch[-1].pk
+    fill_from_meta(rows, LIST_COLUMNS, list_columns, BATCH)
 
 
 class Migration(migrations.Migration):
