@@ -43,7 +43,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("inspector.local.goose_db", "inspector.local.hermes_db", "inspector.local.opencode_v2"),
     ("inspector.local.openhands",),
     ("inspector.local.stores",),
-    ("inspector.local.sessions", "inspector.local.fix"),
+    ("inspector.local.sessions", "inspector.local.fix", "inspector.local.databases"),
     ("inspector.local",),
     # The console command.
     ("inspector.cli",),

@@ -10,7 +10,11 @@ and ``tool_result`` in the user message after the call), and records of its
 own: ``todo_state``, ``compaction_state`` (``summaryText``, the
 ``anchorMessage`` it keeps from), ``agent_turn_outcome``, ``session_end``.
 Droid is closed source: this layout is what its files show (public readers'
-fixtures and Factory's hook docs), not a schema.
+fixtures and Factory's hook docs). Its message schema is public in Factory's own
+SDK (Factory-AI/droid-sdk-python, ``schemas/messages.py``, ported from Droid's
+``sessionV2/messages/schemas.ts``): ``content`` is a list of blocks, each an
+object with a ``type`` (the six above and ``document``, a PDF or plain text a
+user attached, also inside a ``tool_result``), never a bare string.
 
 Reading (``parse``)
 -------------------
@@ -83,7 +87,11 @@ _BODY_KEYS = frozenset(
         "reasoningEffort",
     }
 )
-_BLOCKS = frozenset({"text", "thinking", "redacted_thinking", "image", "tool_use", "tool_result"})
+_BLOCKS = frozenset(
+    {"text", "thinking", "redacted_thinking", "image", "document", "tool_use", "tool_result"}
+)
+# Blocks carried through whole: the repair never changes them, and writes them back as read.
+_KEPT = ("redacted_thinking", "image", "document")
 
 
 def sniff(head: bytes) -> float:
@@ -202,7 +210,7 @@ def _messages(body: dict[str, Any], line: int, names: dict[str, str]) -> list[Me
             parts.append({"type": "text", "text": block["text"]})
         elif kind == "thinking":
             parts.append({"type": "thinking", "thinking": str(block.get("thinking", ""))})
-        elif kind in ("redacted_thinking", "image"):
+        elif kind in _KEPT:
             parts.append({"type": "droid_block", "block": block})
         elif kind == "tool_use":
             if role != "assistant" or not isinstance(block.get("id"), str):
@@ -245,7 +253,7 @@ def _result_text(block: dict[str, Any], line: int) -> Any:
                 and isinstance(item.get("text"), str)
             ):
                 parts.append({"type": "text", "text": item["text"]})
-            elif isinstance(item, dict) and item.get("type") == "image":
+            elif isinstance(item, dict) and item.get("type") in ("image", "document"):
                 parts.append({"type": "droid_block", "block": item})
             else:
                 raise FormatError(f"line {line}: a tool_result part this reader cannot read")

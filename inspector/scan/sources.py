@@ -13,22 +13,18 @@ import os
 import re
 import sqlite3
 import zipfile
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
-from inspector.local import goose_db, hermes_db, opencode, openhands
+from inspector.local import openhands
+from inspector.local.databases import DATABASES, is_row_of
 from inspector.local.outcome import StoreError
 from inspector.local.sessions import is_session_name
 
-# The agents' databases a folder may hold, each with what lists its sessions (each named
-# ``<db>/<sessionID>``, read through its store, read-only): OpenCode's, Goose's, Hermes's.
-DATABASES: dict[str, Callable[[Path], list[tuple[Path, int, float]]]] = {
-    "opencode.db": opencode.db_sessions,
-    goose_db.DB_NAME: goose_db.sessions,
-    hermes_db.DB_NAME: hermes_db.sessions,
-}
+# The agents' databases a folder may hold are ``DATABASES`` (``inspector.local.databases``):
+# a folder's and a zip's are known by the names their agents give them.
+__all__ = ["DATABASES", "is_row_of"]
 
 # Members smaller than this cannot do harm whatever their ratio; JSON of a
 # few KB often compresses better than 100 to 1.
@@ -142,11 +138,6 @@ def row_time(stamp: float) -> datetime | None:
         return datetime.fromtimestamp(stamp, UTC) if stamp else None
     except (ValueError, OverflowError, OSError):
         return None
-
-
-def is_row_of(session: Path, db: Path) -> bool:
-    """Whether ``session`` names a row of the database ``db``, not some other path."""
-    return session.parent == db and session.name not in ("", ".", "..")
 
 
 def _found_events(folder: Path, relative: str) -> Found:

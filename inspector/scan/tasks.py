@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import shutil
 import sqlite3
 import tempfile
 import zipfile
@@ -20,7 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
 
 from django.conf import settings
 from django.core.files.base import ContentFile
@@ -31,7 +29,7 @@ from django.db.models.fields.json import KT
 from django.tasks import task
 from django.utils import timezone
 
-from inspector.local import openhands, stores
+from inspector.local import databases, openhands, stores
 from inspector.local.outcome import StoreError
 from inspector.local.store import FILE
 from inspector.scan.models import ScanFile, ScanJob, refresh_scan_started
@@ -163,8 +161,7 @@ def _unpack_database(
 
         try:
             with archive.open(info) as member, db.open("xb+") as copy:
-                shutil.copyfileobj(member, copy, 1024 * 1024)
-                _out_of_wal(copy)
+                databases.copy_into(member, copy)
         except (zipfile.BadZipFile, EOFError, NotImplementedError, zlib.error, OSError) as error:
             reason = (
                 f"This member of the zip could not be unpacked ({why(error)}); the rest were read."
@@ -211,17 +208,6 @@ def _unpack_database(
             stored = default_storage.save(f"{stem}-{number:06d}.jsonl", ContentFile(data))
             found.append(Found(path, stored, len(data), when))
     return found
-
-
-def _out_of_wal(copy: BinaryIO) -> None:
-    """Mark our private copy of a WAL database as a rollback one (its header's bytes 18-19,
-    2 -> 1, what leaving WAL mode writes): a read-only reader then makes no -shm and -wal
-    beside it. The copy has no log of its own, so it reads the same rows."""
-    copy.seek(0)
-    header = copy.read(20)
-    if header[:16] == b"SQLite format 3\x00" and header[18:20] == b"\x02\x02":
-        copy.seek(18)
-        copy.write(b"\x01\x01")
 
 
 def zip_limits() -> Limits:

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 
 from inspector.formats import FORMATS
+from inspector.local import databases
 
 ROLE_CHOICES = [(role, role) for role in ("system", "user", "assistant", "tool")]
 VIEW_CHOICES = [
@@ -101,6 +102,17 @@ class UploadForm(forms.Form):
                 "Choose a transcript file, drop one on the page, or paste one."
             )
         return data
+
+    def database(self) -> UploadedFile | None:
+        """The uploaded file if it is an SQLite database (by its header, whatever its name),
+        whose sessions are read as an agent's (``inspector.local.databases``)."""
+        upload = self.cleaned_data.get("file")
+        if upload is None:
+            return None
+        upload.seek(0)
+        head = upload.read(len(databases.SQLITE_HEADER))
+        upload.seek(0)
+        return upload if databases.is_sqlite(head) else None
 
     def transcript_bytes(self) -> tuple[bytes, str]:
         """The upload's bytes and its file name (after ``is_valid``)."""

@@ -42,7 +42,7 @@ from inspector.diagnosis.select import (
 )
 from inspector.engine import RULES
 from inspector.formats import extension_of
-from inspector.local import agents
+from inspector.local import agents, databases
 from inspector.web import events, export, spec, store, words
 from inspector.web.forms import (
     ApiUploadForm,
@@ -108,6 +108,9 @@ def upload(request: HttpRequest) -> HttpResponse:
         return _upload_page(request, UploadForm())
     form = UploadForm(request.POST, request.FILES)
     if form.is_valid():
+        database = form.database()
+        if database is not None:
+            return _upload_database(request, form, database)
         data, name = form.transcript_bytes()
         try:
             transcript, created = store.store_upload(
@@ -127,10 +130,70 @@ def upload(request: HttpRequest) -> HttpResponse:
                 f"{name} is the same transcript as {transcript.file_name}, uploaded "
                 f"{transcript.created:%Y-%m-%d %H:%M}: the bytes are identical, so here it is.",
             )
-        if "application/json" in request.headers.get("Accept", ""):
-            return JsonResponse({"location": transcript.get_absolute_url(), "created": created})
-        return redirect(transcript)
+        return _opened(request, transcript, created)
     return _upload_page(request, form, status=400)
+
+
+def _opened(request: HttpRequest, transcript: Transcript, created: bool) -> HttpResponse:
+    """The stored upload's timeline: where to go (upload.js), or a redirect there."""
+    if "application/json" in request.headers.get("Accept", ""):
+        return JsonResponse({"location": transcript.get_absolute_url(), "created": created})
+    return redirect(transcript)
+
+
+def _upload_database(request: HttpRequest, form: UploadForm, upload: UploadedFile) -> HttpResponse:
+    """An agent's database uploaded on its own: each of its sessions its own transcript, as
+    a zip's are (``<file>/<sessionID>``), read read-only from a private temporary copy.
+
+    A database that cannot be read, or of which no session can, is refused with its reasons
+    and nothing is stored. One session opens as any upload does; several are listed with
+    their verdicts, and the sessions that could not be read with why.
+    """
+    name = upload.name or "database"
+    limit = settings.INSPECTOR_MAX_UPLOAD_BYTES
+    try:
+        kind, sessions = databases.read_sessions(upload.chunks(), max_session_bytes=limit)
+    except databases.Unreadable as error:
+        form.add_error(None, f"{name}: {error} Nothing was stored.")
+        return _upload_page(request, form, status=400)
+    except Exception as error:  # a reader bug: said as one, the private copy gone all the same
+        log.exception("reading the uploaded database %s failed", name)
+        form.add_error(
+            None,
+            f"{name}: reading this database failed ({type(error).__name__}); this is a bug in "
+            "Transcript Inspector and has been logged. Nothing was stored.",
+        )
+        return _upload_page(request, form, status=400)
+    unread = [(session.name, session.reason) for session in sessions if session.reason]
+    project = store.project_for(request.user, form.cleaned_data["project"])
+    stored: list[tuple[Transcript, bool]] = []
+    for session in sessions:
+        if session.reason:
+            continue
+        try:
+            stored.append(
+                store.store_upload(
+                    request.user, session.data, session.name, project=project,
+                    format=form.cleaned_data["format"] or "auto",
+                    relative_path=f"{name}/{session.name}",
+                )
+            )  # fmt: skip
+        except store.UnreadableTranscript as error:  # stored nothing: this session only
+            unread.append((session.name, str(error)))
+    if not stored:
+        why = "; ".join(f"{session}: {reason}" for session, reason in unread)
+        form.add_error(
+            None,
+            f"{name}: {databases.AGENTS[kind]}'s {kind}, but "
+            + (f"no session in it could be read ({why})." if why else "it holds no session.")
+            + " Nothing was stored.",
+        )
+        return _upload_page(request, form, status=400)
+    if len(stored) == 1 and not unread:
+        return _opened(request, *stored[0])
+    context: dict[str, Any] = {"name": name, "kind": kind, "agent": databases.AGENTS[kind]}
+    context |= {"project": project, "stored": stored, "unread": unread}
+    return render(request, "inspector/upload_database.html", context)
 
 
 @login_required

@@ -101,6 +101,12 @@
         window.location.assign(answer.location);
         return;
       }
+      if (request.status === 200 && !answer) {
+        // An agent's database with several sessions: the page listing them, as sent.
+        status("Diagnosed the sessions of " + name + ".", 100);
+        document.open(); document.write(request.responseText); document.close();
+        return;
+      }
       var box = form.querySelector("[data-upload-progress]");
       if (box) box.hidden = true;
       var dz = zone();

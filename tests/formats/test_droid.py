@@ -94,6 +94,45 @@ def test_a_compaction_restarts_from_its_summary():
     ]
 
 
+# Droid's own message schema (Factory-AI/droid-sdk-python, schemas/messages.py): a document
+# block a user attached (a PDF, or plain text), in a message and inside a tool_result.
+PDF = {"type": "base64", "mediaType": "application/pdf", "data": "JVBERi0xLjQK", "name": "a.pdf"}
+NOTES = {"type": "text", "mediaType": "text/plain", "data": "the spec", "name": "spec.txt"}
+
+
+def _with_documents(data: bytes) -> bytes:
+    lines = records(data)
+    lines[2]["message"]["content"].append({"type": "document", "source": PDF})
+    result = lines[4]["message"]["content"][0]
+    result["content"] = [
+        {"type": "text", "text": result["content"]},
+        {"type": "document", "source": NOTES},
+    ]
+    return b"".join(orjson.dumps(r) + b"\n" for r in lines)
+
+
+def test_document_blocks_are_read_kept_and_written_back_in_their_place():
+    data = _with_documents(read(HEALTHY))
+    parsed = load(data)
+    assert parsed.format == "droid" and not parsed.problems
+    assert {"type": "droid_block", "block": {"type": "document", "source": PDF}} in (
+        parsed.messages[1]["content"]
+    )
+    assert parsed.messages[3]["content"][1]["block"]["source"] == NOTES
+    assert repair(parsed).actions == []
+    assert droid.serialise(list(parsed.messages), parsed) == data
+
+
+def test_a_crashed_session_with_a_document_keeps_it_in_the_repair():
+    crashed = _with_documents(read(HEALTHY)).splitlines(keepends=True)[:4]
+    parsed = load(b"".join(crashed))
+    written, again = repaired_round_trip(droid, parsed)
+    out = records(written)
+    assert out[2]["message"]["content"][-1] == {"type": "document", "source": PDF}
+    assert out[-1]["message"]["content"][0]["tool_use_id"] == "call_1"
+    assert droid.serialise(list(again.messages), again) == written
+
+
 @pytest.mark.parametrize(
     ("record", "field"),
     [
@@ -112,6 +151,7 @@ def test_a_compaction_restarts_from_its_summary():
                 "type": "message",
                 "message": {"role": "user", "content": ["plain", {"type": "text"}]},
             },
+            # Droid's schema holds only blocks (see PDF above): a bare string is no Droid file.
             "a content item that is a str, not a block",
         ),
     ],
