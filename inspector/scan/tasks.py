@@ -39,6 +39,7 @@ from inspector.scan.sources import (
     DATABASES,
     Found,
     Limits,
+    ZipPlan,
     ZipRefused,
     is_database,
     is_row_of,
@@ -107,15 +108,7 @@ def expand_zip(job_id: int, zip_name: str) -> str:
         return "already expanded"
     try:
         with default_storage.open(zip_name, "rb") as handle, zipfile.ZipFile(handle) as archive:
-            limits = zip_limits()
-            plan = plan_zip(archive, limits)
-            found = []
-            for index, (info, name) in enumerate(plan.members):
-                stem = f"{job.storage_dir}/files/{index:06d}"
-                if is_database(name):
-                    found.extend(_unpack_database(archive, info, name, stem, limits))
-                else:
-                    found.append(_unpack(archive, info, name, stem))
+            plan, found = unpack_zip(archive, f"{job.storage_dir}/files", zip_limits())
     except (zipfile.BadZipFile, ZipRefused, OSError, EOFError) as error:
         reason = str(error) if isinstance(error, ZipRefused) else f"The zip is damaged: {error}."
         ScanJob.objects.filter(pk=job.pk).update(
@@ -127,6 +120,23 @@ def expand_zip(job_id: int, zip_name: str) -> str:
     ScanJob.objects.filter(pk=job.pk).update(notes=[*job.notes, *plan.notes])
     start(job, found)
     return "expanded"
+
+
+def unpack_zip(
+    archive: zipfile.ZipFile, folder: str, limits: Limits
+) -> tuple[ZipPlan, list[Found]]:
+    """The zip's plan (``plan_zip``: raises ``ZipRefused``), and each member it keeps read
+    into storage under ``folder`` by our own names: a file as it is, an agent's database as
+    its sessions (``_unpack_database``)."""
+    plan = plan_zip(archive, limits)
+    found: list[Found] = []
+    for index, (info, name) in enumerate(plan.members):
+        stem = f"{folder}/{index:06d}"
+        if is_database(name):
+            found.extend(_unpack_database(archive, info, name, stem, limits))
+        else:
+            found.append(_unpack(archive, info, name, stem))
+    return plan, found
 
 
 def _unpack(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, stem: str) -> Found:

@@ -18,10 +18,15 @@ compared. What must hold:
 from __future__ import annotations
 
 import hashlib
+import io
 import os
+import secrets
+import shutil
 import sqlite3
+import stat
 import tempfile
 import time
+import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -47,6 +52,9 @@ from tests.local.conftest import (
     place_store,
     snapshot,
 )
+from tests.local.test_hermes_db import LOG as HERMES_LOG
+from tests.local.test_hermes_db import SID as HERMES_SID
+from tests.local.test_hermes_db import make_db as make_hermes_db
 from tests.local.test_opencode_v2 import ASSISTANT as V2_ASSISTANT
 from tests.local.test_opencode_v2 import DATA as V2_DATA
 from tests.local.test_opencode_v2 import SESSION as V2_SESSION
@@ -643,3 +651,165 @@ def test_every_case_is_run_once() -> None:
     for agent, craft in CASES:
         name = "msg ok" if craft == "file-name" else "../../../OUTSIDE/PWNED_MSG"
         check_case(agent, craft, name)
+
+
+# --- An uploaded zip's agent databases, copied to a private temporary folder (scan) ---------
+
+ZIP_CRAFTS = (
+    "",
+    "member-name",  # the database member under a hostile folder name
+    "climbing",  # members named out of the zip: absolute, '..', a drive, backslashes
+    "link-member",  # a member that is a symbolic link (its bytes name a file outside)
+    "session-ids",  # sessions whose ids are hostile, or name a file outside
+    "not-a-database",  # bytes that are no SQLite database under a database's name
+    "planted-temp",  # links and folders named like ours in the temporary base
+)
+SECRET = b'{"secret": "outside the zip"}\n'
+CLIMBING = (
+    "../../outside/opencode.db",
+    "/tmp/x/state.db",
+    "C:/state.db",
+    "a/../../state.db",
+    "a\\..\\..\\outside\\sessions.db",
+)
+
+
+def _zip(members: list[tuple[str, bytes, bool]]) -> bytes:
+    """A zip of ``(name, bytes, is_link)``: a link member as ``zip -y`` stores one."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for member, data, is_link in members:
+            info = zipfile.ZipInfo(member, (2026, 1, 2, 3, 4, 5))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            if is_link:
+                info.create_system = 3
+                info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            archive.writestr(info, data)
+    return buffer.getvalue()
+
+
+def _database_bytes(build: Path, kind: str, session_id: str | None = None) -> bytes:
+    """The bytes of one agent's database (``opencode.db`` of the v2 tables, or ``state.db``)."""
+    folder = build / secrets.token_hex(4)
+    folder.mkdir(parents=True)
+    if kind == "state.db":
+        make_hermes_db(folder / kind, HERMES_LOG, sid=session_id or HERMES_SID)
+    else:
+        tables = orjson.loads(orjson.dumps(V2_SESSIONS["interrupted"]))
+        if session_id is not None:
+            tables = _replaced(tables, V2_SESSION, session_id)
+        _make_v2(folder / kind, tables)
+    return (folder / kind).read_bytes()
+
+
+def zip_members(tree: Path, craft: str, name: str) -> list[tuple[str, bytes, bool]]:
+    build = tree / "build"
+    outside = tree / "outside"
+    (outside / "secret.jsonl").write_bytes(SECRET)
+    members = [("claude/cut.jsonl", one_file_bytes("claude-code"), False)]
+    if craft in ("", "planted-temp"):
+        members += [
+            ("opencode/opencode.db", _database_bytes(build, "opencode.db"), False),
+            ("hermes/state.db", _database_bytes(build, "state.db"), False),
+        ]
+    elif craft == "member-name":
+        members.append((f"{name}/opencode.db", _database_bytes(build, "opencode.db"), False))
+    elif craft == "climbing":
+        members += [(member, _database_bytes(build, "state.db"), False) for member in CLIMBING]
+    elif craft == "link-member":
+        target = str(outside / "opencode.db")
+        shutil.copyfile(tree / "outside" / "victim.txt", outside / "opencode.db")
+        members += [("opencode.db", target.encode(), True), ("state.db", b"../outside", True)]
+    elif craft == "session-ids":
+        members += [
+            ("a/opencode.db", _database_bytes(build, "opencode.db", name), False),
+            ("b/state.db", _database_bytes(build, "state.db", name), False),
+            ("c/state.db", _database_bytes(build, "state.db", f"../../..{outside}/secret"),
+             False),
+        ]  # fmt: skip
+    elif craft == "not-a-database":
+        members.append(("goose/sessions.db", b"SQLite format 3\x00" + b"\xff" * 4000, False))
+    shutil.rmtree(build, ignore_errors=True)
+    return members
+
+
+def _plant(temp: Path, outside: Path) -> None:
+    """Links and folders named like our private folders, fresh: none is ours to touch."""
+    (temp / "inspector-zipdb-planted1").symlink_to(outside)
+    (temp / "inspector-zipdb-planted2").symlink_to(outside / "victim.txt")
+    (temp / "inspector-zipdb-someone").mkdir()
+    (temp / "inspector-zipdb-someone" / "opencode.db").symlink_to(outside / "victim.txt")
+
+
+@contextmanager
+def _private_base(temp: Path, storage: Path) -> Iterator[None]:
+    """Temporary folders made in ``temp``, and the storage a scan writes to, ``storage``."""
+    from django.conf import settings as django_settings
+    from django.test import override_settings
+
+    was = tempfile.tempdir
+    tempfile.tempdir = str(temp)
+    stores_setting = {
+        **django_settings.STORAGES,
+        "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(storage)},
+        },
+    }
+    try:
+        with override_settings(STORAGES=stores_setting):
+            yield
+    finally:
+        tempfile.tempdir = was
+
+
+def check_zip(craft: str, name: str) -> None:
+    from inspector.scan import tasks
+
+    with tempfile.TemporaryDirectory() as temporary:
+        tree = Path(temporary).resolve()
+        outside = _outside(tree)
+        temp, storage = tree / "tmp", tree / "storage"
+        temp.mkdir()
+        storage.mkdir()
+        data = _zip(zip_members(tree, craft, name))
+        if craft == "planted-temp":
+            _plant(temp, outside)
+        before = snapshot(tree)
+        with _private_base(temp, storage), zipfile.ZipFile(io.BytesIO(data)) as archive:
+            _plan, found = tasks.unpack_zip(archive, "job/files", tasks.zip_limits())
+        after = snapshot(tree)
+        diff = changed(before, after)
+        # Only new files in storage: nothing else changed, the private folders are gone.
+        assert all(p.is_relative_to(storage) and p not in before for p in diff), sorted(diff)
+        stored = [node[1] for p, node in after.items() if p in diff and node[0] == "file"]
+        assert SECRET not in stored and b"not yours" not in stored
+        for item in found:
+            assert "inspector-zipdb" not in item.reason and str(temp) not in item.reason, item
+            assert not item.source or item.source.startswith("job/files/"), item
+            if item.source:
+                assert (storage / item.source) in diff
+        if craft in ("", "planted-temp"):  # each session of each database read, as a row
+            assert {f.path for f in found if f.source} == {
+                "claude/cut.jsonl",
+                f"opencode/opencode.db/{V2_SESSION}",
+                f"hermes/state.db/{HERMES_SID}",
+            }
+        if craft in ("link-member", "not-a-database"):  # unreadable, whatever the bytes name
+            assert all(f.reason for f in found if f.path != "claude/cut.jsonl"), found
+        if craft == "climbing":  # no member named out of the zip is read
+            # (the one folder left in front of every name is stripped, as ever)
+            assert [f.path for f in found] == ["cut.jsonl"], found
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(craft=st.sampled_from(ZIP_CRAFTS), name=HOSTILE)
+def test_a_crafted_zips_databases_are_read_in_a_private_folder_that_goes(
+    craft: str, name: str
+) -> None:
+    check_zip(craft, name)
+
+
+def test_every_zip_case_is_run_once() -> None:
+    for craft in ZIP_CRAFTS:
+        check_zip(craft, "../../../OUTSIDE/PWNED_MSG")
