@@ -734,11 +734,16 @@ def zip_members(tree: Path, craft: str, name: str) -> list[tuple[str, bytes, boo
 
 
 def _plant(temp: Path, outside: Path) -> None:
-    """Links and folders named like our private folders, fresh: none is ours to touch."""
+    """Links and folders named like our private folders, days old: none is ours to touch
+    (a link, a file, a name mkdtemp does not make; the sweep of stale ones leaves them)."""
     (temp / "inspector-zipdb-planted1").symlink_to(outside)
     (temp / "inspector-zipdb-planted2").symlink_to(outside / "victim.txt")
+    (temp / "inspector-zipdb-afile123").write_bytes(b"a file")
     (temp / "inspector-zipdb-someone").mkdir()
     (temp / "inspector-zipdb-someone" / "opencode.db").symlink_to(outside / "victim.txt")
+    stamp = time.time() - 3 * 24 * 3600
+    for path in [*temp.iterdir(), temp / "inspector-zipdb-someone" / "opencode.db"]:
+        os.utime(path, (stamp, stamp), follow_symlinks=False)
 
 
 @contextmanager

@@ -5,15 +5,19 @@ storage) that is gone afterwards, also when the member cannot be read."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 from django.core.files.storage import default_storage
 
+from inspector.scan import tasks
 from inspector.scan.models import ScanJob
 from inspector.web.models import Transcript
+from tests.local.conftest import changed, snapshot
 from tests.local.test_hermes_db import LOG, SID, make_db
 from tests.local.test_opencode_v2 import SESSION, make_v2_database
 from tests.scan.conftest import MIXED, zip_with
@@ -150,3 +154,51 @@ def test_a_session_whose_last_write_is_no_time_is_still_scanned(owner_client, tm
     job = ScanJob.objects.get()
     assert (job.status, job.new) == ("done", 1)
     assert Transcript.objects.get().relative_path == f"state.db/{SID}"
+
+
+def _aged(path: Path, seconds: float) -> None:
+    stamp = time.time() - seconds
+    os.utime(path, (stamp, stamp), follow_symlinks=False)
+
+
+def test_the_next_zip_step_removes_only_our_stale_private_folders(
+    owner_client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A worker killed mid-step leaves its private folder; the next zip step sweeps such
+    folders: only ours (named as ours, a folder, not a link), in the temporary base, left
+    untouched for hours; a link inside one is removed, never followed."""
+    tree = tmp_path / "tree"
+    temp, outside = tree / "tmp", tree / "outside"
+    temp.mkdir(parents=True)
+    outside.mkdir()
+    (outside / "victim.txt").write_bytes(b"not yours")
+    (outside / "folder").mkdir()
+    (outside / "folder" / "kept.db").write_bytes(b"kept")
+    day = 24 * 3600.0
+    stale = temp / "inspector-zipdb-k1lled0a"  # a killed step's: removed, links in it not followed
+    stale.mkdir()
+    (stale / "state.db").write_bytes(b"a copy")
+    (stale / "link").symlink_to(outside / "folder")
+    (stale / "file-link").symlink_to(outside / "victim.txt")
+    fresh = temp / "inspector-zipdb-running"  # a step running now: kept
+    fresh.mkdir()
+    (fresh / "opencode.db").write_bytes(b"being read")
+    busy = temp / "inspector-zipdb-oldbutbu"  # made long ago, written in just now: kept
+    busy.mkdir()
+    (busy / "opencode.db-wal").write_bytes(b"new")
+    (temp / "inspector-zipdb-alinkto1").symlink_to(outside / "folder")  # a link: kept
+    (temp / "inspector-zipdb-afile123").write_bytes(b"a file")  # not a folder: kept
+    (temp / "inspector-zipdb-notours").mkdir()  # not a name of ours (7 letters): kept
+    (temp / "someone-elses-12345678").mkdir()  # not our prefix: kept
+    for path in [*stale.iterdir(), stale, busy, *temp.glob("inspector-zipdb-a*"),
+                 temp / "inspector-zipdb-notours", temp / "someone-elses-12345678"]:  # fmt: skip
+        _aged(path, day)
+    before = snapshot(tree)
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    make_db(tmp_path / "state.db", LOG)
+    post_scan(owner_client, ("a.zip", zip_with({"state.db": (tmp_path / "state.db").read_bytes()})))
+    assert ScanJob.objects.get().new == 1
+    gone = changed(before, snapshot(tree))
+    assert gone == {stale, stale / "state.db", stale / "link", stale / "file-link"}
+    assert not stale.exists() and (outside / "folder" / "kept.db").read_bytes() == b"kept"
+    assert tasks.sweep_private_folders() == []  # nothing more to sweep
