@@ -138,7 +138,8 @@ def unpack_zip(
     for index, (info, name) in enumerate(plan.members):
         stem = f"{folder}/{index:06d}"
         if is_database(name):
-            found.extend(_unpack_database(archive, info, name, stem, limits))
+            wal = plan.wal.get(info.filename)
+            found.extend(_unpack_database(archive, info, name, stem, limits, wal))
         else:
             found.append(_unpack(archive, info, name, stem))
     return plan, found
@@ -204,7 +205,12 @@ def _unpack(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, stem: st
 
 
 def _unpack_database(
-    archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, stem: str, limits: Limits
+    archive: zipfile.ZipFile,
+    info: zipfile.ZipInfo,
+    name: str,
+    stem: str,
+    limits: Limits,
+    wal: zipfile.ZipInfo | None = None,
 ) -> list[Found]:
     """Each session of an agent's database member, into storage as its own transcript
     (``<member>/<sessionID>``), read read-only through its store, as a folder scan reads one.
@@ -213,6 +219,11 @@ def _unpack_database(
     (at most its declared size, as ``zipfile`` stops there) into a private temporary folder
     under our own name, and that folder goes whatever happens. A member that cannot be read
     is one unreadable file saying why; a session that cannot, one unreadable session.
+
+    Its ``-wal`` member (``wal``: the writes committed but not yet checkpointed) is copied
+    beside it the same way, as ``<database>-wal``, so SQLite reads them with it; its ``-shm``
+    never is (SQLite builds its own index of the log, here in the private folder). Without
+    one, the copy is marked a rollback database, so a reader makes no journal files at all.
     """
     started = zip_started(info)
     kind = PurePosixPath(name).name
@@ -225,7 +236,12 @@ def _unpack_database(
         try:
             with archive.open(info) as member, db.open("xb+") as copy:
                 shutil.copyfileobj(member, copy, 1024 * 1024)
-                _out_of_wal(copy)
+                if wal is None:
+                    _out_of_wal(copy)
+            if wal is not None:
+                log_copy = db.with_name(f"{kind}-wal")
+                with archive.open(wal) as member, log_copy.open("xb") as log_file:
+                    shutil.copyfileobj(member, log_file, 1024 * 1024)
         except (zipfile.BadZipFile, EOFError, NotImplementedError, zlib.error, OSError) as error:
             reason = (
                 f"This member of the zip could not be unpacked ({why(error)}); the rest were read."

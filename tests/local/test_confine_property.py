@@ -53,8 +53,10 @@ from tests.local.conftest import (
     snapshot,
 )
 from tests.local.test_hermes_db import LOG as HERMES_LOG
+from tests.local.test_hermes_db import SECOND as HERMES_SECOND
 from tests.local.test_hermes_db import SID as HERMES_SID
 from tests.local.test_hermes_db import make_db as make_hermes_db
+from tests.local.test_hermes_db import wal_database
 from tests.local.test_opencode_v2 import ASSISTANT as V2_ASSISTANT
 from tests.local.test_opencode_v2 import DATA as V2_DATA
 from tests.local.test_opencode_v2 import SESSION as V2_SESSION
@@ -663,6 +665,8 @@ ZIP_CRAFTS = (
     "session-ids",  # sessions whose ids are hostile, or name a file outside
     "not-a-database",  # bytes that are no SQLite database under a database's name
     "planted-temp",  # links and folders named like ours in the temporary base
+    "wal",  # a WAL database with its -wal and -shm members, a session only in the -wal
+    "wal-link",  # a database whose -wal member is a link naming a file outside
 )
 SECRET = b'{"secret": "outside the zip"}\n'
 CLIMBING = (
@@ -727,6 +731,12 @@ def zip_members(tree: Path, craft: str, name: str) -> list[tuple[str, bytes, boo
             ("c/state.db", _database_bytes(build, "state.db", f"../../..{outside}/secret"),
              False),
         ]  # fmt: skip
+    elif craft in ("wal", "wal-link"):
+        build.mkdir(parents=True)
+        journal = wal_database(build)
+        members += [(f"hermes/{n}", data, False) for n, data in journal.items()]
+        if craft == "wal-link":
+            members[-2] = ("hermes/state.db-wal", str(outside / "secret.jsonl").encode(), True)
     elif craft == "not-a-database":
         members.append(("goose/sessions.db", b"SQLite format 3\x00" + b"\xff" * 4000, False))
     shutil.rmtree(build, ignore_errors=True)
@@ -798,6 +808,16 @@ def check_zip(craft: str, name: str) -> None:
             assert {f.path for f in found if f.source} == {
                 "claude/cut.jsonl",
                 f"opencode/opencode.db/{V2_SESSION}",
+                f"hermes/state.db/{HERMES_SID}",
+            }
+        if craft == "wal":  # the session only the -wal holds is read too
+            assert {f.path for f in found if f.source} >= {
+                f"hermes/state.db/{HERMES_SID}",
+                f"hermes/state.db/{HERMES_SECOND}",
+            }
+        if craft == "wal-link":  # a log that is no log: the database's own rows alone
+            assert {f.path for f in found if f.source} == {
+                "claude/cut.jsonl",
                 f"hermes/state.db/{HERMES_SID}",
             }
         if craft in ("link-member", "not-a-database"):  # unreadable, whatever the bytes name
