@@ -18,7 +18,7 @@ import os
 import re
 import secrets
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -39,9 +39,11 @@ def safe_name(name: object, what: str = "name") -> str:
 
 @dataclass(frozen=True, slots=True)
 class Confined:
-    """The folders one run of ``fix`` or ``undo`` may write in, resolved."""
+    """The folders one run of ``fix`` or ``undo`` may write in, resolved; and the folders
+    this run made (``mkdir``), so that a backup set it removes takes them with it."""
 
     roots: tuple[Path, ...]
+    made: list[Path] = field(default_factory=list, compare=False)
 
     @classmethod
     def to(cls, *roots: Path) -> Confined:
@@ -89,8 +91,12 @@ class Confined:
             current = current.parent
         for each in reversed(missing):
             self.check(each)
-            with contextlib.suppress(FileExistsError):
+            try:
                 each.mkdir()
+            except FileExistsError:
+                pass
+            else:
+                self.made.append(each)
             self.check(each)
 
     def create(self, path: Path, data: bytes, mode: int | None) -> None:
@@ -120,11 +126,17 @@ class Confined:
             path.unlink()
 
     def rmtree(self, folder: Path) -> None:
-        """Remove a folder ``fix`` made (a backup set), links inside it not followed."""
+        """Remove a folder ``fix`` made (a backup set), links inside it not followed, and the
+        folders above it this run made for it, left empty (a refused run leaves none)."""
         self.check(folder)
         if folder in self.roots:
             raise Refused(f"{folder} is a root fix writes in; it is not removed")
         shutil.rmtree(folder, ignore_errors=True)
+        above = [p for p in self.made if p != folder and folder.is_relative_to(p)]
+        for each in sorted(above, key=lambda p: len(p.parts), reverse=True):
+            self.check(each)
+            with contextlib.suppress(OSError):  # not empty: something else is in it now
+                each.rmdir()
 
     def read(self, path: Path) -> bytes:
         """A file's bytes, never through a link (a backup, a note)."""

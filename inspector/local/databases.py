@@ -81,7 +81,7 @@ def is_row_of(session: Path, db: Path) -> bool:
     return session.parent == db and session.name not in ("", ".", "..")
 
 
-def out_of_wal(copy: IO[bytes]) -> None:
+def mark_out_of_wal(copy: IO[bytes]) -> None:
     """Mark a private copy of a WAL database as a rollback one (its header's bytes 18-19,
     2 -> 1, what leaving WAL mode writes): a read-only reader then makes no -shm and -wal
     beside it. The copy has no log of its own, so it reads the same rows."""
@@ -166,10 +166,12 @@ def private_copy(chunks: Iterable[bytes]) -> Iterator[Path]:
         yield db
 
 
-def copy_into(source: IO[bytes], copy: IO[bytes]) -> None:
-    """``source`` into ``copy`` (a private file), in pieces, marked out of WAL."""
+def copy_into(source: IO[bytes], copy: IO[bytes], *, out_of_wal: bool = True) -> None:
+    """``source`` into ``copy`` (a private file), in pieces, marked out of WAL unless told
+    otherwise (a copy whose ``-wal`` log is copied beside it stays in WAL to read it)."""
     shutil.copyfileobj(source, copy, 1024 * 1024)
-    out_of_wal(copy)
+    if out_of_wal:
+        mark_out_of_wal(copy)
 
 
 def _read(session: Path, newest: float, db: Path, max_bytes: int) -> Session:

@@ -174,8 +174,39 @@ def is_db_session(path: Path) -> bool:
 
 
 def _connect(db: Path) -> sqlite3.Connection:
-    # Read-only: OpenCode may hold the database open (WAL), and it is never written here.
-    return sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+    """A connection that only reads: OpenCode may hold the database open (WAL), and it is
+    never written here.
+
+    A read-only (``mode=ro``) connection to a WAL database makes its ``-wal`` and ``-shm``
+    beside it when they are not there, and, unable to write, leaves them when it closes: a
+    ``list`` or a refused ``fix`` would leave two files by the agent's database. So where the
+    database is in WAL mode and has no ``-wal`` or ``-journal`` (no one has it open, nothing
+    waits to be checkpointed), it is opened as a writer that may not write (``query_only``):
+    closing it last removes the journal files it made, and writes nothing into the database."""
+    db = db.resolve()
+    if _wal_mode(db) and not any(
+        db.with_name(db.name + suffix).exists() for suffix in ("-wal", "-journal")
+    ):
+        connection = sqlite3.connect(f"{db.as_uri()}?mode=rw", uri=True, timeout=5)
+        try:
+            connection.execute("PRAGMA query_only = 1")
+        except sqlite3.Error:
+            connection.close()
+        else:
+            return connection
+    return sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=5)
+
+
+def _wal_mode(db: Path) -> bool:
+    """Whether the file's header says a WAL database (its bytes 18-19 are 2)."""
+    try:
+        if not db.is_file():
+            return False
+        with db.open("rb") as handle:
+            header = handle.read(20)
+    except OSError:
+        return False
+    return header[:16] == b"SQLite format 3\x00" and header[18:20] == b"\x02\x02"
 
 
 def db_sessions(db: Path) -> list[tuple[Path, int, float]]:

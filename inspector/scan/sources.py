@@ -62,6 +62,9 @@ class ZipPlan:
 
     members: list[tuple[zipfile.ZipInfo, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # A database member's ``-wal`` beside it in the zip (by the database's ``filename``): its
+    # committed writes not yet checkpointed into the database, read with it.
+    wal: dict[str, zipfile.ZipInfo] = field(default_factory=dict)
 
 
 class ZipRefused(ValueError):
@@ -196,8 +199,21 @@ def _choose(entries: list[zipfile.ZipInfo], limits: Limits) -> ZipPlan:
     plan = ZipPlan()
     left_out: dict[str, list[str]] = {key: [] for key in _REASONS}
     taken: set[str] = set()
+    databases: dict[str, zipfile.ZipInfo] = {}  # the database members, by name
     for info in entries:
         reason, name = _member_name(info)
+        if reason is None and is_database(name):
+            databases.setdefault(name, info)
+    for info in entries:
+        reason, name = _member_name(info)
+        if reason == "journal":
+            db, _, suffix = name.rpartition("-")
+            beside = databases.get(db)
+            if beside is not None and suffix == "wal" and beside.filename not in plan.wal:
+                plan.wal[beside.filename] = info  # read with its database
+                continue
+            if beside is not None and suffix == "shm":
+                reason = "index"
         # A database holds many sessions: each of them is held to the limit once read.
         if reason is None and info.file_size > limits.max_file_bytes and not is_database(name):
             reason = "large"
@@ -229,8 +245,15 @@ _REASONS = {
     "journal": (
         "file is",
         "files are",
-        "a database's journal (-wal, -shm, -journal): not read, so what only it holds "
-        "(writes not yet in the database) is not scanned",
+        "a database's journal (-wal, -shm, -journal) with no database beside it, or a "
+        "rollback journal: not read, so what only it holds (writes not yet in the database) "
+        "is not scanned",
+    ),
+    "index": (
+        "file is",
+        "files are",
+        "a database's -shm, SQLite's index of its -wal: not needed, the -wal beside it is "
+        "read and SQLite makes its own index",
     ),
     "large": ("file is", "files are", "over the {limit} limit for one transcript: skipped"),
     "twice": ("name appears", "names appear", "twice in the zip: the second copy was skipped"),

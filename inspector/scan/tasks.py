@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
+import re
+import shutil
 import sqlite3
+import stat
 import tempfile
+import time
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -37,6 +42,7 @@ from inspector.scan.sources import (
     DATABASES,
     Found,
     Limits,
+    ZipPlan,
     ZipRefused,
     is_database,
     is_row_of,
@@ -105,15 +111,7 @@ def expand_zip(job_id: int, zip_name: str) -> str:
         return "already expanded"
     try:
         with default_storage.open(zip_name, "rb") as handle, zipfile.ZipFile(handle) as archive:
-            limits = zip_limits()
-            plan = plan_zip(archive, limits)
-            found = []
-            for index, (info, name) in enumerate(plan.members):
-                stem = f"{job.storage_dir}/files/{index:06d}"
-                if is_database(name):
-                    found.extend(_unpack_database(archive, info, name, stem, limits))
-                else:
-                    found.append(_unpack(archive, info, name, stem))
+            plan, found = unpack_zip(archive, f"{job.storage_dir}/files", zip_limits())
     except (zipfile.BadZipFile, ZipRefused, OSError, EOFError) as error:
         reason = str(error) if isinstance(error, ZipRefused) else f"The zip is damaged: {error}."
         ScanJob.objects.filter(pk=job.pk).update(
@@ -125,6 +123,71 @@ def expand_zip(job_id: int, zip_name: str) -> str:
     ScanJob.objects.filter(pk=job.pk).update(notes=[*job.notes, *plan.notes])
     start(job, found)
     return "expanded"
+
+
+def unpack_zip(
+    archive: zipfile.ZipFile, folder: str, limits: Limits
+) -> tuple[ZipPlan, list[Found]]:
+    """The zip's plan (``plan_zip``: raises ``ZipRefused``), and each member it keeps read
+    into storage under ``folder`` by our own names: a file as it is, an agent's database as
+    its sessions (``_unpack_database``)."""
+    sweep_private_folders()
+    plan = plan_zip(archive, limits)
+    found: list[Found] = []
+    for index, (info, name) in enumerate(plan.members):
+        stem = f"{folder}/{index:06d}"
+        if is_database(name):
+            wal = plan.wal.get(info.filename)
+            found.extend(_unpack_database(archive, info, name, stem, limits, wal))
+        else:
+            found.append(_unpack(archive, info, name, stem))
+    return plan, found
+
+
+# Our private folders for a zip's databases: mkdtemp's names, ``PRIVATE`` and 8 of its letters.
+PRIVATE = "inspector-zipdb-"
+_PRIVATE_NAME = re.compile(re.escape(PRIVATE) + r"[a-z0-9_]{8}")
+# A private folder untouched this long is a killed step's: no step reads one database so long.
+STALE_SECONDS = 6 * 3600
+
+
+def sweep_private_folders(now: float | None = None) -> list[Path]:
+    """Remove the private folders a killed zip step left (the folder goes when a step ends
+    however it ends, but not when its worker is killed); the ones removed.
+
+    Only ours: a folder (never a link) directly in the temporary base, named as
+    ``TemporaryDirectory`` names ours, owned by this user, nothing in it written for
+    ``STALE_SECONDS``; removed without following a link inside (``shutil.rmtree``'s
+    descriptor-based walk; where the platform has none, nothing is swept)."""
+    if not shutil.rmtree.avoids_symlink_attacks:
+        return []
+    base = Path(tempfile.gettempdir())
+    cutoff = (time.time() if now is None else now) - STALE_SECONDS
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return []
+    for entry in entries:
+        if not _PRIVATE_NAME.fullmatch(entry.name):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            newest = max(
+                [info.st_mtime, *(e.stat(follow_symlinks=False).st_mtime
+                                  for e in os.scandir(entry.path))]
+            )  # fmt: skip
+        except OSError:
+            continue
+        if newest > cutoff:
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(base / entry.name)
+    if removed:
+        log.info("removed %d stale private folder(s) of killed zip steps", len(removed))
+    return removed
 
 
 def _unpack(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, stem: str) -> Found:
@@ -141,7 +204,12 @@ def _unpack(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, stem: st
 
 
 def _unpack_database(
-    archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, stem: str, limits: Limits
+    archive: zipfile.ZipFile,
+    info: zipfile.ZipInfo,
+    name: str,
+    stem: str,
+    limits: Limits,
+    wal: zipfile.ZipInfo | None = None,
 ) -> list[Found]:
     """Each session of an agent's database member, into storage as its own transcript
     (``<member>/<sessionID>``), read read-only through its store, as a folder scan reads one.
@@ -150,10 +218,15 @@ def _unpack_database(
     (at most its declared size, as ``zipfile`` stops there) into a private temporary folder
     under our own name, and that folder goes whatever happens. A member that cannot be read
     is one unreadable file saying why; a session that cannot, one unreadable session.
+
+    Its ``-wal`` member (``wal``: the writes committed but not yet checkpointed) is copied
+    beside it the same way, as ``<database>-wal``, so SQLite reads them with it; its ``-shm``
+    never is (SQLite builds its own index of the log, here in the private folder). Without
+    one, the copy is marked a rollback database, so a reader makes no journal files at all.
     """
     started = zip_started(info)
     kind = PurePosixPath(name).name
-    with tempfile.TemporaryDirectory(prefix="inspector-zipdb-") as private:
+    with tempfile.TemporaryDirectory(prefix=PRIVATE) as private:
         db = Path(private).resolve() / kind
 
         def why(error: Exception) -> str:  # the member's name, never our temporary path
@@ -161,7 +234,12 @@ def _unpack_database(
 
         try:
             with archive.open(info) as member, db.open("xb+") as copy:
-                databases.copy_into(member, copy)
+                # With its -wal beside it, the copy stays in WAL mode so SQLite reads that log.
+                databases.copy_into(member, copy, out_of_wal=wal is None)
+            if wal is not None:
+                log_copy = db.with_name(f"{kind}-wal")
+                with archive.open(wal) as member, log_copy.open("xb") as log_file:
+                    shutil.copyfileobj(member, log_file, 1024 * 1024)
         except (zipfile.BadZipFile, EOFError, NotImplementedError, zlib.error, OSError) as error:
             reason = (
                 f"This member of the zip could not be unpacked ({why(error)}); the rest were read."

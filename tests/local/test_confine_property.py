@@ -17,11 +17,18 @@ compared. What must hold:
 
 from __future__ import annotations
 
+import hashlib
+import io
 import os
+import secrets
+import shutil
 import sqlite3
+import stat
 import tempfile
 import time
-from collections.abc import Callable
+import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,7 +37,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inspector.local import fix, opencode
+from inspector.local import fix, opencode, opencode_v2
 from inspector.local.confine import Refused, safe_name
 from tests.local.conftest import (
     BROKEN_CLAUDE,
@@ -45,6 +52,16 @@ from tests.local.conftest import (
     place_store,
     snapshot,
 )
+from tests.local.test_hermes_db import LOG as HERMES_LOG
+from tests.local.test_hermes_db import SECOND as HERMES_SECOND
+from tests.local.test_hermes_db import SID as HERMES_SID
+from tests.local.test_hermes_db import make_db as make_hermes_db
+from tests.local.test_hermes_db import wal_database
+from tests.local.test_opencode_v2 import ASSISTANT as V2_ASSISTANT
+from tests.local.test_opencode_v2 import DATA as V2_DATA
+from tests.local.test_opencode_v2 import SESSION as V2_SESSION
+from tests.local.test_opencode_v2 import SESSIONS as V2_SESSIONS
+from tests.local.test_opencode_v2 import TABLES as V2_TABLES
 from tests.testdata import CORPUS, files, read
 
 AGE = 3600.0
@@ -179,6 +196,10 @@ class Case:
     undo_note: bool = False  # craft the backup note before undo
     db: Path | None = None
     outside_files: dict[Path, bytes] = field(default_factory=dict)
+    # Run while fix runs, between its read and its write (someone else writing the store).
+    during: Callable[[], None] | None = None
+    # The tree as ``during`` left it: what a run refused after it must still be.
+    rebased: dict[Path, Node] | None = None
 
 
 def _age(path: Path) -> None:
@@ -314,6 +335,132 @@ def database_case(tree: Path, craft: str, name: str) -> Case:
     return case
 
 
+def _replaced(value: object, old: str, new: str) -> object:
+    """``value`` with ``old`` made ``new`` in every string, JSON held in a string included."""
+    if isinstance(value, str):
+        if value.startswith(("{", "[")):
+            with_json = orjson.loads(value)
+            return orjson.dumps(_replaced(with_json, old, new)).decode()
+        return value.replace(old, new)
+    if isinstance(value, dict):
+        return {k: _replaced(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replaced(v, old, new) for v in value]
+    return value
+
+
+def _make_v2(db: Path, tables: dict[str, list[dict[str, object]]]) -> None:
+    """OpenCode 1.18.33's database holding these rows of its event-sourced tables (WAL)."""
+    connection = sqlite3.connect(db)
+    connection.execute("PRAGMA journal_mode = wal")
+    connection.executescript((V2_DATA / "opencode-1.18.33-schema.sql").read_text())
+    connection.executescript((V2_DATA / "opencode-1.18.33-v2-schema.sql").read_text())
+    for table in V2_TABLES:
+        for row in tables[table]:
+            marks = ", ".join("?" for _ in row)
+            connection.execute(
+                f"INSERT INTO {table} ({', '.join(row)}) VALUES ({marks})",
+                tuple(row.values()),
+            )
+    connection.commit()
+    connection.close()
+    for file in db.parent.glob(db.name + "*"):
+        _age(file)
+
+
+def _foreign_write(db: Path, session_id: str) -> None:
+    """OpenCode writing the session: its assistant message's row touched, as a new event does."""
+    connection = sqlite3.connect(db)
+    try:
+        with connection:
+            connection.execute(
+                "UPDATE session_message SET time_updated = time_updated + 1 WHERE session_id = ?",
+                (session_id,),
+            )
+    finally:
+        connection.close()
+
+
+def v2_case(tree: Path, craft: str, name: str) -> Case:
+    """OpenCode's event-sourced session (``opencode_v2``), crafted."""
+    outside = _outside(tree)
+    data = tree / "home" / ".local" / "share" / "opencode"
+    data.mkdir(parents=True)
+    tables: dict[str, list[dict[str, object]]] = orjson.loads(
+        orjson.dumps(V2_SESSIONS["interrupted"])
+    )
+    session_id = V2_SESSION
+    if craft == "row-ids":  # ids in the rows are only SQL parameters: they steer nothing
+        tables = _replaced(tables, V2_ASSISTANT, name)  # type: ignore[assignment]
+        tables = _replaced(tables, "call_1", "../../../OUTSIDE/PWNED_MSG")  # type: ignore[assignment]
+    elif craft == "session-id":  # the session's own id, as a listing names its path
+        tables = _replaced(tables, V2_SESSION, name)  # type: ignore[assignment]
+        session_id = name
+    elif craft == "sequence":  # the session's event_sequence is not at its last event
+        tables["event_sequence"][0]["seq"] = 3
+    db = data / "opencode.db"
+    if craft == "db-link":  # the database is a link to one outside
+        _make_v2(outside / "opencode.db", tables)
+        db.symlink_to(outside / "opencode.db")
+    else:
+        _make_v2(db, tables)
+    backups = data / opencode.BACKUPS
+    journals = [db.with_name("opencode.db-wal"), db.with_name("opencode.db-shm")]
+    case = Case(tree, db / session_id, [db, *journals, backups], backups, db=db)
+    if craft == "db-link":
+        case.crafted = str(db)
+    elif craft == "session-id" and not _plain(name) and (db / name).parent == db:
+        case.crafted = name  # one component that is no plain name: refused, named
+    elif craft == "backup-folder-link":  # the session's backup folder links to one outside
+        backups.mkdir()
+        (backups / session_id).symlink_to(outside / "OUTSIDE")
+        case.crafted = str(backups / session_id)
+    elif craft == "changed":
+        case.during = lambda: _foreign_write(db, session_id)
+    elif craft == "undo-note":
+        case.undo_note = True
+    return case
+
+
+def _tamper_rows(case: Case) -> None:
+    """Make the newest backup's rows another session's, its note's checksum made to match."""
+    (folder,) = fix.backups_of(case.session)
+    rows_path, note_path = folder / "rows.json", folder / opencode.NOTE
+    rows = orjson.loads(rows_path.read_bytes())
+    for row in rows["rows"]:
+        if isinstance(row["original"], dict):
+            for key in ("session_id", "aggregate_id"):
+                if key in row["original"]:
+                    row["original"][key] = "ses_another"
+    raw = orjson.dumps(rows)
+    rows_path.write_bytes(raw)
+    note = orjson.loads(note_path.read_bytes())
+    note["rows_sha256"] = hashlib.sha256(raw).hexdigest()
+    note_path.write_bytes(orjson.dumps(note))
+
+
+@contextmanager
+def _during(case: Case) -> Iterator[None]:
+    """``case.during`` run after fix planned its write (it has read the store) and before it."""
+    if case.during is None:
+        yield
+        return
+    plan = opencode_v2.Database.plan
+    during = case.during
+
+    def and_then(self: opencode_v2.Database, *args: object) -> object:
+        out = plan(self, *args)  # type: ignore[arg-type]
+        during()
+        case.rebased = snapshot(case.tree)
+        return out
+
+    opencode_v2.Database.plan = and_then  # type: ignore[assignment,method-assign]
+    try:
+        yield
+    finally:
+        opencode_v2.Database.plan = plan  # type: ignore[method-assign]
+
+
 CASES: list[tuple[str, str]] = [
     *((agent, craft) for agent in ONE_FILE for craft in ("", "file-link", "folder-link")),
     ("claude-code", "temp-link"),
@@ -335,6 +482,19 @@ CASES: list[tuple[str, str]] = [
         )
     ),
     *(("opencode-db", craft) for craft in ("", "row-ids", "db-link")),
+    *(
+        ("opencode-v2", craft)
+        for craft in (
+            "",
+            "row-ids",
+            "session-id",
+            "sequence",
+            "db-link",
+            "backup-folder-link",
+            "changed",
+            "undo-note",
+        )
+    ),
 ]
 
 
@@ -343,6 +503,8 @@ def build(tree: Path, agent: str, craft: str, name: str, now: float) -> Case:
         return storage_case(tree, craft, name)
     if agent == "opencode-db":
         return database_case(tree, craft, name)
+    if agent == "opencode-v2":
+        return v2_case(tree, craft, name)
     return one_file_case(tree, agent, craft, now)
 
 
@@ -393,16 +555,20 @@ def check_case(agent: str, craft: str, name: str) -> None:
         now = time.time()
         case = build(tree, agent, craft, name, now)
         before = snapshot(tree)
-        outcome = fix.fix(case.session, quiet_seconds=0, clock=lambda: now)
+        with _during(case):
+            outcome = fix.fix(case.session, quiet_seconds=0, clock=lambda: now)
         after = snapshot(tree)
+        if case.rebased is not None:  # what someone else wrote meanwhile is theirs
+            before = case.rebased
         _assert_confined(case, before, after)
         if case.crafted:
             assert outcome.status == "refused", (craft, name, outcome.status, outcome.reason)
-            assert case.crafted in outcome.reason or repr(case.crafted) in outcome.reason, (
-                outcome.reason
-            )
+            named = (case.crafted, repr(case.crafted), repr(case.crafted)[1:-1])
+            assert any(n in outcome.reason for n in named), outcome.reason
         if craft in ("", "folder-link", "backup-link", "undo-note"):  # plain broken sessions
             assert outcome.status == "fixed", (agent, craft, outcome.reason)
+        if craft in ("changed", "sequence"):  # written meanwhile, or not OpenCode's own order
+            assert outcome.status == "refused", (craft, outcome.status, outcome.reason)
         if outcome.status in ("refused", "clean"):
             assert changed(before, after) == set(), outcome.reason
             return
@@ -414,7 +580,10 @@ def check_case(agent: str, craft: str, name: str) -> None:
         if craft == "backup-link":  # the planted links are left as they were, and not used
             assert outcome.backup is not None and outcome.backup.name.endswith("-2")
         if case.undo_note:
-            _tamper_note(case, tree / "outside")
+            if agent == "opencode-v2":
+                _tamper_rows(case)
+            else:
+                _tamper_note(case, tree / "outside")
             tampered = snapshot(tree)
             undone = fix.undo(case.session)
             assert undone.status == "refused", undone.reason
@@ -440,10 +609,12 @@ def check_case(agent: str, craft: str, name: str) -> None:
 def _rows(db: Path) -> list[tuple[object, ...]]:
     connection = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
     try:
+        tables = [t for (t,) in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]  # fmt: skip
         return [
-            row
-            for table in ("message", "part")
-            for row in connection.execute(f"SELECT * FROM {table} ORDER BY id")
+            (table, *row)
+            for table in tables
+            for row in connection.execute(f"SELECT * FROM {table} ORDER BY rowid")
         ]
     finally:
         connection.close()
@@ -482,3 +653,188 @@ def test_every_case_is_run_once() -> None:
     for agent, craft in CASES:
         name = "msg ok" if craft == "file-name" else "../../../OUTSIDE/PWNED_MSG"
         check_case(agent, craft, name)
+
+
+# --- An uploaded zip's agent databases, copied to a private temporary folder (scan) ---------
+
+ZIP_CRAFTS = (
+    "",
+    "member-name",  # the database member under a hostile folder name
+    "climbing",  # members named out of the zip: absolute, '..', a drive, backslashes
+    "link-member",  # a member that is a symbolic link (its bytes name a file outside)
+    "session-ids",  # sessions whose ids are hostile, or name a file outside
+    "not-a-database",  # bytes that are no SQLite database under a database's name
+    "planted-temp",  # links and folders named like ours in the temporary base
+    "wal",  # a WAL database with its -wal and -shm members, a session only in the -wal
+    "wal-link",  # a database whose -wal member is a link naming a file outside
+)
+SECRET = b'{"secret": "outside the zip"}\n'
+CLIMBING = (
+    "../../outside/opencode.db",
+    "/tmp/x/state.db",
+    "C:/state.db",
+    "a/../../state.db",
+    "a\\..\\..\\outside\\sessions.db",
+)
+
+
+def _zip(members: list[tuple[str, bytes, bool]]) -> bytes:
+    """A zip of ``(name, bytes, is_link)``: a link member as ``zip -y`` stores one."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for member, data, is_link in members:
+            info = zipfile.ZipInfo(member, (2026, 1, 2, 3, 4, 5))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            if is_link:
+                info.create_system = 3
+                info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            archive.writestr(info, data)
+    return buffer.getvalue()
+
+
+def _database_bytes(build: Path, kind: str, session_id: str | None = None) -> bytes:
+    """The bytes of one agent's database (``opencode.db`` of the v2 tables, or ``state.db``)."""
+    folder = build / secrets.token_hex(4)
+    folder.mkdir(parents=True)
+    if kind == "state.db":
+        make_hermes_db(folder / kind, HERMES_LOG, sid=session_id or HERMES_SID)
+    else:
+        tables = orjson.loads(orjson.dumps(V2_SESSIONS["interrupted"]))
+        if session_id is not None:
+            tables = _replaced(tables, V2_SESSION, session_id)
+        _make_v2(folder / kind, tables)
+    return (folder / kind).read_bytes()
+
+
+def zip_members(tree: Path, craft: str, name: str) -> list[tuple[str, bytes, bool]]:
+    build = tree / "build"
+    outside = tree / "outside"
+    (outside / "secret.jsonl").write_bytes(SECRET)
+    members = [("claude/cut.jsonl", one_file_bytes("claude-code"), False)]
+    if craft in ("", "planted-temp"):
+        members += [
+            ("opencode/opencode.db", _database_bytes(build, "opencode.db"), False),
+            ("hermes/state.db", _database_bytes(build, "state.db"), False),
+        ]
+    elif craft == "member-name":
+        members.append((f"{name}/opencode.db", _database_bytes(build, "opencode.db"), False))
+    elif craft == "climbing":
+        members += [(member, _database_bytes(build, "state.db"), False) for member in CLIMBING]
+    elif craft == "link-member":
+        target = str(outside / "opencode.db")
+        shutil.copyfile(tree / "outside" / "victim.txt", outside / "opencode.db")
+        members += [("opencode.db", target.encode(), True), ("state.db", b"../outside", True)]
+    elif craft == "session-ids":
+        members += [
+            ("a/opencode.db", _database_bytes(build, "opencode.db", name), False),
+            ("b/state.db", _database_bytes(build, "state.db", name), False),
+            ("c/state.db", _database_bytes(build, "state.db", f"../../..{outside}/secret"),
+             False),
+        ]  # fmt: skip
+    elif craft in ("wal", "wal-link"):
+        build.mkdir(parents=True)
+        journal = wal_database(build)
+        members += [(f"hermes/{n}", data, False) for n, data in journal.items()]
+        if craft == "wal-link":
+            members[-2] = ("hermes/state.db-wal", str(outside / "secret.jsonl").encode(), True)
+    elif craft == "not-a-database":
+        members.append(("goose/sessions.db", b"SQLite format 3\x00" + b"\xff" * 4000, False))
+    shutil.rmtree(build, ignore_errors=True)
+    return members
+
+
+def _plant(temp: Path, outside: Path) -> None:
+    """Links and folders named like our private folders, days old: none is ours to touch
+    (a link, a file, a name mkdtemp does not make; the sweep of stale ones leaves them)."""
+    (temp / "inspector-zipdb-planted1").symlink_to(outside)
+    (temp / "inspector-zipdb-planted2").symlink_to(outside / "victim.txt")
+    (temp / "inspector-zipdb-afile123").write_bytes(b"a file")
+    (temp / "inspector-zipdb-someone").mkdir()
+    (temp / "inspector-zipdb-someone" / "opencode.db").symlink_to(outside / "victim.txt")
+    stamp = time.time() - 3 * 24 * 3600
+    for path in [*temp.iterdir(), temp / "inspector-zipdb-someone" / "opencode.db"]:
+        os.utime(path, (stamp, stamp), follow_symlinks=False)
+
+
+@contextmanager
+def _private_base(temp: Path, storage: Path) -> Iterator[None]:
+    """Temporary folders made in ``temp``, and the storage a scan writes to, ``storage``."""
+    from django.conf import settings as django_settings
+    from django.test import override_settings
+
+    was = tempfile.tempdir
+    tempfile.tempdir = str(temp)
+    stores_setting = {
+        **django_settings.STORAGES,
+        "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(storage)},
+        },
+    }
+    try:
+        with override_settings(STORAGES=stores_setting):
+            yield
+    finally:
+        tempfile.tempdir = was
+
+
+def check_zip(craft: str, name: str) -> None:
+    from inspector.scan import tasks
+
+    with tempfile.TemporaryDirectory() as temporary:
+        tree = Path(temporary).resolve()
+        outside = _outside(tree)
+        temp, storage = tree / "tmp", tree / "storage"
+        temp.mkdir()
+        storage.mkdir()
+        data = _zip(zip_members(tree, craft, name))
+        if craft == "planted-temp":
+            _plant(temp, outside)
+        before = snapshot(tree)
+        with _private_base(temp, storage), zipfile.ZipFile(io.BytesIO(data)) as archive:
+            _plan, found = tasks.unpack_zip(archive, "job/files", tasks.zip_limits())
+        after = snapshot(tree)
+        diff = changed(before, after)
+        # Only new files in storage: nothing else changed, the private folders are gone.
+        assert all(p.is_relative_to(storage) and p not in before for p in diff), sorted(diff)
+        stored = [node[1] for p, node in after.items() if p in diff and node[0] == "file"]
+        assert SECRET not in stored and b"not yours" not in stored
+        for item in found:
+            assert "inspector-zipdb" not in item.reason and str(temp) not in item.reason, item
+            assert not item.source or item.source.startswith("job/files/"), item
+            if item.source:
+                assert (storage / item.source) in diff
+        if craft in ("", "planted-temp"):  # each session of each database read, as a row
+            assert {f.path for f in found if f.source} == {
+                "claude/cut.jsonl",
+                f"opencode/opencode.db/{V2_SESSION}",
+                f"hermes/state.db/{HERMES_SID}",
+            }
+        if craft == "wal":  # the session only the -wal holds is read too
+            assert {f.path for f in found if f.source} >= {
+                f"hermes/state.db/{HERMES_SID}",
+                f"hermes/state.db/{HERMES_SECOND}",
+            }
+        if craft == "wal-link":  # a log that is no log: the database's own rows alone
+            assert {f.path for f in found if f.source} == {
+                "claude/cut.jsonl",
+                f"hermes/state.db/{HERMES_SID}",
+            }
+        if craft in ("link-member", "not-a-database"):  # unreadable, whatever the bytes name
+            assert all(f.reason for f in found if f.path != "claude/cut.jsonl"), found
+        if craft == "climbing":  # no member named out of the zip is read
+            # (the one folder left in front of every name is stripped, as ever)
+            assert [f.path for f in found] == ["cut.jsonl"], found
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(craft=st.sampled_from(ZIP_CRAFTS), name=HOSTILE)
+def test_a_crafted_zips_databases_are_read_in_a_private_folder_that_goes(
+    craft: str, name: str
+) -> None:
+    check_zip(craft, name)
+
+
+def test_every_zip_case_is_run_once() -> None:
+    for craft in ZIP_CRAFTS:
+        check_zip(craft, "../../../OUTSIDE/PWNED_MSG")

@@ -233,3 +233,34 @@ def test_a_database_that_is_a_link_and_a_note_naming_another_session_are_refused
     kept = rows(db)
     assert fix.undo(db / SID).status == "refused"
     assert rows(db) == kept and saved
+
+
+SECOND = "20260214_093012_second"
+
+
+def wal_database(folder: Path) -> dict[str, bytes]:
+    """A real WAL database, as a zip of an agent's folder holds it while the agent runs: a
+    session in ``state.db``, a second committed only to ``state.db-wal`` (never checkpointed),
+    and SQLite's ``-shm``: each file's bytes, read while the writer still has it open."""
+    make_db(folder / "state.db", LOG)
+    make_db(folder / "second.db", LOG, sid=SECOND)
+    connection = sqlite3.connect(folder / "state.db")
+    try:
+        assert connection.execute("PRAGMA journal_mode = wal").fetchone() == ("wal",)
+        connection.execute("PRAGMA wal_autocheckpoint = 0")
+        connection.execute("ATTACH ? AS second", (str(folder / "second.db"),))
+        for table in ("sessions", "messages"):
+            columns = [r[1] for r in connection.execute(f"PRAGMA second.table_info({table})")]
+            if table == "messages":
+                columns.remove("id")  # new rows of this database
+            names = ", ".join(columns)
+            connection.execute(f"INSERT INTO main.{table} ({names}) "
+                               f"SELECT {names} FROM second.{table}")  # fmt: skip
+        connection.commit()
+        connection.execute("DETACH second")
+        files = {name: (folder / name).read_bytes() for name in
+                 ("state.db", "state.db-wal", "state.db-shm")}  # fmt: skip
+    finally:
+        connection.close()
+    assert len(files["state.db-wal"]) > 0
+    return files

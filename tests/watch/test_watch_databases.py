@@ -63,10 +63,10 @@ def test_each_session_of_gooses_database_is_a_row_with_its_verdict(db, owner, go
     assert rows[f"sessions.db/{BROKEN_ID}"].needs_repair
     assert not rows[f"sessions.db/{OTHER_ID}"].needs_repair
     assert {t.format for t in Transcript.objects.all()} == {"goose"}
-    # Read only: a reader of a WAL database opens its -wal and -shm (SQLite's own, as list's
-    # read does); nothing else changed, the database's own bytes included.
+    # Read only: nothing changed, the database's own bytes included, and no -wal or -shm
+    # is left beside it (opencode._connect).
     after = snapshot(goose_home / "home")
-    assert {p.name for p in changed(before, after)} <= {"sessions.db-wal", "sessions.db-shm"}
+    assert changed(before, after) == set()
 
 
 def test_a_session_of_opencodes_database_is_a_row_read_as_opencode(db, owner, tmp_path: Path):
@@ -81,3 +81,38 @@ def test_a_session_of_opencodes_database_is_a_row_read_as_opencode(db, owner, tm
     (row,) = WatchedFile.objects.all()
     assert row.relative_path == f"opencode.db/{records[0]['id']}" and row.needs_repair
     assert Transcript.objects.get(relative_path=row.relative_path).format == "opencode"
+
+
+def test_opencodes_event_sourced_database_alone_is_followed(db, owner, tmp_path: Path):
+    """OpenCode 1.18's event-sourced sessions (opencode_v2), its database the only store:
+    the session killed while a tool ran is a row needing repair, read as OpenCode's, nothing
+    written beside the database; when OpenCode itself closes the tool, the row reads clean."""
+    from tests.local.test_opencode_v2 import SESSION, SESSIONS, make_v2_database
+
+    data = tmp_path / "home" / ".local" / "share" / "opencode"
+    data.mkdir(parents=True)
+    make_v2_database(data / "opencode.db", "interrupted", age=3600)
+    before = snapshot(tmp_path / "home")
+    watcher = Watcher(owner, [data])
+    assert watcher.catch_up() == 1
+    (row,) = WatchedFile.objects.all()
+    assert row.relative_path == f"opencode.db/{SESSION}" and row.needs_repair
+    assert Transcript.objects.get(relative_path=row.relative_path).format == "opencode"
+    assert snapshot(tmp_path / "home") == before  # read only: not even a -wal or -shm made
+    # OpenCode takes the session on again: its failure event, the sequence, the projection.
+    resumed = SESSIONS["resumed_by_opencode"]
+    (event,) = resumed["event"]
+    (message,) = resumed["session_message"]
+    connection = sqlite3.connect(data / "opencode.db")
+    with connection:
+        connection.execute("INSERT INTO event (id, aggregate_id, seq, type, data) "
+                           "VALUES (:id, :aggregate_id, :seq, :type, :data)", event)  # fmt: skip
+        connection.execute("UPDATE event_sequence SET seq = ? WHERE aggregate_id = ?",
+                           (event["seq"], SESSION))  # fmt: skip
+        connection.execute("UPDATE session_message SET data = :data, seq = :seq, "
+                           "time_updated = :time_updated WHERE id = :id", message)  # fmt: skip
+    connection.close()
+    again = watcher.changed(data / "opencode.db")
+    assert again is not None and not again.needs_repair
+    assert WatchedFile.objects.count() == 1
+    assert watcher.changed(data / "opencode.db") is None  # nothing new: not read as new
