@@ -162,7 +162,7 @@ def private_copy(chunks: Iterable[bytes]) -> Iterator[Path]:
         with db.open("xb+") as copy:
             for chunk in chunks:
                 copy.write(chunk)
-            out_of_wal(copy)
+            mark_out_of_wal(copy)
         yield db
 
 
