@@ -61,6 +61,7 @@ from inspector.engine import InvalidTranscript, Repair
 from inspector.engine.providers import (
     ACCEPTED,
     CANNOT_TELL,
+    GEMINI_SNAKE_PARTS,
     RESPONSES_CALLS,
     RESPONSES_OUTPUTS,
     RESPONSES_SERVER_ITEMS,
@@ -394,14 +395,7 @@ def _checked_start(parsed: Parsed, whole: Repair, cut: int, is_read_only: Any) -
 # Gemini reads proto JSON, which takes snake_case field names too: the part keys, and the
 # ones inside inline and file data. Everything else in a part is spelt the same both ways.
 _CAMEL = {
-    "function_call": "functionCall",
-    "function_response": "functionResponse",
-    "thought_signature": "thoughtSignature",
-    "inline_data": "inlineData",
-    "file_data": "fileData",
-    "executable_code": "executableCode",
-    "code_execution_result": "codeExecutionResult",
-    "video_metadata": "videoMetadata",
+    **GEMINI_SNAKE_PARTS,
     "mime_type": "mimeType",
     "file_uri": "fileUri",
 }
