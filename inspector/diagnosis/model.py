@@ -140,12 +140,9 @@ class Row(TypedDict):
 
 
 @dataclass(slots=True)
-class Diagnosis:
-    """One conversation's diagnosis, made whole in memory by ``diagnose``.
-
-    Read back from the cache it is a ``stored.StoredDiagnosis`` instead, with
-    the same fields read on demand.
-    """
+class Summary:
+    """The short fields that open every diagnosis, made (``Diagnosis``) or read back from
+    the cache (``stored.StoredDiagnosis``), whose header holds them."""
 
     format: str
     engine_version: str
@@ -153,6 +150,16 @@ class Diagnosis:
     repaired_count: int
     needs_repair: bool
     counts: dict[str, int]
+
+
+@dataclass(slots=True)
+class Diagnosis(Summary):
+    """One conversation's diagnosis, made whole in memory by ``diagnose``.
+
+    Read back from the cache it is a ``stored.StoredDiagnosis`` instead, with
+    the same fields read on demand.
+    """
+
     providers: dict[str, Verdict]
     problems: list[Problem]
     findings: list[Finding]

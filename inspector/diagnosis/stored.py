@@ -51,7 +51,7 @@ from typing import IO, Any, cast
 import orjson
 import zstandard
 
-from inspector.diagnosis.model import Diagnosis, Finding, Problem, Row
+from inspector.diagnosis.model import Diagnosis, Finding, Problem, Row, Summary
 
 LAYOUT = 2  # 1 was the single compressed document
 MAGIC = b"TIdiag%02d" % LAYOUT
@@ -428,7 +428,7 @@ def group_findings(findings: Sequence[Finding], limit: int) -> list[Group]:
 
 
 @dataclasses.dataclass(slots=True)
-class StoredDiagnosis:
+class StoredDiagnosis(Summary):
     """A diagnosis as a page reads it: the fields of a ``Diagnosis``, the long ones on demand.
 
     ``rows`` are read by position with the index that chooses among them
@@ -438,12 +438,6 @@ class StoredDiagnosis:
     rows and lists are shared with the in-process cache.
     """
 
-    format: str
-    engine_version: str
-    message_count: int
-    repaired_count: int
-    needs_repair: bool
-    counts: dict[str, int]
     providers: dict[str, dict[str, Sequence[Any]]]  # provider -> before/after -> issues
     problems: Sequence[Problem]
     findings: Sequence[Finding]

@@ -375,8 +375,9 @@ _GEMINI_PARTS = frozenset(
         "toolResponse",
     }
 )
-# Gemini reads proto JSON, which takes snake_case field names too.
-_GEMINI_SNAKE = {
+# Gemini reads proto JSON, which takes snake_case field names too: the parts' that the
+# guard spells in camelCase before it repairs a body (``guard._CAMEL``), and the newer ones.
+GEMINI_SNAKE_PARTS = {
     "function_call": "functionCall",
     "function_response": "functionResponse",
     "thought_signature": "thoughtSignature",
@@ -385,6 +386,9 @@ _GEMINI_SNAKE = {
     "executable_code": "executableCode",
     "code_execution_result": "codeExecutionResult",
     "video_metadata": "videoMetadata",
+}
+_GEMINI_SNAKE = {
+    **GEMINI_SNAKE_PARTS,
     "part_metadata": "partMetadata",
     "media_resolution": "mediaResolution",
     "tool_call": "toolCall",

@@ -453,15 +453,7 @@ def _canonical_block(block: Any) -> Any:
     if kind == "text" and isinstance(block.get("text"), str):
         return {"type": "text", "text": block["text"]}
     if kind == "image" and isinstance(block.get("source"), dict):
-        source = block["source"]
-        if source.get("type") == "base64":
-            return {
-                "type": "image",
-                "media_type": source.get("media_type"),
-                "data": source.get("data"),
-            }
-        if source.get("type") == "url":
-            return {"type": "image", "url": source.get("url")}
+        return source_part(block["source"]) or block
     return block
 
 
@@ -919,6 +911,18 @@ def wire_blocks(content: Any, native_only: bool) -> list[Any]:
         elif not native_only or (isinstance(kind, str) and _native(kind) and sendable_block(part)):
             blocks.append(part)
     return blocks
+
+
+def source_part(source: dict[str, Any]) -> dict[str, Any] | None:
+    """An image block's ``source`` as a canonical image part (``image_block`` the other
+    way), or ``None`` for a source that is neither base64 data nor a URL (the block is
+    then kept as it is). The shapes that read Anthropic content (this module, Claude Code)
+    use it."""
+    if source.get("type") == "base64":
+        return {"type": "image", "media_type": source.get("media_type"), "data": source.get("data")}
+    if source.get("type") == "url":
+        return {"type": "image", "url": source.get("url")}
+    return None
 
 
 def image_block(part: dict[str, Any]) -> dict[str, Any]:

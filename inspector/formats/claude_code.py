@@ -110,7 +110,7 @@ from typing import Any
 import orjson
 
 from inspector.engine.canonical import arguments_object
-from inspector.formats.anthropic import image_block
+from inspector.formats.anthropic import image_block, source_part
 from inspector.formats.base import Facts, FormatError, Parsed, Problem, token_count
 from inspector.formats.jsondoc import part_text
 from inspector.formats.jsonl import (
@@ -1117,14 +1117,7 @@ def _part(block: dict[str, Any]) -> dict[str, Any]:
     if kind == "image":
         source = block.get("source")
         if isinstance(source, dict):
-            if source.get("type") == "base64":
-                return {
-                    "type": "image",
-                    "media_type": source.get("media_type"),
-                    "data": source.get("data"),
-                }
-            if source.get("type") == "url":
-                return {"type": "image", "url": source.get("url")}
+            return source_part(source) or block
     return block
 
 

@@ -47,7 +47,7 @@ import orjson
 from inspector.formats import linked
 from inspector.formats.base import FormatError, Parsed
 from inspector.formats.jsondoc import text_of
-from inspector.formats.jsonl import head_records, read_jsonl
+from inspector.formats.jsonl import head_records, read_jsonl, record_type
 from inspector.formats.private import REC, Message, call_id, kept_calls
 from inspector.formats.private import metadata as _md
 from inspector.formats.records import LogState, state_facts
@@ -158,11 +158,7 @@ def parse(data: bytes) -> Parsed:
 
 
 def _check(value: Any, line: int) -> str:
-    if not isinstance(value, dict):
-        raise FormatError(f"line {line}: a record that is not an object")
-    kind = value.get("type")
-    if kind not in _TYPES:
-        raise FormatError(f"line {line}: a record of type {kind!r} Droid does not write")
+    kind = record_type(value, line, _TYPES, "Droid")
     if kind == "message":
         body = value.get("message")
         extra = sorted(set(value) - _MESSAGE_KEYS)
@@ -173,7 +169,7 @@ def _check(value: Any, line: int) -> str:
         if body_extra or body.get("role") not in ("user", "assistant") or "content" not in body:
             what = f"keys {', '.join(body_extra)}" if body_extra else "no known 'role' or 'content'"
             raise FormatError(f"line {line}: a message with {what}")
-    return str(kind)
+    return kind
 
 
 def _facts(value: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:

@@ -27,13 +27,13 @@ Public API (kept small on purpose; other shape modules may use it):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
-from inspector.formats.base import Parsed, Problem
+from inspector.formats.base import FormatError, Parsed, Problem
 
 _BOM = b"\xef\xbb\xbf"
 # What a released record holds in place of its value.
@@ -254,6 +254,17 @@ _HEAD_LINES = 50
 # the diagnosis of a small file. One entry, replaced whole (atomic under threads), keyed
 # by the bytes' equality; ``forget_head`` drops it when a file has been read.
 _head_memo: tuple[bytes, list[tuple[int, Any]]] | None = None
+
+
+def record_type(value: Any, line: int, types: Collection[str], writer: str) -> str:
+    """The ``type`` of a record a shape's reader takes whole, one of ``types``; the
+    ``FormatError`` that names ``writer`` for any other (Droid's and Qwen Code's readers)."""
+    if not isinstance(value, dict):
+        raise FormatError(f"line {line}: a record that is not an object")
+    kind = value.get("type")
+    if kind not in types:
+        raise FormatError(f"line {line}: a record of type {kind!r} {writer} does not write")
+    return str(kind)
 
 
 def head_records(head: bytes, limit: int = 50) -> list[Any]:

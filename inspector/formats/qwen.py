@@ -49,7 +49,7 @@ import orjson
 from inspector.formats import linked
 from inspector.formats.base import FormatError, Parsed, token_count
 from inspector.formats.jsondoc import text_of
-from inspector.formats.jsonl import head_records, read_jsonl
+from inspector.formats.jsonl import head_records, read_jsonl, record_type
 from inspector.formats.private import PART, REC, Message, call_id, kept_calls
 from inspector.formats.private import metadata as _md
 from inspector.formats.records import LogState, state_facts
@@ -153,11 +153,7 @@ def parse(data: bytes) -> Parsed:
 
 
 def _check(value: Any, line: int) -> None:
-    if not isinstance(value, dict):
-        raise FormatError(f"line {line}: a record that is not an object")
-    kind = value.get("type")
-    if kind not in _TYPES:
-        raise FormatError(f"line {line}: a record of type {kind!r} Qwen Code does not write")
+    record_type(value, line, _TYPES, "Qwen Code")
     if not isinstance(value.get("uuid"), str):
         raise FormatError(f"line {line}: a record without its 'uuid'")
     extra = sorted(set(value) - _KEYS)

@@ -49,7 +49,7 @@ import copy
 import operator
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -61,6 +61,7 @@ from inspector.engine import InvalidTranscript, Repair
 from inspector.engine.providers import (
     ACCEPTED,
     CANNOT_TELL,
+    GEMINI_SNAKE_PARTS,
     RESPONSES_CALLS,
     RESPONSES_OUTPUTS,
     RESPONSES_SERVER_ITEMS,
@@ -170,11 +171,12 @@ def guard(
     except Exception as exc:  # a check's bug must not reach the agent's request
         return _unread(fresh, f"the {provider} check could not read it ({type(exc).__name__})")
     late = _late_output(fresh[key]) if provider == "responses" else None
+    asked = _Asked(fresh, data, provider, verdict, model, read_only)
     if verdict.state == ACCEPTED:
         if not late:
             return Guarded(fresh, False)
         try:
-            return _repaired(fresh, data, provider, verdict, model, read_only, late)
+            return _repaired(asked, late)
         except Exception:  # an accepted body the guard cannot repair goes out as it came
             return Guarded(fresh, False)
     if verdict.state == CANNOT_TELL:
@@ -186,45 +188,43 @@ def guard(
         done = guard(camel, provider, model=model, read_only=read_only)
         return done if done.changed else Guarded(fresh, False, done.findings)
     if not late:
-        fast = _from_the_rest(fresh, data, provider, verdict, model, read_only)
+        fast = _from_the_rest(asked)
         if fast is not None:
             return fast
-    return _plain(fresh, data, provider, verdict, model, read_only, late)
+    return _plain(asked, late)
 
 
-def _plain(
-    body: dict[str, Any],
-    data: bytes,
-    provider: str,
-    verdict: Verdict,
-    model: str | None,
-    read_only: Iterable[str],
-    late: list[tuple[int, int, str]] | None,
-) -> Guarded:
+class _Asked(NamedTuple):
+    """A body ``guard`` read and checked, as each way of repairing it takes it:
+    ``data`` is its bytes as read, ``verdict`` the provider's check of them."""
+
+    body: dict[str, Any]
+    data: bytes
+    provider: str
+    verdict: Verdict
+    model: str | None
+    read_only: Iterable[str]
+
+
+def _plain(asked: _Asked, late: list[tuple[int, int, str]] | None) -> Guarded:
     """A refused body guarded the plain way: read whole, as the inspector reads it."""
     try:
-        return _repaired(body, data, provider, verdict, model, read_only, late)
+        return _repaired(asked, late)
     except (FormatError, InvalidTranscript) as exc:
-        return _unread(body, str(exc), _problem_findings(provider, verdict, None))
+        why = str(exc)
     except Exception as exc:  # a reader's or writer's bug must not reach the agent's request
         why = f"the body could not be repaired ({type(exc).__name__}: {exc})"
-        return _unread(body, why, _problem_findings(provider, verdict, None))
+    return _unread(asked.body, why, _problem_findings(asked.provider, asked.verdict, None))
 
 
-def _from_the_rest(
-    body: dict[str, Any],
-    data: bytes,
-    provider: str,
-    verdict: Verdict,
-    model: str | None,
-    read_only: Iterable[str],
-) -> Guarded | None:
+def _from_the_rest(asked: _Asked) -> Guarded | None:
     """What ``_plain`` gives, made from the items after the kept start alone
     (``tail``), or ``None`` where that is not sure to be the same.
 
     Only the body is made here; the findings are ``_plain``'s, worked out
     when first read.
     """
+    body, data, provider, verdict, model, read_only = asked
     if not verdict.problems:
         return None
     key = HISTORY_KEYS[provider]
@@ -245,29 +245,22 @@ def _from_the_rest(
     def findings() -> list[Finding]:
         # From the bytes read, not ``body``: the body sent shares the start's items with
         # it, and the agent may have changed them by the time the findings are read.
-        return _plain(orjson.loads(data), data, provider, verdict, model, read_only, None).findings
+        return _plain(asked._replace(body=orjson.loads(data)), None).findings
 
     if orjson.dumps(out) == data:
         return Guarded(body, False, later=findings)  # refused for what no repair changes
     return Guarded(out, True, later=findings)
 
 
-def _repaired(
-    body: dict[str, Any],
-    data: bytes,
-    provider: str,
-    verdict: Verdict,
-    model: str | None,
-    read_only: Iterable[str],
-    late: list[tuple[int, int, str]] | None = None,
-) -> Guarded:
-    """The refused ``body`` repaired after its longest accepted start (``_kept_start``).
+def _repaired(asked: _Asked, late: list[tuple[int, int, str]] | None = None) -> Guarded:
+    """The refused body repaired after its longest accepted start (``_kept_start``).
 
     ``late`` is a Responses output sent after a later turn (``_late_output``):
     where the history cut before that turn is refused, the repair starts there
     too, though the provider accepts the whole, so the body sent is the one
     the shorter history was sent as, with more turns (SPEC §4's prefix rule).
     """
+    body, data, provider, verdict, model, read_only = asked
     parsed = formats.load(data, provider)
     before = _problem_findings(provider, verdict, parsed)
     if parsed.problems:
@@ -394,14 +387,7 @@ def _checked_start(parsed: Parsed, whole: Repair, cut: int, is_read_only: Any) -
 # Gemini reads proto JSON, which takes snake_case field names too: the part keys, and the
 # ones inside inline and file data. Everything else in a part is spelt the same both ways.
 _CAMEL = {
-    "function_call": "functionCall",
-    "function_response": "functionResponse",
-    "thought_signature": "thoughtSignature",
-    "inline_data": "inlineData",
-    "file_data": "fileData",
-    "executable_code": "executableCode",
-    "code_execution_result": "codeExecutionResult",
-    "video_metadata": "videoMetadata",
+    **GEMINI_SNAKE_PARTS,
     "mime_type": "mimeType",
     "file_uri": "fileUri",
 }

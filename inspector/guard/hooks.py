@@ -117,9 +117,21 @@ def guard_request[R: _Request](
 
 
 class _Guarding:
-    """What both transports hold: the transport that sends, and how to guard for it."""
+    """What both transports hold: the transport that sends, and how to guard for it.
 
-    def __init__(self, transport: Any, provider: str | None, on_guard: OnGuard | None) -> None:
+    ``DEFAULT`` is overridden by each transport: the name of the ``httpx`` transport
+    it sends through when the caller gives none.
+    """
+
+    DEFAULT: str
+
+    def __init__(
+        self, transport: Any = None, *, provider: str | None = None, on_guard: OnGuard | None = None
+    ) -> None:
+        if transport is None:
+            import httpx  # only needed when the caller does not bring its own transport
+
+            transport = getattr(httpx, self.DEFAULT)()
         self.transport = transport
         self.provider = provider
         self.on_guard = on_guard
@@ -136,14 +148,7 @@ class GuardTransport(_Guarding):
     ``handle_request`` and ``close``, so this works for both libraries.
     """
 
-    def __init__(
-        self, transport: Any = None, *, provider: str | None = None, on_guard: OnGuard | None = None
-    ) -> None:
-        if transport is None:
-            import httpx  # only needed when the caller does not bring its own transport
-
-            transport = httpx.HTTPTransport()
-        super().__init__(transport, provider, on_guard)
+    DEFAULT = "HTTPTransport"
 
     def handle_request(self, request: Any) -> Any:
         return self.transport.handle_request(self._guarded(request))
@@ -162,14 +167,7 @@ class GuardTransport(_Guarding):
 class AsyncGuardTransport(_Guarding):
     """``GuardTransport`` for the async clients (``openai.AsyncOpenAI``, ...)."""
 
-    def __init__(
-        self, transport: Any = None, *, provider: str | None = None, on_guard: OnGuard | None = None
-    ) -> None:
-        if transport is None:
-            import httpx  # only needed when the caller does not bring its own transport
-
-            transport = httpx.AsyncHTTPTransport()
-        super().__init__(transport, provider, on_guard)
+    DEFAULT = "AsyncHTTPTransport"
 
     async def handle_async_request(self, request: Any) -> Any:
         # The clients hand a body they built in memory: reading it does not block.

@@ -222,9 +222,18 @@ def highlight(text: str, terms: Sequence[Term]) -> str:
     if first is None:
         head = text[: SNIPPET_BEFORE + SNIPPET_AFTER]
         return head + ("…" if len(head) < len(text) else "")
+    return around(text, pattern, first)
+
+
+def around(text: str, pattern: Any, first: Any) -> str:
+    """The stretch of ``text`` around ``first``, a match of ``pattern`` (``re`` or
+    ``re2``), with whole words at both ends and every match in it between the markers.
+
+    The pattern search's ``snippet`` takes it too: its pattern may match nothing, which
+    marks nothing (``_pattern``'s terms always match a word).
+    """
     start = max(0, first.start() - SNIPPET_BEFORE)
     stop = min(len(text), first.end() + SNIPPET_AFTER)
-    # Whole words at both ends.
     while start > 0 and WORD.match(text, start - 1):
         start -= 1
     while stop < len(text) and WORD.match(text, stop):
@@ -232,6 +241,8 @@ def highlight(text: str, terms: Sequence[Term]) -> str:
     pieces = ["…" if start > 0 else ""]
     at = start
     for match in pattern.finditer(text, start, stop):
+        if match.end() == match.start():
+            continue
         pieces += [text[at : match.start()], START, match.group(), STOP]
         at = match.end()
     pieces += [text[at:stop], "…" if stop < len(text) else ""]

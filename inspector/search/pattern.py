@@ -44,12 +44,13 @@ from django.urls import reverse
 from inspector.diagnosis.select import PAGE_SIZE, Filters
 from inspector.scan.reports import sessions_of
 from inspector.search.fulltext import (
-    START,
-    STOP,
+    SNIPPET_AFTER,
+    SNIPPET_BEFORE,
     WORD,
     Backend,
     Hit,
     Term,
+    around,
     fts5_query,
     marked,
     tsquery,
@@ -62,9 +63,6 @@ MAX_HITS = 1000
 # Rows read at once, and what RE2 may take to compile one pattern.
 BATCH = 500
 MAX_MEMORY = 8 << 20
-# What a snippet shows around its first match, as ``fulltext``'s.
-SNIPPET_BEFORE = 60
-SNIPPET_AFTER = 180
 # A match carried to the timeline's own search box (it looks for one string) is cut here.
 CARRIED = 100
 
@@ -257,22 +255,8 @@ def snippet(text: str, pattern: Any) -> tuple[str, str]:
     first = pattern.search(text)
     if first is None:
         return text[: SNIPPET_BEFORE + SNIPPET_AFTER], ""
-    start = max(0, first.start() - SNIPPET_BEFORE)
-    stop = min(len(text), first.end() + SNIPPET_AFTER)
-    while start > 0 and WORD.match(text, start - 1):
-        start -= 1
-    while stop < len(text) and WORD.match(text, stop):
-        stop += 1
-    pieces = ["…" if start > 0 else ""]
-    at = start
-    for match in pattern.finditer(text, start, stop):
-        if match.end() == match.start():
-            continue
-        pieces += [text[at : match.start()], START, match.group(), STOP]
-        at = match.end()
-    pieces += [text[at:stop], "…" if stop < len(text) else ""]
     carried = " ".join(first.group().split())[:CARRIED]
-    return "".join(pieces), carried
+    return around(text, pattern, first), carried
 
 
 @dataclass(frozen=True, slots=True)
