@@ -284,15 +284,22 @@ def sessions_of(project: Project) -> QuerySet[Session]:
 SESSION_DATE = Coalesce("scan_started", "created")
 
 
-def page_of(sessions: QuerySet[Session], number: Any, per_page: int) -> Page[Session]:
+def page_of(
+    sessions: QuerySet[Session], number: Any, per_page: int, count: int | None = None
+) -> Page[Session]:
     """The page ``number`` of ``sessions``, in their order, each row whole.
 
     The count and the order read the sessions' keys alone (an index of them on
     PostgreSQL: ``transcript_project_table_idx``), then the page's rows are read
     whole by their ids: sorting a big project's whole rows, JSON summaries and
-    all, took most of a dashboard's time (``bench/bench_scale.py``).
+    all, took most of a dashboard's time (``bench/bench_scale.py``). ``count``:
+    how many ``sessions`` there are, when the caller has it (the dashboard's
+    totals), instead of counting them again.
     """
-    page = Paginator(sessions.values_list("pk", flat=True), per_page).get_page(number)
+    paginator = Paginator(sessions.values_list("pk", flat=True), per_page)
+    if count is not None:
+        paginator.count = count
+    page = paginator.get_page(number)
     ids = list(page.object_list)
     rows = {row.pk: row for row in sessions.filter(pk__in=ids).order_by()}
     # A row deleted meanwhile is left out; the paginator's numbers stay the keys'.

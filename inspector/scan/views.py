@@ -58,12 +58,17 @@ def project_detail(request: SignedInRequest, slug: str) -> HttpResponse:
     sessions = form.apply(reports.sessions_of(project))
     if form.leaves_out_empty:
         sessions = sessions.exclude(message_count=0)
-    page = reports.page_of(sessions, form.cleaned_data["page"], PAGE_SIZE)
-    context = {"project": project, "form": form, "page": page, "filtered": form.filtered}
+    number = form.cleaned_data["page"]
+    context: dict[str, Any] = {"project": project, "form": form, "filtered": form.filtered}
     if request.htmx:
+        context["page"] = reports.page_of(sessions, number, PAGE_SIZE)
         return render(request, "scan/project.html#sessions", context)
     totals = reports.project_totals(project)
+    # Unfiltered, the table is the sessions with messages: the totals counted them.
+    summary = totals["summary"]
+    count = None if form.filtered else summary.sessions - summary.empty
     context |= {
+        "page": reports.page_of(sessions, number, PAGE_SIZE, count),
         "totals": totals,
         "rule_chart": reports.rule_chart(totals["summary"]),
         "day_chart": reports.day_chart(project),

@@ -111,6 +111,18 @@ COUNT_LIMIT = 1000
 # 0.4 s), while the GIN index reads only the word's 3,000 rows (bench/bench_scale.py). Past
 # it (a phrase in 20,000 rows, "the") the walk is shorter than reading every match.
 GIN_PAGE_ROWS = 8000
+# A count of the first COUNT_LIMIT rows is read so (by the GIN index, for one word) while
+# the planner expects the query in at most this many rows of the index; past it the
+# planner's own plan (walking the sessions, for a word in most rows, finds them at once).
+GIN_COUNT_ROWS = 100_000
+# Such a query of several words reads the GIN index for its word expected in the fewest
+# rows and checks the others on those rows alone: GIN reads a prefix (``the:*``) by
+# collecting every row of every word it begins (the, then, there...) before it keeps the
+# rare word's, 160-250 ms of "the ritarfondis" at team scale for 8 rows. And a query many
+# in the index, prefixes and all, is counted by its exact words first (``test error``
+# for ``test:* & error:*``): those rows are some of the query's, so past COUNT_LIMIT of
+# them the query is too, and GIN reads exact words without collecting them (36 ms, not
+# 975, bench/bench_scale.py).
 # What a snippet shows around its first match: FTS5 counts words, the other characters.
 SNIPPET_WORDS = 24
 SNIPPET_BEFORE = 60
@@ -286,6 +298,18 @@ _FROM_POSTGRESQL = (
     "JOIN web_transcript t ON t.id = r.transcript_id "
     "WHERE r.document @@ to_tsquery('simple', %s) AND t.project_id = %s AND t.owner_id = %s "
 )
+# The same rows on PostgreSQL read by the GIN index for one query (the first parameter:
+# the words expected in the fewest rows), each row's session looked up by its key
+# (a nested loop: a hash of a big project's 40,000 sessions cost 20-70 ms a search), then
+# checked against the whole query (the last parameter). ``OFFSET 0`` keeps the planner
+# from merging the whole query into the index scan or the session into a hash join.
+_GIN_POSTGRESQL = (
+    'FROM (SELECT id, transcript_id, position, "key", role, message, document '
+    "FROM search_searchrow WHERE document @@ to_tsquery('simple', %s) OFFSET 0) r "
+    "CROSS JOIN LATERAL (SELECT t.id, t.relative_path, t.file_name FROM web_transcript t "
+    "WHERE t.id = r.transcript_id AND t.project_id = %s AND t.owner_id = %s WHERE_SESSIONS"
+    "OFFSET 0) t WHERE r.document @@ to_tsquery('simple', %s) "
+)
 _ORDER = (
     "ORDER BY CASE WHEN t.relative_path = '' THEN t.file_name ELSE t.relative_path END, "
     "t.id, r.position "
@@ -306,6 +330,10 @@ _INSERT = 'INSERT INTO search_searchrow (transcript_id, position, "key", role, b
 class Backend(Protocol):
     name: str
     fence: str
+    # The matches read by the GIN index first, for ``gin_first`` (PostgreSQL).
+    gin_matches: str
+    # Count a query's exact words first, past ``COUNT_LIMIT`` of them the query's too.
+    exact_first: bool
 
     def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None: ...
 
@@ -318,13 +346,15 @@ class Backend(Protocol):
         self, cursor: CursorWrapper, query: str, terms: Sequence[Term], ids: list[int]
     ) -> dict[int, str]: ...
 
-    def few_in_index(self, cursor: CursorWrapper, query: str) -> bool: ...
+    def gin_first(self, cursor: CursorWrapper, terms: Sequence[Term], most: int) -> str | None: ...
 
 
 class SQLite:
     name = "SQLite FTS5"
     matches = _FROM_SQLITE
     fence = ""  # FTS5's MATCH leads every plan: nothing to keep the planner from
+    gin_matches = ""
+    exact_first = False  # FTS5 reads a prefix as fast as a word
 
     def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None:
         cursor.executemany(_INSERT + ") VALUES (%s, %s, %s, %s, %s, %s)", entries)
@@ -352,14 +382,16 @@ class SQLite:
         )
         return dict(cursor.fetchall())
 
-    def few_in_index(self, cursor: CursorWrapper, query: str) -> bool:
-        return False  # FTS5's MATCH leads every plan: the walk is its own
+    def gin_first(self, cursor: CursorWrapper, terms: Sequence[Term], most: int) -> str | None:
+        return None  # FTS5's MATCH leads every plan: the walk is its own
 
 
 class PostgreSQL:
     name = "PostgreSQL full-text search"
     matches = _FROM_POSTGRESQL
     fence = "MATERIALIZED "  # the matches first, by the GIN index; the order after
+    gin_matches = _GIN_POSTGRESQL
+    exact_first = True
 
     def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None:
         cursor.executemany(
@@ -376,16 +408,34 @@ class PostgreSQL:
         cursor.execute("SELECT id, body FROM search_searchrow WHERE id = ANY(%s)", [ids])
         return {pk: highlight(body, terms) for pk, body in cursor.fetchall()}
 
-    def few_in_index(self, cursor: CursorWrapper, query: str) -> bool:
-        """The planner expects the query in ``GIN_PAGE_ROWS`` rows of the index at most
-        (its estimate from the column's statistics: planned, not run)."""
-        cursor.execute(
-            "EXPLAIN (FORMAT JSON) SELECT 1 FROM search_searchrow "
-            "WHERE document @@ to_tsquery('simple', %s)",
-            [query],
-        )
-        [[plan]] = cursor.fetchone()
-        return float(plan["Plan"]["Plan Rows"]) <= GIN_PAGE_ROWS
+    def gin_first(self, cursor: CursorWrapper, terms: Sequence[Term], most: int) -> str | None:
+        """When the planner expects the terms in ``most`` rows of the index at most (its
+        estimate from the column's statistics: planned, not run), the query the GIN index
+        reads first, the others checked on its rows: the terms but the prefixes expected
+        in more than ``GIN_PAGE_ROWS`` rows (GIN collects every row of every word such a
+        prefix begins). With nothing left, the whole query for a page of few rows, and
+        none (the planner's own plan) for a count."""
+        if _estimate(cursor, tsquery(terms)) > most:
+            return None
+        kept = [
+            term
+            for term in terms
+            if not term.prefix or _estimate(cursor, tsquery([term])) <= GIN_PAGE_ROWS
+        ]
+        if kept:
+            return tsquery(kept)
+        return tsquery(terms) if most <= GIN_PAGE_ROWS else None
+
+
+def _estimate(cursor: CursorWrapper, query: str) -> float:
+    """The rows of the whole index PostgreSQL's planner expects to hold ``query``."""
+    cursor.execute(
+        "EXPLAIN (FORMAT JSON) SELECT 1 FROM search_searchrow "
+        "WHERE document @@ to_tsquery('simple', %s)",
+        [query],
+    )
+    [[plan]] = cursor.fetchone()
+    return float(plan["Plan"]["Plan Rows"])
 
 
 BACKENDS: dict[str, Backend] = {"sqlite": SQLite(), "postgresql": PostgreSQL()}
@@ -585,12 +635,20 @@ class Results:
         self._backend = chosen
         self._query = chosen.query(self.terms)
         self._counts: tuple[int, int] | None = None
-        self._few: bool | None = None  # ``GIN_PAGE_ROWS``, asked once
+        # What the GIN index reads first when the query is few in it (``GIN_PAGE_ROWS``),
+        # "" when it is not: asked once.
+        self._first: str | None = None
         # An ``AND`` clause on ``t`` choosing the sessions (``pattern.within_sql``: dates).
         self._where, self._where_params = within
 
     def _params(self) -> list[Any]:
         return [self._query, self.project.pk, self.project.owner_id, *self._where_params]
+
+    def _gin(self) -> tuple[str, list[Any]]:
+        """The matches read by the GIN index first (``_GIN_POSTGRESQL``), and their
+        parameters but the whole query, which comes last."""
+        sql = self._backend.gin_matches.replace("WHERE_SESSIONS", self._where)
+        return sql, [self._first, *self._params()[1:]]
 
     def _counted(self) -> tuple[int, int]:
         if self._counts is None:
@@ -598,18 +656,37 @@ class Results:
                 self._counts = (0, 0)
             else:
                 with connection.cursor() as cursor:
-                    cursor.execute(
-                        _COUNT + self._backend.matches + self._where + _COUNTED,
-                        [*self._params(), COUNT_LIMIT + 1],
-                    )
-                    rows, sessions = cursor.fetchone()
-                self._counts = (int(rows), int(sessions))
+                    self._counts = self._count(cursor)
         return self._counts
 
-    def _few_in_index(self, cursor: CursorWrapper) -> bool:
-        if self._few is None:
-            self._few = self._backend.few_in_index(cursor, self._query)
-        return self._few
+    def _count(self, cursor: CursorWrapper) -> tuple[int, int]:
+        limit = COUNT_LIMIT + 1
+        asked = [list(self.terms)]
+        exact = [Term(term.words, prefix=False) for term in self.terms]
+        if self._backend.exact_first and exact != asked[0] and not self._gin_first(cursor):
+            # Rows holding the words themselves are some of the rows holding words that
+            # begin with them: past the limit of those, the query is past it too.
+            asked.insert(0, exact)
+        for terms in asked:
+            query = self._backend.query(terms)
+            first = self._gin_first(cursor) if terms is asked[-1] else ""
+            first = first or self._backend.gin_first(cursor, terms, GIN_COUNT_ROWS) or ""
+            if first:
+                sql = self._backend.gin_matches.replace("WHERE_SESSIONS", self._where)
+                params = [first, *self._params()[1:], query, limit]
+            else:
+                sql = self._backend.matches + self._where
+                params = [query, *self._params()[1:], limit]
+            cursor.execute(_COUNT + sql + _COUNTED, params)
+            rows, sessions = cursor.fetchone()
+            if rows >= limit:
+                break
+        return int(rows), int(sessions)
+
+    def _gin_first(self, cursor: CursorWrapper) -> str:
+        if self._first is None:
+            self._first = self._backend.gin_first(cursor, self.terms, GIN_PAGE_ROWS) or ""
+        return self._first
 
     def count(self) -> int:
         """How many rows match, ``COUNT_LIMIT`` at most: the rows listed."""
@@ -643,7 +720,8 @@ class Results:
         if not self.terms or limit <= 0:
             return []
         with connection.cursor() as cursor:
-            if self.more and not self._few_in_index(cursor):
+            params = [*self._params(), limit, offset]
+            if self.more and not self._gin_first(cursor):
                 # Many rows: the sessions are walked in the order of their names and the
                 # walk stops at the page (``transcript_project_name_idx``).
                 sql = _SELECT + self._backend.matches + self._where + _ORDER + "LIMIT %s OFFSET %s"
@@ -652,9 +730,14 @@ class Results:
                 # read them all by the full-text index, then sort. Left to itself,
                 # PostgreSQL takes a page of a rare word (LIMIT 9) for a short walk too,
                 # and reads all 40,000 sessions' rows to find it (1.4 s).
-                chosen = f"{_HITS}{self._backend.matches}{self._where}"
+                if self._gin_first(cursor):
+                    # The GIN index read for the words expected in the fewest rows.
+                    gin, first = self._gin()
+                    chosen, params = f"{_HITS}{gin}", [*first, self._query, limit, offset]
+                else:
+                    chosen = f"{_HITS}{self._backend.matches}{self._where}"
                 sql = f"WITH hits AS {self._backend.fence}({chosen}) {_FEW}"
-            cursor.execute(sql, [*self._params(), limit, offset])
+            cursor.execute(sql, params)
             found = cursor.fetchall()
             ids = [pk for pk, *_ in found]
             snippets = self._backend.snippets(cursor, self._query, self.terms, ids) if ids else {}

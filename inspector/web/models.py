@@ -196,6 +196,18 @@ class Transcript(models.Model):
             models.Index(
                 fields=["project", "owner", "counts"], name="transcript_project_counts_idx"
             ),
+            # The sessions table's orders by file and by most messages: a page is the index
+            # walked in that order (the empty files left out by its message count), not
+            # every session of the project read and sorted (the order by file read a big
+            # project's 10,000 pages of wide rows, 250-380 ms: ``bench/bench_scale.py``).
+            models.Index(
+                fields=["project", "owner", "relative_path", "file_name", "id", "message_count"],
+                name="transcript_project_file_idx",
+            ),
+            models.Index(
+                fields=["project", "owner", "message_count", "id"],
+                name="transcript_project_count_idx",
+            ),
             # The sessions table's orders by date (``reports.SESSION_DATE``), its date
             # filter, and its default order (what needs repair first, then the newest):
             # a page is the index walked to its rows, not every session sorted.

@@ -118,6 +118,22 @@ def test_sessions_table_is_paginated(owner_client, corpus_scan):
     assert "subagent of" in first + second
 
 
+def test_the_whole_page_counts_its_table_from_the_totals_as_the_table_counts_itself(
+    owner_client, corpus_scan
+):
+    # Unfiltered, the whole page takes the table's count from its totals (sessions less
+    # the empty files); the table alone (htmx) counts its rows.
+    project = Project.objects.get(slug="corpus")
+    assert Transcript.objects.filter(project=project, message_count=0).exists()
+    counted = Transcript.objects.filter(project=project).exclude(message_count=0).count()
+    for page in ("1", "2"):
+        whole = owner_client.get(url("scan:project", project, page=page)).content.decode()
+        alone = owner_client.get(url("scan:project", project, page=page), HTTP_HX_REQUEST="true")
+        table = alone.content.decode()
+        assert f"{counted} sessions." in whole and f"{counted} sessions." in table
+        assert shown_paths(table) <= shown_paths(whole)
+
+
 @pytest.mark.parametrize("name", PAGES)
 def test_another_user_gets_404_for_someone_elses_project(other_client, mixed, name):
     assert other_client.get(url(name, mixed)).status_code == 404

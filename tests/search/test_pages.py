@@ -216,3 +216,25 @@ def test_past_the_count_limit_a_query_few_in_the_index_lists_the_same_rows_as_th
     assert pages[0] == pages[10**9]
     names = [hit.session_name for page in (fulltext.search(project, "step"),) for hit in page]
     assert names == sorted(names)
+
+
+@pytest.mark.parametrize(
+    "query", ["step", "ste", "step 1", "st the", "the billing", '"rolled out" deplo', "zebracorn"]
+)
+def test_every_way_of_reading_a_query_lists_the_same_rows(store_in, project, monkeypatch, query):
+    # On PostgreSQL a count reads the exact words first (past the limit of those, the
+    # query is past it), a query few in the index reads GIN for its terms but the common
+    # prefixes and checks those on the rows, and the rest is the planner's: with the
+    # thresholds at both ends the rows listed, their order and the counts are the same.
+    store_in(BROKEN_LONG, "long.json", path="b/long.json")
+    store_in(DEPLOY, "deploy.json", path="a/deploy.json")
+    store_in(BROKEN_LONG, "long2.json", path="c/long.json")
+    monkeypatch.setattr(fulltext, "COUNT_LIMIT", 30)
+    seen = []
+    for page_rows, count_rows in ((0, 0), (10**9, 0), (0, 10**9), (10**9, 10**9)):
+        monkeypatch.setattr(fulltext, "GIN_PAGE_ROWS", page_rows)
+        monkeypatch.setattr(fulltext, "GIN_COUNT_ROWS", count_rows)
+        results = fulltext.search(project, query)
+        pages = [[hit.href for hit in results[at : at + 7]] for at in range(0, 30, 7)]
+        seen.append((results.count(), results.more, results.sessions, pages))
+    assert all(found == seen[0] for found in seen)
