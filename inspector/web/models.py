@@ -133,6 +133,10 @@ class Transcript(models.Model):
         indexes = [
             # store_upload: the owner's transcripts of these bytes, in any project.
             models.Index(fields=["owner", "sha256"], name="transcript_owner_sha_idx"),
+            # store.retire_previous: the project's transcripts at one path (a scanned file).
+            models.Index(
+                fields=["project", "owner", "relative_path"], name="transcript_project_path_idx"
+            ),
             # transcript_list: the owner's transcripts, newest first.
             models.Index(fields=["owner", "-created"], name="transcript_owner_created_idx"),
             # transcript_list filtered by format.
