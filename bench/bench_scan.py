@@ -68,6 +68,27 @@ def generate(root: Path, files: int, total_mb: float) -> int:
         return sum(pool.map(_write, jobs, chunksize=8))
 
 
+def real_tree(root: Path, source: Path, copies: int) -> int:
+    """``copies`` copies of every session under ``source`` (real files), each under a
+    folder of its own and each with as many blank lines added at its end as its copy's
+    number: distinct bytes, so no copy is the duplicate of another (stored once), with
+    the same findings (a blank line is no record). Returns the bytes written."""
+    files = [
+        path
+        for path in sorted(source.rglob("*"))
+        if path.is_file() and path.suffix in (".jsonl", ".json")
+    ]
+    total = 0
+    for copy in range(copies):
+        for path in files:
+            target = root / f"copy-{copy:03d}" / path.relative_to(source)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            data = path.read_bytes() + b"\n" * copy
+            target.write_bytes(data)
+            total += len(data)
+    return total
+
+
 def busy_seconds() -> float:
     """CPU seconds the whole machine has spent busy since boot (all cores, /proc/stat)."""
     try:
@@ -200,14 +221,28 @@ def main() -> None:
     parser.add_argument(
         "--growth-kb", type=float, default=16, help="the small sessions' mean size in KB"
     )
+    parser.add_argument(
+        "--real",
+        type=Path,
+        help="scan copies of the real sessions under this folder instead of generated ones",
+    )
+    parser.add_argument(
+        "--copies", type=int, default=12, help="with --real: how many copies of each session"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-scan-") as temp:
         work = Path(temp)
         tree = work / "tree"
         began = time.perf_counter()
-        size = generate(tree, args.files, args.mb) / (1024 * 1024)
+        if args.real:
+            size = real_tree(tree, args.real, args.copies) / (1024 * 1024)
+            args.files = sum(1 for _ in tree.rglob("*.json*"))
+            what = f"real sessions ({args.copies} copies of {args.real})"
+        else:
+            size = generate(tree, args.files, args.mb) / (1024 * 1024)
+            what = "generated sessions"
         print(
-            f"generated {args.files:,} sessions, {size:,.0f} MB, in "
+            f"{what}: {args.files:,} files, {size:,.0f} MB, in "
             f"{time.perf_counter() - began:.1f} s ({os.cpu_count()} cores; database: "
             f"{'DATABASE_URL' if os.environ.get('DATABASE_URL') else 'SQLite file, WAL'})",
             flush=True,
@@ -222,7 +257,7 @@ def main() -> None:
             f"1 worker {size / one['seconds']:,.1f} MB/s",
             flush=True,
         )
-        if args.files > BATCH:
+        if args.files > BATCH and not args.real:
             batch = tree / "batch-0"
             batch_mb = sum(p.stat().st_size for p in batch.iterdir()) / (1024 * 1024)
             few = scan(batch, 1, work, "few")

@@ -325,6 +325,9 @@ def _copy_or_diagnose(
             owner=transcript.owner, sha256=transcript.sha256, engine_version=ENGINE_VERSION
         )
         .exclude(public_id=transcript.public_id)
+        # By id, not the model's newest-first order: that order made SQLite walk every
+        # transcript of the owner by date (transcript_owner_created_idx) for each file.
+        .order_by("pk")
         .first()
     )
     if twin is not None and format in ("auto", twin.format):
@@ -584,11 +587,19 @@ def retire_previous(
 
     Runs in the caller's transaction.
     """
-    older = Transcript.objects.filter(
-        owner=transcript.owner_id, project=transcript.project_id, relative_path=relative_path
-    ).exclude(pk=transcript.pk)
+    older = (
+        Transcript.objects.filter(
+            owner=transcript.owner_id, project=transcript.project_id, relative_path=relative_path
+        )
+        .exclude(pk=transcript.pk)
+        # Newest first, as the model orders them, sorted here: ordered in SQL, SQLite
+        # walked every transcript of the owner by date (transcript_owner_created_idx)
+        # for each file a scan stores, rather than the project's few at this path
+        # (transcript_project_file_idx, whose first columns are these).
+        .order_by()
+    )
     replaced = False
-    for old in older:
+    for old in sorted(older, key=lambda row: (row.created, row.pk), reverse=True):
         replaced = True
         other = keep_for(old)
         if other:
