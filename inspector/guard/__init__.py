@@ -237,7 +237,7 @@ def _from_the_rest(
         if not all(map(operator.is_, repaired.messages[: rest.lead], lead)):
             return None
         out = tail.written(rest, repaired, body, key, provider)
-        if not check(provider, out, model=model).accepted:
+        if not tail.accepted(rest, out, provider, model):
             return None  # the plain path tries its other writings
     except Exception:  # lost content, say, or an odd rest: the plain path says what
         return None
