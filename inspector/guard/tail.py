@@ -139,36 +139,50 @@ def _chat_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
 
 
 def _anthropic_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
-    """``anthropic._canonical_messages``' ids, for messages it reads without a problem."""
+    """``anthropic._canonical_messages``' ids, for messages it reads without a problem.
+
+    One walk of each message's blocks: its ids, and whether they are all of the block
+    types ``_plain`` takes as they are (else the record is asked of ``item_shape``)."""
     calls: list[str] = []
     results: list[str] = []
+    parts = _ANTHROPIC_PARTS
     for record in items:
         if record.__class__ is not dict:
             return None
         role = record.get("role")
         content = record.get("content")
-        if role not in ("user", "assistant", "system") or not isinstance(content, str | list):
+        if role not in ("user", "assistant", "system"):
             return None
-        if not _plain(record, content, _ANTHROPIC_KEYS, _ANTHROPIC_PARTS, "anthropic"):
-            return None
-        if isinstance(content, str):
-            continue
+        plain = _ANTHROPIC_KEYS.issuperset(record)
+        if content.__class__ is not list:
+            if not isinstance(content, str | list):
+                return None
+            if isinstance(content, str):
+                if not plain and item_shape(record) not in (None, "anthropic"):
+                    return None
+                continue
         for block in content:
             if block.__class__ is not dict:
                 continue
             kind = block.get("type")
-            if kind == "text" and not isinstance(block.get("text"), str):
-                return None  # a text part the reader keeps as it is (``_unread_part``)
-            if kind == "tool_use" and role == "assistant":
-                cid = block.get("id")
-                if not isinstance(cid, str) or not cid:
-                    return None
-                calls.append(cid)
+            if kind not in parts:
+                plain = False
+            elif kind == "text":
+                if not isinstance(block.get("text"), str):
+                    return None  # a text part the reader keeps as it is (``_unread_part``)
+            elif kind == "tool_use":
+                if role == "assistant":
+                    cid = block.get("id")
+                    if not isinstance(cid, str) or not cid:
+                        return None
+                    calls.append(cid)
             elif kind == "tool_result" and role == "user":
                 rid = block.get("tool_use_id")
                 if not isinstance(rid, str) or not rid:
                     return None
                 results.append(rid)
+        if not plain and item_shape(record) not in (None, "anthropic"):
+            return None
     return calls, results
 
 
