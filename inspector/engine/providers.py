@@ -1067,9 +1067,10 @@ def _gemini(wire: Any, start: int, model: str | None, found: _Findings) -> None:
 
 def _gemini_part(part: dict[str, Any], found: _Findings | None) -> dict[str, Any]:
     """``part`` with keys of a null value left out and snake_case names made camelCase."""
-    if any(value is None for value in part.values()) or any(k in _GEMINI_SNAKE for k in part):
+    # ``in`` on the values: a JSON value equals None only when it is null.
+    if None in part.values() or not _GEMINI_SNAKE.keys().isdisjoint(part):
         part = {_GEMINI_SNAKE.get(k, k): v for k, v in part.items() if v is not None}
-    if found is not None:
+    if found is not None and not _GEMINI_PARTS.issuperset(part):
         for key in part:
             if key not in _GEMINI_PARTS:
                 found.unknown(key)
