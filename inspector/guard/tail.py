@@ -6,10 +6,11 @@ and writes the whole history back with the shape's writer, which writes every
 message of that start as the record it was read from. ``read_rest`` and
 ``written`` make the
 same body from the list items after that start alone: it finds the start on
-the raw items (the latest assistant item, at or before the first problem, whose
-start the provider accepts), reads only the items after it (with the body's
-other keys, so its system prompt too), repairs and writes them, and puts them
-after the start's items as they came. The start's items are looked through
+the raw items (the latest assistant item, or for Responses the latest start of
+a response, at or before the first problem, whose start the provider accepts),
+reads only the items after it (with the body's other keys, so its system
+prompt too), repairs and writes them, and puts them after the start's items as
+they came. The start's items are looked through
 once for what reading the whole would refuse and for their ids.
 
 That gives the plain path's bytes where reading and repairing are local at
@@ -30,12 +31,20 @@ the cut, which is what ``read_rest`` makes sure of before it answers (else
   names), and the repair of the rest alone is what follows the start in the
   repair of the whole (the engine's prefix rule, ``repair_history``'s
   ``assigned``);
+- Responses: the cut is where the reader starts the model's response (after a
+  user, system or developer message or an output; an assistant message item
+  after the model's text or calls, where it may also start one, is left to the
+  plain path), the start answers its own calls and no item id of it is used
+  after it;
 - the repaired body is accepted as first written (else the plain path tries
   its other writings).
 
-Only the shapes with a ``_Shape`` below take it (Responses, whose reader
-groups a response's items into one message, does not yet).
-``tests/guard/test_tail.py`` holds it to the plain path byte for byte.
+The provider's check is not walked again over the start where no check looks
+across the cut (``providers.local_cut``; for Responses the conditions above):
+the start then has the body's problems before the first one, none, and the body
+sent is checked from the cut on (``accepted``, ``providers.check_after``).
+``tests/guard/test_tail.py`` holds it to the plain path byte for byte, and the
+split check to the whole one.
 """
 
 from __future__ import annotations
