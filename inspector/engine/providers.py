@@ -512,6 +512,79 @@ def _validate_from(provider: str, wire: Any, start: int) -> list[ProviderProblem
     return list(_check_from(provider, wire, start, None).problems)
 
 
+def local_cut(provider: str, wire: Any, start: int, *, model: str | None = None) -> bool:
+    """Whether no check of ``provider`` looks across the cut of ``wire``'s list before
+    ``start``, which holds a model item (an ``assistant`` message, a ``model`` content).
+
+    Then the verdict on the list's first ``start`` items has exactly the problems the
+    verdict on the whole has before ``start``, and the whole's problems from ``start``
+    on are ``check_after``'s: a body of which that start is accepted is accepted when
+    what follows is. Chat pairs calls with the tool messages right after them, so no
+    assistant message is looked across. Anthropic and Gemini merge a role's messages
+    into turns: the item before ``start`` must be a user's (for Gemini a function
+    response turn too), and a rule that walks back from the end must stop there:
+    Anthropic's thinking-first rule (thinking on) at a user message of more than tool
+    results, Gemini 3's thoughtSignature rule (a model that signs) at a user content
+    with a part of the user's own. Responses pairs an output with its call anywhere
+    before it: not a cut of this kind (``False``).
+    """
+    items = _items(wire, HISTORY_KEY[provider]) if provider in HISTORY_KEY else []
+    if not 0 < start < len(items) or not isinstance(items[start], dict):
+        return False
+    role = items[start].get("role")
+    if provider == "openai-chat":
+        return bool(role == "assistant")
+    before = items[start - 1]
+    if not isinstance(before, dict):
+        return False
+    if provider == "anthropic":
+        if role != "assistant" or before.get("role") != "user":
+            return False
+        setting = wire.get("thinking") if isinstance(wire, dict) else None
+        enabled = isinstance(setting, dict) and setting.get("type") in ("enabled", "adaptive")
+        return not enabled or not _only_results(before.get("content"))
+    if provider != "gemini" or role != "model" or before.get("role") not in ("user", "function"):
+        return False
+    if model is None and isinstance(wire, dict) and isinstance(wire.get("model"), str):
+        model = wire["model"]
+    if model is None or not _SIGNING_MODEL.search(model):
+        return True  # the signature rule notes at most
+    parts = before.get("parts")
+    return (
+        before.get("role") == "user"
+        and isinstance(parts, list)
+        and any(
+            isinstance(part, dict)
+            and not {"functionCall", "functionResponse"} & _gemini_part(part, None).keys()
+            for part in parts
+        )
+    )
+
+
+def check_after(provider: str, wire: Any, start: int, *, model: str | None = None) -> Verdict:
+    """``check``'s verdict on ``wire`` from its list's item ``start`` on, where
+    ``local_cut`` holds there and the provider accepts the items before it; for such a
+    body it is the verdict on the whole (problems keep the body's own indices), at the
+    cost of reading what follows the cut.
+
+    For Responses it is that verdict too where the items before ``start`` are accepted
+    and answer their own calls, the one before ``start`` is no reasoning item, and
+    the items from ``start`` on use none of their item ids or call ids (what the
+    guard's shortcut makes sure of, ``inspector.guard.tail``): an output after the
+    cut for a call before it is seen as one with no call, so such a body is refused
+    here, never accepted wrongly."""
+    return _check_from(provider, wire, start, model)
+
+
+# The key of each provider's list in a request body.
+HISTORY_KEY = {
+    "openai-chat": "messages",
+    "anthropic": "messages",
+    "responses": "input",
+    "gemini": "contents",
+}
+
+
 def _check_from(provider: str, wire: Any, start: int, model: str | None) -> Verdict:
     try:
         walk = _CHECKS[provider]
@@ -998,9 +1071,10 @@ def _gemini(wire: Any, start: int, model: str | None, found: _Findings) -> None:
 
 def _gemini_part(part: dict[str, Any], found: _Findings | None) -> dict[str, Any]:
     """``part`` with keys of a null value left out and snake_case names made camelCase."""
-    if any(value is None for value in part.values()) or any(k in _GEMINI_SNAKE for k in part):
+    # ``in`` on the values: a JSON value equals None only when it is null.
+    if None in part.values() or not _GEMINI_SNAKE.keys().isdisjoint(part):
         part = {_GEMINI_SNAKE.get(k, k): v for k, v in part.items() if v is not None}
-    if found is not None:
+    if found is not None and not _GEMINI_PARTS.issuperset(part):
         for key in part:
             if key not in _GEMINI_PARTS:
                 found.unknown(key)

@@ -420,6 +420,11 @@ def _is_output(item: dict[str, Any]) -> bool:
     return kind.endswith("_output") and isinstance(call, str) and bool(call)
 
 
+# What the guard's shortcut reads a body's start by (``inspector.guard.tail``).
+is_call = _is_call
+is_output = _is_output
+
+
 def _output_kind(call_kind: str) -> str:
     """The type of the output item that answers a call of this type."""
     return RESPONSES_CALLS.get(call_kind, call_kind + "_output")

@@ -237,7 +237,7 @@ def _from_the_rest(asked: _Asked) -> Guarded | None:
         if not all(map(operator.is_, repaired.messages[: rest.lead], lead)):
             return None
         out = tail.written(rest, repaired, body, key, provider)
-        if not check(provider, out, model=model).accepted:
+        if not tail.accepted(rest, out, provider, model):
             return None  # the plain path tries its other writings
     except Exception:  # lost content, say, or an odd rest: the plain path says what
         return None
@@ -393,17 +393,25 @@ _CAMEL = {
 }
 
 
+def _snake_case(contents: list[Any]) -> bool:
+    """Whether a part of ``contents`` has a snake_case name (one walk, in plain loops:
+    every Gemini body the provider refuses pays it)."""
+    names = _CAMEL.keys()
+    for content in contents:
+        if isinstance(content, dict):
+            parts = content.get("parts")
+            if isinstance(parts, list):
+                for part in parts:
+                    if isinstance(part, dict) and not names.isdisjoint(part):
+                        return True
+    return False
+
+
 def _camel_case(body: dict[str, Any]) -> dict[str, Any] | None:
     """``body`` with its ``contents`` parts' snake_case names in camelCase, or ``None``
     when it has none (the usual body)."""
     contents = body["contents"]
-    snake = any(
-        isinstance(part, dict) and any(name in _CAMEL for name in part)
-        for content in contents
-        if isinstance(content, dict) and isinstance(content.get("parts"), list)
-        for part in content["parts"]
-    )
-    if not snake:
+    if not _snake_case(contents):
         return None
 
     def renamed(part: Any) -> Any:

@@ -6,10 +6,11 @@ and writes the whole history back with the shape's writer, which writes every
 message of that start as the record it was read from. ``read_rest`` and
 ``written`` make the
 same body from the list items after that start alone: it finds the start on
-the raw items (the latest assistant item, at or before the first problem, whose
-start the provider accepts), reads only the items after it (with the body's
-other keys, so its system prompt too), repairs and writes them, and puts them
-after the start's items as they came. The start's items are looked through
+the raw items (the latest assistant item, or for Responses the latest start of
+a response, at or before the first problem, whose start the provider accepts),
+reads only the items after it (with the body's other keys, so its system
+prompt too), repairs and writes them, and puts them after the start's items as
+they came. The start's items are looked through
 once for what reading the whole would refuse and for their ids.
 
 That gives the plain path's bytes where reading and repairing are local at
@@ -30,12 +31,20 @@ the cut, which is what ``read_rest`` makes sure of before it answers (else
   names), and the repair of the rest alone is what follows the start in the
   repair of the whole (the engine's prefix rule, ``repair_history``'s
   ``assigned``);
+- Responses: the cut is where the reader starts the model's response (after a
+  user, system or developer message or an output; an assistant message item
+  after the model's text or calls, where it may also start one, is left to the
+  plain path), the start answers its own calls and no item id of it is used
+  after it;
 - the repaired body is accepted as first written (else the plain path tries
   its other writings).
 
-Only the shapes with a ``_Shape`` below take it (Responses, whose reader
-groups a response's items into one message, does not yet).
-``tests/guard/test_tail.py`` holds it to the plain path byte for byte.
+The provider's check is not walked again over the start where no check looks
+across the cut (``providers.local_cut``; for Responses the conditions above):
+the start then has the body's problems before the first one, none, and the body
+sent is checked from the cut on (``accepted``, ``providers.check_after``).
+``tests/guard/test_tail.py`` holds it to the plain path byte for byte, and the
+split check to the whole one.
 """
 
 from __future__ import annotations
@@ -49,11 +58,20 @@ import orjson
 from inspector import formats
 from inspector.engine import Repair
 from inspector.engine.canonical import is_blank, is_partial
-from inspector.engine.providers import check
+from inspector.engine.providers import (
+    HISTORY_KEY,
+    RESPONSES_CALLS,
+    RESPONSES_OUTPUTS,
+    RESPONSES_SERVER_ITEMS,
+    check,
+    check_after,
+    local_cut,
+)
 from inspector.formats.base import Parsed
 from inspector.formats.detect import item_shape
 from inspector.formats.openai_chat import missing_content
 from inspector.formats.private import call_id, calls_of
+from inspector.formats.responses import is_call, is_output
 
 __all__ = ["Rest", "read_rest", "surely_ends_a_span", "written"]
 
@@ -130,36 +148,50 @@ def _chat_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
 
 
 def _anthropic_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
-    """``anthropic._canonical_messages``' ids, for messages it reads without a problem."""
+    """``anthropic._canonical_messages``' ids, for messages it reads without a problem.
+
+    One walk of each message's blocks: its ids, and whether they are all of the block
+    types ``_plain`` takes as they are (else the record is asked of ``item_shape``)."""
     calls: list[str] = []
     results: list[str] = []
+    parts = _ANTHROPIC_PARTS
     for record in items:
         if record.__class__ is not dict:
             return None
         role = record.get("role")
         content = record.get("content")
-        if role not in ("user", "assistant", "system") or not isinstance(content, str | list):
+        if role not in ("user", "assistant", "system"):
             return None
-        if not _plain(record, content, _ANTHROPIC_KEYS, _ANTHROPIC_PARTS, "anthropic"):
-            return None
-        if isinstance(content, str):
-            continue
+        plain = _ANTHROPIC_KEYS.issuperset(record)
+        if content.__class__ is not list:
+            if not isinstance(content, str | list):
+                return None
+            if isinstance(content, str):
+                if not plain and item_shape(record) not in (None, "anthropic"):
+                    return None
+                continue
         for block in content:
             if block.__class__ is not dict:
                 continue
             kind = block.get("type")
-            if kind == "text" and not isinstance(block.get("text"), str):
-                return None  # a text part the reader keeps as it is (``_unread_part``)
-            if kind == "tool_use" and role == "assistant":
-                cid = block.get("id")
-                if not isinstance(cid, str) or not cid:
-                    return None
-                calls.append(cid)
+            if kind not in parts:
+                plain = False
+            elif kind == "text":
+                if not isinstance(block.get("text"), str):
+                    return None  # a text part the reader keeps as it is (``_unread_part``)
+            elif kind == "tool_use":
+                if role == "assistant":
+                    cid = block.get("id")
+                    if not isinstance(cid, str) or not cid:
+                        return None
+                    calls.append(cid)
             elif kind == "tool_result" and role == "user":
                 rid = block.get("tool_use_id")
                 if not isinstance(rid, str) or not rid:
                     return None
                 results.append(rid)
+        if not plain and item_shape(record) not in (None, "anthropic"):
+            return None
     return calls, results
 
 
@@ -194,10 +226,96 @@ def _gemini_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
     return calls, results
 
 
+# The Responses item kinds the shortcut reads in a start: messages, reasoning, client
+# calls and their outputs, and what the server ran; any other kind is the plain path's.
+_RESPONSES_KINDS = frozenset(
+    {None, "message", "reasoning", *RESPONSES_CALLS, *RESPONSES_OUTPUTS, *RESPONSES_SERVER_ITEMS}
+)
+_RESPONSES_ROLES = ("user", "system", "developer", "assistant")
+
+
+def _responses_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
+    """``responses._read``'s ids, for items it reads without a problem, each a client
+    call or output carrying its ``call_id`` (not the item ``id`` some writers pair by)."""
+    calls: list[str] = []
+    results: list[str] = []
+    for item in items:
+        if item.__class__ is not dict:
+            return None
+        kind = item.get("type")
+        if kind.__class__ is not str and kind is not None:
+            return None
+        if kind not in _RESPONSES_KINDS or item_shape(item) not in (None, "responses"):
+            return None
+        iid = item.get("id")
+        if iid is not None and (iid.__class__ is not str or not iid):
+            return None
+        if kind is None or kind == "message":
+            content = item.get("content")
+            if item.get("role") not in _RESPONSES_ROLES or not isinstance(content, str | list):
+                return None
+            continue
+        if is_call(item) or is_output(item):
+            cid = item.get("call_id")
+            if cid.__class__ is not str or not cid:
+                return None
+            (calls if is_call(item) else results).append(cid)
+    return calls, results
+
+
+def _item_ids(items: list[Any]) -> set[str]:
+    """The Responses item ids (``id``) of ``items``: the provider takes each once."""
+    return {i["id"] for i in items if i.__class__ is dict and i.get("id").__class__ is str}
+
+
+def _opens_response(items: list[Any], at: int) -> bool | None:
+    """Whether the reader starts an assistant message at Responses item ``at``, a cut no
+    check looks across but for ids: ``True`` right after a user, system or developer
+    message or an output (the reader closes the model's items there), or at an
+    assistant message item after the model's text or calls (it starts another) that is
+    not reasoning's; ``False`` where the item is not the model's or goes on its
+    message; ``None`` where the items are not plain, or the start would end in reasoning
+    that the item at the cut follows (the start alone is refused: the plain path's)."""
+    item = items[at]
+    if item.__class__ is not dict or _closes(item):
+        return None if item.__class__ is not dict else False
+    kind = item.get("type")
+    if kind is not None and kind.__class__ is not str:
+        return None
+    said = False  # whether the model's items before ``at`` hold text or a call
+    n = at - 1
+    while n >= 0:
+        before = items[n]
+        if before.__class__ is not dict:
+            return None
+        if _closes(before):
+            break
+        said = said or is_call(before) or _is_message(before)
+        n -= 1
+    if n == at - 1:
+        return True
+    if not _is_message(item) or not said:
+        return False
+    return None if items[at - 1].get("type") == "reasoning" else True
+
+
+def _is_message(item: dict[str, Any]) -> bool:
+    return item.get("type") in (None, "message") and item.get("role") == "assistant"
+
+
+def _closes(item: dict[str, Any]) -> bool:
+    """Whether a Responses item is a user's, system or developer message or an output."""
+    kind = item.get("type")
+    if kind is None or kind == "message":
+        return item.get("role") in ("user", "system", "developer")
+    return is_output(item)
+
+
 _SHAPES = {
     "openai-chat": _Shape("assistant", _chat_ids),
     "anthropic": _Shape("assistant", _anthropic_ids, joins=True, call_key="tool_use"),
     "gemini": _Shape("model", _gemini_ids, joins=True, call_key="functionCall"),
+    "responses": _Shape("", _responses_ids),
 }
 
 
@@ -209,6 +327,13 @@ class Rest:
     head: list[Any]
     parsed: Parsed
     lead: int
+    # Whether no check looks across the cut (``providers.local_cut``): then the body
+    # sent is checked from the cut on alone (``accepted``).
+    local: bool = False
+    # Responses: the start's call ids and item ids, which the body sent after it must not
+    # use again (the provider's check would refuse what its check from the cut sees not).
+    calls: frozenset[str] = frozenset()
+    items: frozenset[str] = frozenset()
 
 
 def read_rest(
@@ -227,12 +352,24 @@ def read_rest(
         return item.__class__ is dict and item.get("role") == role
 
     start = 0
+    local = False
     for at in range(min(first, len(items) - 1), 0, -1):
+        if provider == "responses":
+            opens = _opens_response(items, at)
+            if opens is None:
+                return None  # a cut the reader may make inside the model's items
+            if opens:
+                start, local = at, True  # its start is accepted: see below
+                break
+            continue
         if not by_model(items[at]):
             continue
         if shape.joins and by_model(items[at - 1]) and _may_join(items, at, shape):
             return None
-        if check(provider, {**body, key: items[:at]}, model=model).accepted:
+        # Where no check looks across the cut, the start has the body's problems before
+        # ``first``: none, so it is accepted without walking it again.
+        local = local_cut(provider, body, at, model=model)
+        if local or check(provider, {**body, key: items[:at]}, model=model).accepted:
             start = at
             break
     if not start:
@@ -244,6 +381,16 @@ def read_rest(
     head_calls, head_results = ids
     if len(set(head_calls)) != len(head_calls) or shape.head_ids(items[start:]) is None:
         return None  # the rest's ids read from the items too: none made up from a position
+    head_items: frozenset[str] = frozenset()
+    if provider == "responses":
+        # The start has the body's problems before ``first``, none, but for a call it
+        # leaves to an output after the cut; the body sent is checked from the cut on,
+        # with no item id or call id the start has (``accepted``).
+        if not set(head_calls).issubset(head_results):
+            return None
+        head_items = frozenset(_item_ids(head))
+        if head_items.intersection(_item_ids(items[start:])):
+            return None
     try:
         parsed = formats.load(orjson.dumps({**body, key: items[start:]}), provider)
     except formats.FormatError:
@@ -254,7 +401,10 @@ def read_rest(
     lead = 0
     while lead < len(sources) and sources[lead] == [0]:
         lead += 1  # the system prompt, read from the body's own key
-    if lead == len(messages) or sources[lead] != [1] or not surely_ends_a_span(messages[lead]):
+    if lead == len(messages) or not surely_ends_a_span(messages[lead]):
+        return None
+    opened = sources[lead]  # a Responses message is the items of one response
+    if opened != [1] and (provider != "responses" or not opened or opened[0] != 1):
         return None
     rest = messages[lead:]
     rest_ids = formats.history_ids(rest)
@@ -272,7 +422,23 @@ def read_rest(
             limit is not None and len(value) > limit
         ):
             return None  # an id the export renames: renaming reads the whole history
-    return Rest(head, parsed, lead)
+    return Rest(head, parsed, lead, local, frozenset(head_calls), head_items)
+
+
+def accepted(rest: Rest, out: dict[str, Any], provider: str, model: str | None) -> bool:
+    """Whether ``provider`` accepts ``out``, the body ``written`` after ``rest``'s start:
+    the items after the start alone are checked where no check looks across the cut
+    (the start is accepted, and its items are the body's as they came)."""
+    start = len(rest.head)
+    if provider == "responses" and rest.local:
+        after = out[HISTORY_KEY[provider]][start:]
+        sent_calls = {i.get("call_id") for i in after if i.__class__ is dict and is_call(i)}
+        if rest.items.intersection(_item_ids(after)) or rest.calls.intersection(sent_calls):
+            return False
+        return check_after(provider, out, start, model=model).accepted
+    if rest.local and local_cut(provider, out, start, model=model):
+        return check_after(provider, out, start, model=model).accepted
+    return check(provider, out, model=model).accepted
 
 
 def written(rest: Rest, repaired: Repair, body: dict[str, Any], key: str, provider: str) -> Any:

@@ -24,7 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import inspector.guard as guard_module
-from inspector.engine.providers import PROVIDERS, check
+from inspector.engine.providers import PROVIDERS, check, check_after, local_cut
 from tests.engine.test_properties import PROFILE, histories
 from tests.guard.test_properties import bodies, body_of
 from tests.guard.test_real_bodies import ORACLE_CASES, RECORDED, _case, _drop_first_result
@@ -123,7 +123,12 @@ def _turns(count: int) -> list[dict[str, Any]]:
     return turns
 
 
-@pytest.mark.parametrize("provider", ["openai-chat", "anthropic", "gemini"])
+# The items after the cut of a body stopped in its last turn: the last call (a Responses
+# assistant message and its call item) and the user's message after it.
+_LAST_TURN = {"openai-chat": 2, "anthropic": 2, "gemini": 2, "responses": 3}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
 def test_a_body_stopped_in_its_last_turn_takes_the_shortcut(provider: str) -> None:
     """The usual refused body is made from its last turn alone, and is what the plain
     path makes of it."""
@@ -138,14 +143,14 @@ def test_a_body_stopped_in_its_last_turn_takes_the_shortcut(provider: str) -> No
 
     with mock.patch.object(guard_module.tail.formats, "load", counted):
         fast = guard(body, provider)
-    assert read == [2]  # the last call and the user's message after it
+    assert read == [_LAST_TURN[provider]]  # the last call and the user's message after it
     assert fast.changed and check(provider, fast.body).accepted
     with plain_only():
         plain = guard(body, provider)
     assert_same(fast, plain)
 
 
-@pytest.mark.parametrize("provider", ["openai-chat", "anthropic", "gemini"])
+@pytest.mark.parametrize("provider", PROVIDERS)
 def test_an_id_of_the_start_used_again_after_it_is_left_to_the_plain_path(provider: str) -> None:
     history = stopped(_turns(3), True)
     history[-2]["metadata"]["tool_calls"][0]["tool_call_id"] = "c0"  # the first turn's id
@@ -154,3 +159,55 @@ def test_an_id_of_the_start_used_again_after_it_is_left_to_the_plain_path(provid
         guarded = guard(body, provider)
     written.assert_not_called()
     assert_same(guarded, both_ways(body, provider)[1])
+
+
+@st.composite
+def checked_bodies(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    """A generated body, shuffled or not, with Anthropic's thinking on or Gemini's model
+    one that signs its calls (the two rules that walk back from the end)."""
+    provider, body = draw(st.one_of(bodies(), shuffled()))
+    if provider == "anthropic" and draw(st.booleans()):
+        body = {**body, "thinking": {"type": "enabled", "budget_tokens": 1024}}
+    if provider == "gemini":
+        body = {**body, "model": draw(st.sampled_from(["gemini-3-pro", "gemini-2.5-flash"]))}
+    return provider, body
+
+
+@PROFILE
+@given(checked_bodies())
+def test_a_local_cut_splits_the_check(case: tuple[str, dict[str, Any]]) -> None:
+    """Where ``local_cut`` holds, the check of the start has the whole's problems before
+    the cut and ``check_after`` the whole's from the cut on: what lets the shortcut
+    take the start as accepted and check only what it sends after it."""
+    provider, body = case
+    key = HISTORY_KEYS[provider]
+    whole = check(provider, body)
+    for start in range(len(body[key])):
+        if not local_cut(provider, body, start):
+            continue
+        head = check(provider, {**body, key: body[key][:start]})
+        after = check_after(provider, body, start)
+        assert list(head.problems) == [p for p in whole.problems if p.index < start]
+        assert list(after.problems) == [p for p in whole.problems if p.index >= start]
+
+
+def test_a_responses_body_whose_start_a_later_output_answers_is_left_to_the_plain_path() -> None:
+    """A call of the start answered only after the cut (no later turn between them, so
+    the provider takes it): the start alone is refused, so it is not the kept one."""
+
+    def call(cid: str) -> dict[str, Any]:
+        return {"type": "function_call", "call_id": cid, "name": "grep", "arguments": "{}"}
+
+    def output(cid: str) -> dict[str, Any]:
+        return {"type": "function_call_output", "call_id": cid, "output": "found"}
+
+    text = [{"type": "output_text", "text": "hm"}]
+    look = {"type": "message", "role": "assistant", "content": text}
+    items = [{"role": "user", "content": "go"}, call("c1"), call("c2"), output("c2"), look]
+    items += [call("c3"), output("c1"), {"role": "user", "content": "stop"}]
+    body = {"model": "gpt-5", "input": items}
+    with mock.patch.object(guard_module.tail, "written") as written:
+        guarded = guard(body, "responses")
+    written.assert_not_called()
+    assert guarded.changed and check("responses", guarded.body).accepted
+    assert_same(guarded, both_ways(body, "responses")[1])
