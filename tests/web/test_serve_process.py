@@ -26,7 +26,9 @@ REPO = Path(__file__).resolve().parents[2]
 MANAGE = REPO / "manage.py"
 # Serve gives its worker a few seconds to finish a task; an idle one stops at once.
 STOP_WITHIN = 12.0
-READY_WITHIN = 20.0
+# How long to wait for gunicorn and the worker to come up before calling it a failure:
+# under `make test`'s one pytest worker a core, another test may hold the other core.
+READY_WITHIN = 45.0
 TAG_VARIABLE = "INSPECTOR_SERVE_PROCESS_TEST"
 # Variables the settings read that would point the processes elsewhere.
 SETTINGS_VARIABLES = {
