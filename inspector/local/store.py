@@ -157,6 +157,8 @@ class LocalStore:
 
         Kinds override ``locate`` and ``repair``, not this.
         """
+        if nul := _holds_nul(path):
+            return nul
         try:
             confined, path = self.locate(path, backup_dir)
             return self.repair(path, confined, run)
@@ -177,6 +179,8 @@ class LocalStore:
 
         Kinds override ``locate`` and ``restore``, not this.
         """
+        if nul := _holds_nul(path):
+            return nul
         try:
             confined, path = self.locate(path, backup_dir)
             return self.restore(path, confined, self.backups(path, backup_dir), force)
@@ -375,3 +379,11 @@ def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> O
     _restore(path, original, confined, backup.lstat().st_mode)
     _discard(confined, backup, _note_path(backup))
     return Outcome(path, "restored", f"restored from {backup.name}", backup=backup)
+
+
+def _holds_nul(path: Path) -> Outcome | None:
+    """A refusal for a path holding a NUL character (no file's name can: the system calls
+    would raise, not answer), else ``None``. A session id read from a database may hold one."""
+    if "\0" not in str(path):
+        return None
+    return Outcome(path, "refused", f"{str(path)!r} holds a NUL character; nothing was changed")
