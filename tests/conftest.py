@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-# The object storage fixtures: a real S3-compatible server (s3_server, s3_bucket, any_storage).
-pytest_plugins = ["tests.objectstore"]
+# The object storage fixtures: a real S3-compatible server (s3_server, s3_bucket, any_storage);
+# private_copies: the temporary folders a step makes, and what each held when removed.
+pytest_plugins = ["tests.objectstore", "tests.private_copies"]
 
 
 @pytest.fixture(autouse=True)

@@ -20,6 +20,7 @@ from inspector.web.models import Transcript
 from tests.local.conftest import changed, snapshot
 from tests.local.test_hermes_db import LOG, SECOND, SID, make_db, wal_database
 from tests.local.test_opencode_v2 import SESSION, make_v2_database
+from tests.private_copies import HELD
 from tests.scan.conftest import MIXED, zip_with
 from tests.scan.test_upload import post_scan
 
@@ -27,30 +28,6 @@ pytestmark = pytest.mark.django_db
 
 CUT = MIXED["alpha/cut-call.jsonl"].read_bytes()
 CLEAN = MIXED["alpha/clean.jsonl"].read_bytes()
-
-
-# What each temporary folder held when it was removed.
-HELD: dict[Path, list[str]] = {}
-
-
-@pytest.fixture
-def private_copies(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """Every temporary folder the scan makes, to see each is gone afterwards."""
-    made: list[Path] = []
-    real = tempfile.TemporaryDirectory
-    HELD.clear()
-
-    class Recorded(real):  # type: ignore[misc,valid-type]
-        def __init__(self, *args: object, **kwargs: object) -> None:
-            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-            made.append(Path(self.name))
-
-        def cleanup(self) -> None:
-            HELD[Path(self.name)] = sorted(p.name for p in Path(self.name).iterdir())
-            super().cleanup()
-
-    monkeypatch.setattr(tempfile, "TemporaryDirectory", Recorded)
-    return made
 
 
 @pytest.mark.usefixtures("any_storage")

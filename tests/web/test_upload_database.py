@@ -9,7 +9,6 @@ The databases are built here through each agent's own schema, as the local tests
 from __future__ import annotations
 
 import sqlite3
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -23,33 +22,11 @@ from tests.local.test_goose_db import BROKEN_ID, CUT, HEALTHY, OTHER_ID, SCHEMA,
 from tests.local.test_hermes_db import HEALTHY as HERMES_HEALTHY
 from tests.local.test_hermes_db import LOG, SID, make_db
 from tests.local.test_opencode_v2 import SESSION, make_v2_database
+from tests.private_copies import HELD
 from tests.testdata import read
 from tests.web.test_upload import _form_error, post_file
 
 pytestmark = pytest.mark.django_db
-
-# What each temporary folder held when it was removed.
-HELD: dict[Path, list[str]] = {}
-
-
-@pytest.fixture
-def private_copies(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """Every temporary folder the upload makes, to see each is gone afterwards."""
-    made: list[Path] = []
-    real = tempfile.TemporaryDirectory
-    HELD.clear()
-
-    class Recorded(real):  # type: ignore[misc,valid-type]
-        def __init__(self, *args: object, **kwargs: object) -> None:
-            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-            made.append(Path(self.name))
-
-        def cleanup(self) -> None:
-            HELD[Path(self.name)] = sorted(p.name for p in Path(self.name).iterdir())
-            super().cleanup()
-
-    monkeypatch.setattr(tempfile, "TemporaryDirectory", Recorded)
-    return made
 
 
 def _gone(private_copies: list[Path]) -> None:
