@@ -58,10 +58,9 @@ from tests.local.test_hermes_db import SID as HERMES_SID
 from tests.local.test_hermes_db import make_db as make_hermes_db
 from tests.local.test_hermes_db import wal_database
 from tests.local.test_opencode_v2 import ASSISTANT as V2_ASSISTANT
-from tests.local.test_opencode_v2 import DATA as V2_DATA
 from tests.local.test_opencode_v2 import SESSION as V2_SESSION
 from tests.local.test_opencode_v2 import SESSIONS as V2_SESSIONS
-from tests.local.test_opencode_v2 import TABLES as V2_TABLES
+from tests.local.test_opencode_v2 import write_v2_tables
 from tests.testdata import CORPUS, files, read
 
 AGE = 3600.0
@@ -349,25 +348,6 @@ def _replaced(value: object, old: str, new: str) -> object:
     return value
 
 
-def _make_v2(db: Path, tables: dict[str, list[dict[str, object]]]) -> None:
-    """OpenCode 1.18.33's database holding these rows of its event-sourced tables (WAL)."""
-    connection = sqlite3.connect(db)
-    connection.execute("PRAGMA journal_mode = wal")
-    connection.executescript((V2_DATA / "opencode-1.18.33-schema.sql").read_text())
-    connection.executescript((V2_DATA / "opencode-1.18.33-v2-schema.sql").read_text())
-    for table in V2_TABLES:
-        for row in tables[table]:
-            marks = ", ".join("?" for _ in row)
-            connection.execute(
-                f"INSERT INTO {table} ({', '.join(row)}) VALUES ({marks})",
-                tuple(row.values()),
-            )
-    connection.commit()
-    connection.close()
-    for file in db.parent.glob(db.name + "*"):
-        _age(file)
-
-
 def _foreign_write(db: Path, session_id: str) -> None:
     """OpenCode writing the session: its assistant message's row touched, as a new event does."""
     connection = sqlite3.connect(db)
@@ -400,10 +380,10 @@ def v2_case(tree: Path, craft: str, name: str) -> Case:
         tables["event_sequence"][0]["seq"] = 3
     db = data / "opencode.db"
     if craft == "db-link":  # the database is a link to one outside
-        _make_v2(outside / "opencode.db", tables)
+        write_v2_tables(outside / "opencode.db", tables, AGE)
         db.symlink_to(outside / "opencode.db")
     else:
-        _make_v2(db, tables)
+        write_v2_tables(db, tables, AGE)
     backups = data / opencode.BACKUPS
     journals = [db.with_name("opencode.db-wal"), db.with_name("opencode.db-shm")]
     case = Case(tree, db / session_id, [db, *journals, backups], backups, db=db)
@@ -707,7 +687,7 @@ def _database_bytes(build: Path, kind: str, session_id: str | None = None) -> by
         tables = orjson.loads(orjson.dumps(V2_SESSIONS["interrupted"]))
         if session_id is not None:
             tables = _replaced(tables, V2_SESSION, session_id)
-        _make_v2(folder / kind, tables)
+        write_v2_tables(folder / kind, tables, AGE)
     return (folder / kind).read_bytes()
 
 

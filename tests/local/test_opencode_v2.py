@@ -29,12 +29,18 @@ TABLES = ("project", "session", "event_sequence", "event", "session_input", "ses
 
 
 def make_v2_database(db: Path, which: str, age: float) -> None:
+    write_v2_tables(db, SESSIONS[which], age)
+
+
+def write_v2_tables(db: Path, tables: dict[str, list[dict[str, object]]], age: float) -> None:
+    """OpenCode 1.18.33's database holding these rows of its event-sourced tables (WAL),
+    its files last written ``age`` seconds ago."""
     connection = sqlite3.connect(db)
     connection.execute("PRAGMA journal_mode = wal")
     connection.executescript(OPENCODE_SCHEMA.read_text())
     connection.executescript((DATA / "opencode-1.18.33-v2-schema.sql").read_text())
     for table in TABLES:
-        for row in SESSIONS[which][table]:
+        for row in tables[table]:
             columns = ", ".join(row)
             marks = ", ".join("?" for _ in row)
             connection.execute(
@@ -44,8 +50,8 @@ def make_v2_database(db: Path, which: str, age: float) -> None:
     connection.commit()
     connection.close()
     stamp = time.time() - age
-    for file in db.parent.glob("opencode.db*"):
-        os.utime(file, (stamp, stamp))
+    for file in db.parent.glob(db.name + "*"):
+        os.utime(file, (stamp, stamp), follow_symlinks=False)
 
 
 def rows_of(db: Path) -> dict[str, list[tuple[object, ...]]]:
