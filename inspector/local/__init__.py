@@ -24,5 +24,7 @@ Floors, each importing only those below it (``tests/test_layers.py`` holds them)
   projected from them) its events; ``openhands``: OpenHands' event files;
 - ``stores``: the registry of store kinds by ``Agent.store``;
 - ``sessions``: finding sessions and diagnosing them; ``fix``: repairing one
-  in place, safely, and undoing that. Both ask ``stores`` and name no kind.
+  in place, safely, and undoing that. Both ask ``stores`` and name no kind;
+  ``databases``: an agent's database handed over whole (an upload, a zip's
+  member), recognised by its tables and read from a private read-only copy.
 """
