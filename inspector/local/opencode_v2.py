@@ -277,9 +277,21 @@ def _exported(rows: list[Row], session_id: str, db: Path) -> list[tuple[Row, dic
 
 
 def _sent(data: dict[str, Any]) -> list[int]:
-    """The places in an assistant message's ``content`` of the items that are export parts."""
+    """The places in an assistant message's ``content`` of the items that are export parts
+    (``_as_export`` has checked each is an object)."""
     content = data.get("content") or []
     return [n for n, item in enumerate(content) if item.get("type") in _PARTS]
+
+
+def _content_checked(data: dict[str, Any], message_id: str, db: Path) -> list[Any]:
+    """An assistant message's ``content``: a list of objects, else ``StoreError`` naming it."""
+    content = data.get("content") or []
+    if not isinstance(content, list) or not all(isinstance(item, dict) for item in content):
+        raise StoreError(
+            f"the assistant message {message_id!r} in {db} holds content that is not a list "
+            "of objects; it is not OpenCode's, so the session is not read"
+        )
+    return content
 
 
 def _as_export(row: Row, session_id: str, db: Path) -> dict[str, Any] | None:
@@ -316,7 +328,7 @@ def _as_export(row: Row, session_id: str, db: Path) -> dict[str, Any] | None:
     if isinstance(data.get("error"), dict):
         name = "MessageAbortedError" if data["error"].get("type") == "aborted" else "UnknownError"
         info["error"] = {"name": name, "data": {"message": data["error"].get("message", "")}}
-    content = data.get("content") or []
+    content = _content_checked(data, message_id, db)
     for item in (content[n] for n in _sent(data)):
         if item.get("type") == "text":
             part({"type": "text", "text": item.get("text", "")})

@@ -303,3 +303,26 @@ def test_an_assistant_message_id_that_is_not_text_reads_broken_and_fix_refuses(
         outcome = fix.fix(db / SESSION)
         assert outcome.status == "refused" and repr(value) in outcome.reason, outcome.reason
         assert rows_of(db) == before and not (db.parent / opencode.BACKUPS).exists()
+
+
+@pytest.mark.parametrize("content", ["Running it.", {"type": "text"}, ["an item", {"x": 1}]])
+def test_content_that_is_no_list_of_objects_is_refused_naming_its_message(content: object) -> None:
+    opencode_agent = next(a for a in AGENTS if a.name == "opencode")
+    with tempfile.TemporaryDirectory(prefix="inspector-v2ids-") as temporary:
+        db = Path(temporary) / "opencode.db"
+        _interrupted_with(db, {})
+        with sqlite3.connect(db) as connection:
+            (raw,) = connection.execute(
+                "SELECT data FROM session_message WHERE id = ?", (ASSISTANT,)
+            ).fetchone()
+            data = {**orjson.loads(raw), "content": content}
+            connection.execute("UPDATE session_message SET data = ? WHERE id = ?",
+                               (orjson.dumps(data).decode(), ASSISTANT))  # fmt: skip
+        stamp = time.time() - 3600
+        os.utime(db, (stamp, stamp))
+        checked = sessions.check(db / SESSION, opencode_agent)
+        assert checked.verdict == "unreadable" and ASSISTANT in checked.error, checked.error
+        before = rows_of(db)
+        outcome = fix.fix(db / SESSION)
+        assert outcome.status == "refused" and ASSISTANT in outcome.reason, outcome.reason
+        assert rows_of(db) == before
