@@ -58,6 +58,7 @@ FAILED = "session.next.tool.failed.1"
 SEQUENCE = "event_sequence"  # the id of the session's event_sequence row among its rows
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _OPEN = ("pending", "running")
+_PARTS = ("text", "reasoning", "tool")  # the content items an export's parts are made of
 
 
 def has_v2(db: Path, session_id: str) -> bool:
@@ -137,33 +138,29 @@ class Database(RowDatabase):
         times = {"created": row["time_created"], "updated": row["time_updated"]}
         info = {"id": session_id, "directory": row["directory"], "title": row["title"]}
         info["time"] = times
-        messages = [
-            m
-            for r in self.rows(connection, session_id)
-            if str(r["id"]).startswith("msg")
-            if (m := _as_export(r, session_id, db)) is not None
-        ]
+        messages = [m for _, m in _exported(self.rows(connection, session_id), session_id, db)]
         return orjson.dumps({"info": info, "messages": messages}, option=orjson.OPT_INDENT_2)
+
+    def table_of(self, row: Row) -> str:
+        return _table(row)
 
     def plan(
         self, rows: list[Row], largest: int, session_id: str, repaired: bytes
     ) -> list[RowChange]:
-        by_id = {str(r["id"]): r for r in rows}
-        db = Path(DB_NAME)
-        before = [m for r in rows if str(r["id"]).startswith("msg")
-                  if (m := _as_export(r, session_id, db)) is not None]  # fmt: skip
+        before = _exported(rows, session_id, Path(DB_NAME))
         after = orjson.loads(repaired)["messages"]
         refused = StoreError(
             "the repair changes more than an interrupted tool's result, and OpenCode's events "
             "say nothing else; fix writes only the failure OpenCode itself writes"
         )
-        if [m["info"] for m in before] != [m["info"] for m in after]:
+        if [m["info"] for _, m in before] != [m["info"] for m in after]:
             raise refused
-        failures: list[tuple[str, str, str]] = []
-        for old, new in zip(before, after, strict=True):
+        # (the message's row, the tool's place among its parts, the repair's words)
+        failures: list[tuple[Row, int, str]] = []
+        for (row, old), new in zip(before, after, strict=True):
             if len(old["parts"]) != len(new["parts"]):
                 raise refused
-            for was, now in zip(old["parts"], new["parts"], strict=True):
+            for n, (was, now) in enumerate(zip(old["parts"], new["parts"], strict=True)):
                 if was == now:
                     continue
                 closed = now.get("type") == "tool" and now.get("state", {}).get("status") == "error"
@@ -171,36 +168,42 @@ class Database(RowDatabase):
                     k: v for k, v in was.items() if k != "state"
                 } != {k: v for k, v in now.items() if k != "state"}:
                     raise refused
-                failures.append((old["info"]["id"], str(was["callID"]), now["state"]["error"]))
-        sequence = by_id.get(SEQUENCE)
-        events = [r for r in rows if str(r["id"]).startswith("evt")]
+                if not isinstance(row["id"], str):
+                    raise StoreError(
+                        f"the assistant message of seq {row['seq']} has the id {row['id']!r}, "
+                        "not text: fix cannot name its row"
+                    )
+                failures.append((row, n, now["state"]["error"]))
+        sequence = next((r for r in rows if _table(r) == SEQUENCE), None)
+        events = [r for r in rows if _table(r) == "event"]
         last = max((int(e["seq"]) for e in events), default=-1)
         if sequence is None or int(sequence["seq"]) != last:
             raise StoreError("the session's event_sequence is not its last event; nothing written")
         now_ms = int(time.time() * 1000)
         changes: list[RowChange] = []
-        rewritten: dict[str, Row] = {}
-        for n, (message_id, call, words) in enumerate(failures, 1):
-            old = rewritten.get(message_id) or by_id[message_id]
+        rewritten: dict[str, tuple[Row, Row]] = {}  # a message's id: its row, as read and new
+        for n, (row, place, words) in enumerate(failures, 1):
+            message_id = row["id"]
+            old = rewritten.get(message_id, (row, row))[1]
             data = orjson.loads(old["data"])
-            tool = next(c for c in reversed(data["content"])
-                        if c.get("type") == "tool" and c.get("id") == call)  # fmt: skip
+            # The tool by its place (an id may be any text, the same twice, or none).
+            tool = data["content"][_sent(data)[place]]
             executed = (tool.get("provider") or {}).get("executed") is True
             event = {"timestamp": now_ms, "sessionID": session_id,
-                     "assistantMessageID": message_id, "callID": call,
+                     "assistantMessageID": message_id, "callID": tool.get("id"),
                      "error": {"type": "unknown", "message": words},
                      "provider": {"executed": executed}}  # fmt: skip
             _project_failed(tool, event)
             last += 1
             new_id = event_id(now_ms, n)
-            row = {"id": new_id, "aggregate_id": session_id, "seq": last, "type": FAILED,
-                   "data": orjson.dumps(event).decode()}  # fmt: skip
-            changes.append(RowChange(new_id, None, row, "event"))
-            rewritten[message_id] = {**old, "data": orjson.dumps(data).decode(),
-                                     "time_updated": now_ms}  # fmt: skip
-        for message_id, new in rewritten.items():
-            changes.append(RowChange(message_id, by_id[message_id], new, "session_message"))
-        if changes:
+            new_event = {"id": new_id, "aggregate_id": session_id, "seq": last, "type": FAILED,
+                         "data": orjson.dumps(event).decode()}  # fmt: skip
+            changes.append(RowChange(new_id, None, new_event, "event"))
+            rewritten[message_id] = (row, {**old, "data": orjson.dumps(data).decode(),
+                                           "time_updated": now_ms})  # fmt: skip
+        for message_id, (row, new) in rewritten.items():
+            changes.append(RowChange(message_id, row, new, "session_message"))
+        if changes and sequence is not None:
             changes.append(RowChange(SEQUENCE, sequence, {**sequence, "seq": last}, SEQUENCE))
         return changes
 
@@ -255,6 +258,42 @@ def _project_failed(tool: dict[str, Any], event: dict[str, Any]) -> None:
     tool["time"] = dict(sorted(times.items(), key=lambda kv: rank.get(kv[0], len(order))))
 
 
+def _table(row: Row) -> str:
+    """Which of the tables ``Database.rows`` reads ``row`` came from, told by its columns:
+    an id is any text OpenCode's rows hold (a message's needs no ``msg_``), so it tells none."""
+    if "session_id" in row:
+        return "session_message"
+    return "event" if "data" in row else SEQUENCE
+
+
+def _exported(rows: list[Row], session_id: str, db: Path) -> list[tuple[Row, dict[str, Any]]]:
+    """Each ``session_message`` row among ``rows`` that is a turn, with its export message."""
+    return [
+        (row, message)
+        for row in rows
+        if _table(row) == "session_message"
+        if (message := _as_export(row, session_id, db)) is not None
+    ]
+
+
+def _sent(data: dict[str, Any]) -> list[int]:
+    """The places in an assistant message's ``content`` of the items that are export parts
+    (``_as_export`` has checked each is an object)."""
+    content = data.get("content") or []
+    return [n for n, item in enumerate(content) if item.get("type") in _PARTS]
+
+
+def _content_checked(data: dict[str, Any], message_id: str, db: Path) -> list[Any]:
+    """An assistant message's ``content``: a list of objects, else ``StoreError`` naming it."""
+    content = data.get("content") or []
+    if not isinstance(content, list) or not all(isinstance(item, dict) for item in content):
+        raise StoreError(
+            f"the assistant message {message_id!r} in {db} holds content that is not a list "
+            "of objects; it is not OpenCode's, so the session is not read"
+        )
+    return content
+
+
 def _as_export(row: Row, session_id: str, db: Path) -> dict[str, Any] | None:
     """A ``session_message`` row as ``opencode export``'s message, or None (not sent)."""
     data = opencode._row_json(row["data"], db)
@@ -289,7 +328,8 @@ def _as_export(row: Row, session_id: str, db: Path) -> dict[str, Any] | None:
     if isinstance(data.get("error"), dict):
         name = "MessageAbortedError" if data["error"].get("type") == "aborted" else "UnknownError"
         info["error"] = {"name": name, "data": {"message": data["error"].get("message", "")}}
-    for item in data.get("content") or []:
+    content = _content_checked(data, message_id, db)
+    for item in (content[n] for n in _sent(data)):
         if item.get("type") == "text":
             part({"type": "text", "text": item.get("text", "")})
         elif item.get("type") == "reasoning":

@@ -27,7 +27,8 @@ back in one transaction, if the rows are still the ones ``fix`` wrote.
 The hooks a database kind gives: ``connect`` (read-only), ``rows``,
 ``largest``, ``export``, ``plan`` (``plan_in_order`` for rows read in id
 order), ``put`` (one row; ``write`` walks the changes, last first to put them
-back), ``sessions_in``, and ``written_as`` where a row holds more than fix writes.
+back), ``sessions_in``, ``table_of`` where the rows are of more than one table, and
+``written_as`` where a row holds more than fix writes.
 """
 
 from __future__ import annotations
@@ -188,6 +189,10 @@ class RowDatabase(LocalStore):
         )
         with contextlib.closing(self.connect(db)) as connection:
             return connection.execute(query).fetchall()
+
+    def table_of(self, row: Row) -> str:
+        """The table of one of ``rows``'s rows (a ``RowChange``'s ``table``)."""
+        return "messages"
 
     def written_as(self, now: Row | None, change: RowChange) -> bool:
         """Whether the row ``now`` in the database is the one fix wrote for ``change``."""
@@ -352,9 +357,14 @@ class RowDatabase(LocalStore):
             return Outcome(path, "refused", reason, backup=folder)
         try:
             with opencode_db.writing(db) as connection:
-                current = {row["id"]: row for row in self.rows(connection, session_id)}
+                # By table and id: a kind's rows of two tables may share an id (opencode_v2).
+                current = {
+                    (self.table_of(row), row["id"]): row
+                    for row in self.rows(connection, session_id)
+                }
                 for change in changes:
-                    if not self.written_as(current.get(change.id), change) and not force:
+                    now = current.get((change.table, change.id))
+                    if not self.written_as(now, change) and not force:
                         raise Changed(change.describe())
                 self.write(connection, changes, back=True)
         except Changed as changed:

@@ -31,8 +31,9 @@ from typing import Any
 import watchfiles
 from django.utils import timezone
 
-from inspector.local import goose_db, hermes_db, opencode, openhands, stores
+from inspector.local import opencode, openhands, stores
 from inspector.local.agents import never_a_session
+from inspector.local.databases import DATABASES
 from inspector.local.fix import BACKUP_MARK
 from inspector.local.follow import Follower
 from inspector.local.outcome import StoreError
@@ -42,21 +43,15 @@ from inspector.watch.models import WatchedFile, WatchedFolder
 
 log = logging.getLogger(__name__)
 
-# The agents' databases a watched folder may hold, each with what lists its sessions (each
-# named ``<db>/<sessionID>``): a change to the database or its journal reads them again.
-_DATABASES: dict[str, Callable[[Path], list[tuple[Path, int, float]]]] = {
-    "opencode.db": opencode.db_sessions,
-    goose_db.DB_NAME: goose_db.sessions,
-    hermes_db.DB_NAME: hermes_db.sessions,
-}
-
 
 def database_of(path: Path) -> Path | None:
-    """The agent's database a file is (or is the journal of), if it is one."""
+    """The agent's database a file is (or is the journal of), if it is one: one of
+    ``databases.DATABASES``, the list scans and uploads read too. A change to the database
+    or its journal reads its sessions again (each named ``<db>/<sessionID>``)."""
     name = path.name
     for suffix in ("-wal", "-shm", "-journal"):
         name = name.removesuffix(suffix)
-    return path.with_name(name) if name in _DATABASES else None
+    return path.with_name(name) if name in DATABASES else None
 
 
 # Changes arriving within this many milliseconds are handled together.
@@ -195,7 +190,7 @@ class Watcher:
         if not db.is_file() or not db.is_relative_to(folder.path):
             return None
         try:
-            listed = _DATABASES[db.name](db)
+            listed = DATABASES[db.name](db)
         except (OSError, sqlite3.Error, StoreError) as error:
             self.say(f"warning: cannot read {db}: {error}")
             return None

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import wraps
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -141,31 +141,39 @@ def _opened(request: HttpRequest, transcript: Transcript, created: bool) -> Http
     return redirect(transcript)
 
 
-def _upload_database(request: HttpRequest, form: UploadForm, upload: UploadedFile) -> HttpResponse:
-    """An agent's database uploaded on its own: each of its sessions its own transcript, as
-    a zip's are (``<file>/<sessionID>``), read read-only from a private temporary copy.
+class RefusedDatabase(Exception):
+    """An uploaded database of which nothing was stored; ``str()`` says why, in the user's
+    words; ``bug``: the reason is a bug of ours (logged), not the database's."""
 
-    A database that cannot be read, or of which no session can, is refused with its reasons
-    and nothing is stored. One session opens as any upload does; several are listed with
-    their verdicts, and the sessions that could not be read with why.
+    def __init__(self, message: str, *, bug: bool = False) -> None:
+        super().__init__(message)
+        self.bug = bug
+
+
+def store_database(
+    user: Any, chunks: Iterable[bytes], name: str, *, project: Any, format: str
+) -> tuple[str, list[tuple[Transcript, bool]], list[tuple[str, str]]]:
+    """An agent's database uploaded on its own (the form's or the API's): each of its
+    sessions stored as its own transcript, as a zip's are (``<name>/<sessionID>``), read
+    read-only from a private temporary copy. Gives the database's kind, what was stored
+    (each with whether it is new) and each session that could not be read with why.
+
+    Raises ``RefusedDatabase`` when nothing was stored: a database that cannot be read, or
+    of which no session can.
     """
-    name = upload.name or "database"
     limit = settings.INSPECTOR_MAX_UPLOAD_BYTES
     try:
-        kind, sessions = databases.read_sessions(upload.chunks(), max_session_bytes=limit)
+        kind, sessions = databases.read_sessions(chunks, max_session_bytes=limit)
     except databases.Unreadable as error:
-        form.add_error(None, f"{name}: {error} Nothing was stored.")
-        return _upload_page(request, form, status=400)
+        raise RefusedDatabase(f"{name}: {error} Nothing was stored.") from None
     except Exception as error:  # a reader bug: said as one, the private copy gone all the same
         log.exception("reading the uploaded database %s failed", name)
-        form.add_error(
-            None,
+        raise RefusedDatabase(
             f"{name}: reading this database failed ({type(error).__name__}); this is a bug in "
             "Transcript Inspector and has been logged. Nothing was stored.",
-        )
-        return _upload_page(request, form, status=400)
+            bug=True,
+        ) from None
     unread = [(session.name, session.reason) for session in sessions if session.reason]
-    project = store.project_for(request.user, form.cleaned_data["project"])
     stored: list[tuple[Transcript, bool]] = []
     for session in sessions:
         if session.reason:
@@ -173,8 +181,7 @@ def _upload_database(request: HttpRequest, form: UploadForm, upload: UploadedFil
         try:
             stored.append(
                 store.store_upload(
-                    request.user, session.data, session.name, project=project,
-                    format=form.cleaned_data["format"] or "auto",
+                    user, session.data, session.name, project=project, format=format,
                     relative_path=f"{name}/{session.name}",
                 )
             )  # fmt: skip
@@ -182,12 +189,28 @@ def _upload_database(request: HttpRequest, form: UploadForm, upload: UploadedFil
             unread.append((session.name, str(error)))
     if not stored:
         why = "; ".join(f"{session}: {reason}" for session, reason in unread)
-        form.add_error(
-            None,
+        raise RefusedDatabase(
             f"{name}: {databases.AGENTS[kind]}'s {kind}, but "
             + (f"no session in it could be read ({why})." if why else "it holds no session.")
-            + " Nothing was stored.",
+            + " Nothing was stored."
         )
+    return kind, stored, unread
+
+
+def _upload_database(request: HttpRequest, form: UploadForm, upload: UploadedFile) -> HttpResponse:
+    """An agent's database uploaded on its own (``store_database``). A database of which
+    nothing was stored is refused with its reasons. One session opens as any upload does;
+    several are listed with their verdicts, and the sessions that could not be read with why.
+    """
+    name = upload.name or "database"
+    project = store.project_for(request.user, form.cleaned_data["project"])
+    try:
+        kind, stored, unread = store_database(
+            request.user, upload.chunks(), name, project=project,
+            format=form.cleaned_data["format"] or "auto",
+        )  # fmt: skip
+    except RefusedDatabase as refused:
+        form.add_error(None, str(refused))
         return _upload_page(request, form, status=400)
     if len(stored) == 1 and not unread:
         return _opened(request, *stored[0])
@@ -634,18 +657,37 @@ def api_upload(request: HttpRequest) -> HttpResponse:
         return _json({"error": "The request body could not be read completely."}, 400)
     try:
         check_size(len(data))
-        transcript, created = store.store_upload(
-            user,
-            data,
-            form.cleaned_data["name"] or name,
-            project=store.project_for(user, form.cleaned_data["project"]),
-            format=form.cleaned_data["format"] or "auto",
-        )
     except ValidationError as error:
         return _json({"error": " ".join(error.messages)}, 413)
+    name = form.cleaned_data["name"] or name
+    project = store.project_for(user, form.cleaned_data["project"])
+    format = form.cleaned_data["format"] or "auto"
+    if databases.is_sqlite(data):  # an agent's database, whatever it is called
+        return _api_database(request, user, data, name, project, format)
+    try:
+        transcript, created = store.store_upload(user, data, name, project=project, format=format)
     except store.UnreadableTranscript as error:
         return _json({"error": str(error)}, 400)
     return _json(_api_summary(request, transcript, created), 201 if created else 200)
+
+
+def _api_database(
+    request: HttpRequest, user: Any, data: bytes, name: str, project: Any, format: str
+) -> HttpResponse:
+    """An agent's database sent to the API: each session stored as the upload form stores
+    it (``store_database``), answered with the database, each stored session's summary and
+    each unread session's reason; 201 if any is new. Nothing stored: 400 with why (500 for
+    a bug of ours)."""
+    try:
+        kind, stored, unread = store_database(user, [data], name, project=project, format=format)
+    except RefusedDatabase as refused:
+        return _json({"error": str(refused)}, 500 if refused.bug else 400)
+    body = {
+        "database": {"name": name, "kind": kind, "agent": databases.AGENTS[kind]},
+        "transcripts": [_api_summary(request, t, created) for t, created in stored],
+        "unread": [{"session": session, "reason": reason} for session, reason in unread],
+    }
+    return _json(body, 201 if any(created for _, created in stored) else 200)
 
 
 def _messages(form: Form) -> dict[str, list[str]]:

@@ -550,6 +550,8 @@ def check_case(agent: str, craft: str, name: str) -> None:
             assert outcome.status == "fixed", (agent, craft, outcome.reason)
         if craft in ("changed", "sequence"):  # written meanwhile, or not OpenCode's own order
             assert outcome.status == "refused", (craft, outcome.status, outcome.reason)
+        # Every case's session is broken: whatever its ids, it never reads "nothing to repair".
+        assert outcome.status != "clean", (agent, craft, name, outcome.reason)
         if outcome.status in ("refused", "clean"):
             assert changed(before, after) == set(), outcome.reason
             return

@@ -10,11 +10,14 @@ from __future__ import annotations
 import io
 import os
 import sqlite3
+import tempfile
 import time
 from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from inspector import cli
 from inspector.local import fix, opencode, opencode_v2, sessions, stores
@@ -179,3 +182,153 @@ def test_a_write_during_fix_rolls_back(db: Path, monkeypatch: pytest.MonkeyPatch
     outcome = fix.fix(db / SESSION)
     assert outcome.status == "refused" and "changed while" in outcome.reason
     assert len(rows_of(db)["event"]) == len(before["event"])
+
+
+# --- ids: any text OpenCode's rows may hold ---------------------------------------------
+
+USER = "msg_2374ec9fc001KYrDALFtVZlJIg"
+CALL = "call_1"
+FIRST_EVENT = "evt_2374eb66f001QihSx7Ty3Awgbp"
+HOSTILE_IDS = st.one_of(
+    st.sampled_from(
+        [
+            "",
+            " msg_1",
+            "a/b",
+            "a\\b",
+            "../../../OUTSIDE/PWNED_MSG",
+            "msg.x",
+            "msg_\u00e9\u4e2d",
+            "msg_\u0000x",
+            "msg_a\nb",
+            "m" * 5000,
+            "evt_x",
+            FIRST_EVENT,  # an event's id, in the other table
+            opencode_v2.SEQUENCE,  # the id fix gives the session's event_sequence row
+            "prt_x",
+            "0",
+            "msg_0",  # sorts before the user's message, which comes first
+            "zzzz",
+        ]
+    ),
+    st.text(max_size=40),
+)
+
+
+def _swap(value: object, ids: dict[str, str]) -> object:
+    """``value`` with every string that is a key of ``ids`` made its value, JSON held in a
+    string included (whole strings only: an id is not a part of another)."""
+    if isinstance(value, str):
+        if value.startswith(("{", "[")):
+            return orjson.dumps(_swap(orjson.loads(value), ids)).decode()
+        return ids.get(value, value)
+    if isinstance(value, dict):
+        return {k: _swap(v, ids) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_swap(v, ids) for v in value]
+    return value
+
+
+def _interrupted_with(db: Path, ids: dict[str, str]) -> None:
+    tables = _swap(SESSIONS["interrupted"], ids)
+    connection = sqlite3.connect(db)
+    connection.executescript(OPENCODE_SCHEMA.read_text())
+    connection.executescript((DATA / "opencode-1.18.33-v2-schema.sql").read_text())
+    for table in TABLES:
+        for row in tables[table]:  # type: ignore[index]
+            marks = ", ".join("?" for _ in row)
+            connection.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({marks})",
+                               tuple(row.values()))  # fmt: skip
+    connection.commit()
+    connection.close()
+    stamp = time.time() - 3600
+    os.utime(db, (stamp, stamp))
+
+
+def _fixed_and_undone(ids: dict[str, str]) -> None:
+    """The interrupted session with these ids reads broken, fix closes its tool as OpenCode
+    does (or refuses, naming the id), and undo puts every row back."""
+    opencode_agent = next(a for a in AGENTS if a.name == "opencode")
+    with tempfile.TemporaryDirectory(prefix="inspector-v2ids-") as temporary:
+        db = Path(temporary) / "opencode.db"
+        _interrupted_with(db, ids)
+        checked = sessions.check(db / SESSION, opencode_agent)
+        assert checked.verdict == "needs repair", (ids, checked.verdict, checked.error)
+        assert checked.diagnosis is not None and checked.diagnosis.counts["PAIR-1"] == 1
+        before = rows_of(db)
+        outcome = fix.fix(db / SESSION)
+        if checked.diagnosis.counts != {"PAIR-1": 1}:  # a call id the repair renames too
+            assert outcome.status == "refused" and "more than" in outcome.reason, outcome.reason
+            assert rows_of(db) == before and not (db.parent / opencode.BACKUPS).exists()
+            return
+        assert outcome.status == "fixed", (ids, outcome.status, outcome.reason)
+        after = rows_of(db)
+        (event,) = [r for r in after["event"] if r not in before["event"]]
+        data = orjson.loads(str(event[4]))
+        assert data["assistantMessageID"] == ids.get(ASSISTANT, ASSISTANT)
+        assert data["callID"] == ids.get(CALL, CALL)
+        assert sessions.check(db / SESSION, opencode_agent).verdict == "clean"
+        undone = fix.undo(db / SESSION)
+        assert undone.status == "restored", (ids, undone.reason)
+        assert rows_of(db) == before
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(assistant=HOSTILE_IDS, user=HOSTILE_IDS, call=HOSTILE_IDS)
+def test_an_interrupted_session_reads_broken_and_is_fixed_whatever_its_ids(
+    assistant: str, user: str, call: str
+) -> None:
+    assume(assistant != user)  # one table's primary key
+    _fixed_and_undone({ASSISTANT: assistant, USER: user, CALL: call})
+
+
+@pytest.mark.parametrize(
+    "assistant",
+    ["", " msg_1", "a/b", "../../../OUTSIDE/PWNED_MSG", "m" * 5000, FIRST_EVENT,
+     opencode_v2.SEQUENCE, "msg_0"],
+)  # fmt: skip
+def test_an_assistant_message_id_of_no_msg_prefix_is_still_read(assistant: str) -> None:
+    # Such a message was left out of the export: the session read as "nothing to repair".
+    _fixed_and_undone({ASSISTANT: assistant})
+
+
+@pytest.mark.parametrize("value", [None, b"msg_blob"])
+def test_an_assistant_message_id_that_is_not_text_reads_broken_and_fix_refuses(
+    value: object,
+) -> None:
+    opencode_agent = next(a for a in AGENTS if a.name == "opencode")
+    with tempfile.TemporaryDirectory(prefix="inspector-v2ids-") as temporary:
+        db = Path(temporary) / "opencode.db"
+        _interrupted_with(db, {})
+        with sqlite3.connect(db) as connection:
+            connection.execute("UPDATE session_message SET id = ? WHERE id = ?", (value, ASSISTANT))
+        stamp = time.time() - 3600
+        os.utime(db, (stamp, stamp))
+        assert sessions.check(db / SESSION, opencode_agent).verdict == "needs repair"
+        before = rows_of(db)
+        outcome = fix.fix(db / SESSION)
+        assert outcome.status == "refused" and repr(value) in outcome.reason, outcome.reason
+        assert rows_of(db) == before and not (db.parent / opencode.BACKUPS).exists()
+
+
+@pytest.mark.parametrize("content", ["Running it.", {"type": "text"}, ["an item", {"x": 1}]])
+def test_content_that_is_no_list_of_objects_is_refused_naming_its_message(content: object) -> None:
+    opencode_agent = next(a for a in AGENTS if a.name == "opencode")
+    with tempfile.TemporaryDirectory(prefix="inspector-v2ids-") as temporary:
+        db = Path(temporary) / "opencode.db"
+        _interrupted_with(db, {})
+        with sqlite3.connect(db) as connection:
+            (raw,) = connection.execute(
+                "SELECT data FROM session_message WHERE id = ?", (ASSISTANT,)
+            ).fetchone()
+            data = {**orjson.loads(raw), "content": content}
+            connection.execute("UPDATE session_message SET data = ? WHERE id = ?",
+                               (orjson.dumps(data).decode(), ASSISTANT))  # fmt: skip
+        stamp = time.time() - 3600
+        os.utime(db, (stamp, stamp))
+        checked = sessions.check(db / SESSION, opencode_agent)
+        assert checked.verdict == "unreadable" and ASSISTANT in checked.error, checked.error
+        before = rows_of(db)
+        outcome = fix.fix(db / SESSION)
+        assert outcome.status == "refused" and ASSISTANT in outcome.reason, outcome.reason
+        assert rows_of(db) == before

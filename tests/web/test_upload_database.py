@@ -240,3 +240,143 @@ def _file(data: bytes, name: str):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     return SimpleUploadedFile(name, data, content_type="application/octet-stream")
+
+
+# --- the JSON API (POST /api/transcripts) takes a database the same way ----------------
+
+
+@pytest.fixture
+def token(owner) -> str:
+    from inspector.web.models import ApiToken
+
+    _, issued = ApiToken.issue(owner, "ci")
+    return issued
+
+
+def _api_post(token: str | None, data: bytes, multipart_name: str = "", **params: str):
+    from urllib.parse import urlencode
+
+    from django.test import Client
+
+    api = Client(enforce_csrf_checks=True)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    url = reverse("api_upload") + ("?" + urlencode(params) if params else "")
+    if multipart_name:
+        return api.post(url, {"file": _file(data, multipart_name)}, headers=headers)
+    return api.post(url, data, content_type="application/octet-stream", headers=headers)
+
+
+def test_the_api_stores_a_databases_session_and_answers_with_its_summary(
+    token: str, tmp_path: Path, private_copies: list[Path]
+):
+    make_v2_database(tmp_path / "opencode.db", "interrupted", age=3600)
+    data = (tmp_path / "opencode.db").read_bytes()
+    response = _api_post(token, data, name="laptop.bin", project="Agents")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    transcript = Transcript.objects.get()
+    assert body["database"] == {"name": "laptop.bin", "kind": "opencode.db", "agent": "OpenCode"}
+    (summary,) = body["transcripts"]
+    assert summary["id"] == transcript.public_id and summary["created"] is True
+    assert summary["summary"]["format"] == "opencode" and summary["summary"]["needs_repair"]
+    assert summary["summary"]["counts"] == {"PAIR-1": 1}
+    assert body["unread"] == []
+    assert transcript.relative_path == f"laptop.bin/{SESSION}"
+    assert transcript.file_name == SESSION and transcript.project.name == "Agents"
+    _gone(private_copies)
+    assert list(HELD.values()) == [["opencode.db"]]
+    # The same database again: nothing new, the same transcript.
+    again = _api_post(token, data, name="laptop.bin", project="Agents")
+    assert again.status_code == 200
+    assert [t["id"] for t in again.json()["transcripts"]] == [transcript.public_id]
+    assert Transcript.objects.count() == 1
+
+
+def test_the_api_takes_a_database_as_a_multipart_file_each_session_its_own(
+    token: str, tmp_path: Path
+):
+    data = goose_database(tmp_path / "sessions.db")
+    response = _api_post(token, data, multipart_name="goose.sqlite")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["database"]["kind"] == "sessions.db" and body["database"]["agent"] == "Goose"
+    stored = {t.relative_path: t for t in Transcript.objects.all()}
+    assert set(stored) == {f"goose.sqlite/{BROKEN_ID}", f"goose.sqlite/{OTHER_ID}"}
+    ids = {t["id"]: t["summary"]["needs_repair"] for t in body["transcripts"]}
+    assert ids == {t.public_id: t.needs_repair for t in stored.values()}
+    assert sorted(ids.values()) == [False, True]
+
+
+def test_the_api_lists_a_session_it_could_not_read_beside_those_it_stored(
+    token: str, tmp_path: Path, settings
+):
+    make_db(tmp_path / "state.db", HERMES_HEALTHY, sid="small")
+    with sqlite3.connect(tmp_path / "state.db") as connection:
+        connection.execute(
+            "INSERT INTO sessions (id, source, started_at) VALUES ('large', 'cli', 1771061412)"
+        )
+        connection.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) "
+            "VALUES ('large', 'user', ?, 1771061413)",
+            ("\x01" * 50_000,),
+        )
+    connection.close()
+    data = (tmp_path / "state.db").read_bytes()
+    settings.INSPECTOR_MAX_UPLOAD_BYTES = len(data)
+    response = _api_post(token, data, name="state.db")
+    assert response.status_code == 201
+    body = response.json()
+    assert [t["summary"]["file_name"] for t in body["transcripts"]] == ["small"]
+    (unread,) = body["unread"]
+    assert unread["session"] == "large" and "over the" in unread["reason"]
+
+
+def test_the_api_refuses_a_database_of_no_agent_and_stores_nothing(
+    token: str, tmp_path: Path, private_copies: list[Path]
+):
+    db = tmp_path / "opencode.db"
+    with sqlite3.connect(db) as connection:
+        connection.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+    connection.close()
+    response = _api_post(token, db.read_bytes())
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert "not one of an agent" in error and "invoices" in error and "Nothing was stored" in error
+    assert "inspector-db" not in error
+    assert not Transcript.objects.exists()
+    _gone(private_copies)
+
+
+def test_the_api_refuses_a_database_with_no_session(token: str, tmp_path: Path):
+    db = tmp_path / "state.db"
+    with sqlite3.connect(db) as connection:
+        connection.executescript((Path(__file__).parents[1] / "data" / "hermes-state-schema.sql")
+                                 .read_text())  # fmt: skip
+    connection.close()
+    response = _api_post(token, db.read_bytes(), name="state.db")
+    assert response.status_code == 400
+    assert "Hermes's state.db, but it holds no session" in response.json()["error"]
+    assert not Transcript.objects.exists()
+
+
+def test_the_api_answers_a_reader_bug_as_its_own_and_the_copy_goes(
+    token: str, tmp_path: Path, private_copies: list[Path], monkeypatch: pytest.MonkeyPatch
+):
+    class Failing:
+        def read(self, path: Path) -> bytes:
+            raise RuntimeError("a reader bug")
+
+    make_db(tmp_path / "state.db", LOG)
+    monkeypatch.setattr(stores, "for_path", lambda path: Failing())
+    response = _api_post(token, (tmp_path / "state.db").read_bytes())
+    assert response.status_code == 500
+    assert "bug in Transcript Inspector" in response.json()["error"]
+    assert not Transcript.objects.exists()
+    _gone(private_copies)
+
+
+def test_the_api_wants_a_token_for_a_database_too(tmp_path: Path, private_copies: list[Path]):
+    make_db(tmp_path / "state.db", LOG)
+    response = _api_post(None, (tmp_path / "state.db").read_bytes())
+    assert response.status_code == 401
+    assert not Transcript.objects.exists() and private_copies == []
