@@ -38,7 +38,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from inspector.local import fix, opencode, opencode_v2
-from inspector.local.confine import Refused, safe_name
+from inspector.local.confine import Refused, absolute, safe_name
 from tests.local.conftest import (
     BROKEN_CLAUDE,
     BROKEN_CODEX,
@@ -387,11 +387,13 @@ def v2_case(tree: Path, craft: str, name: str) -> Case:
     backups = data / opencode.BACKUPS
     journals = [db.with_name("opencode.db-wal"), db.with_name("opencode.db-shm")]
     case = Case(tree, db / session_id, [db, *journals, backups], backups, db=db)
+    given = absolute(db / name)  # what fix is given, made absolute as it makes it
     if craft == "db-link":
         case.crafted = str(db)
-    elif craft == "session-id" and not _plain((db / name).name) and (db / name).parent == db:
-        # One component that is no plain name ("\\/" is the component "\\"): refused, named.
-        case.crafted = (db / name).name
+    elif craft == "session-id" and not _plain(given.name) and given.parent == db:
+        # One component, as fix sees the path ("\\/" is the component "\\", ".." is
+        # the folder above), that is no plain name: refused, named.
+        case.crafted = given.name
     elif craft == "backup-folder-link":  # the session's backup folder links to one outside
         backups.mkdir()
         (backups / session_id).symlink_to(outside / "OUTSIDE")
@@ -620,6 +622,7 @@ def _rows_of_snapshot(before: dict[Path, Node], db: Path, tree: Path) -> list[tu
 # the component before it.
 @example(case=("opencode-v2", "session-id"), name="\x00/\\")
 @example(case=("opencode-v2", "session-id"), name="\\/")
+@example(case=("opencode-v2", "session-id"), name="..")
 def test_fix_and_undo_of_a_crafted_store_change_nothing_outside_it(
     case: tuple[str, str], name: str
 ) -> None:
