@@ -175,7 +175,7 @@ def refresh_scan_started(transcript_ids: Iterable[int]) -> None:
     the UPDATE's snapshot sees every file of another worker that got there first.
     """
     ids = sorted(set(transcript_ids))
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):  # all or nothing with the caller's write
         rows = Transcript.objects.filter(pk__in=ids)
         list(rows.select_for_update().order_by("pk").values_list("pk", flat=True))
         rows.update(scan_started=latest_start())

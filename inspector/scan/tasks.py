@@ -80,6 +80,8 @@ class Outcome:
     sha256: str = ""
     transcript: Transcript | None = None
     started: datetime | None = None
+    # Whether ``transcript`` was inserted by this run, in the transaction ``_finish`` runs in.
+    created: bool = False
     # Whether this run recorded the outcome (``_finish``); ``None`` until it tried.
     finished: bool | None = None
 
@@ -367,7 +369,7 @@ def _scan(row: ScanFile) -> Outcome:
         # Inserting the row, placing it and recording the file's outcome commit
         # together: a worker killed before the commit leaves no row, so the
         # retry stores the file again and counts it new, never "unchanged".
-        outcome.transcript = transcript
+        outcome.transcript, outcome.created = transcript, created
         outcome.status, outcome.reason = _place(transcript, created, row)
         outcome.finished = _finish(row, outcome)
 
@@ -471,8 +473,12 @@ def _scanned_files(row: ScanFile) -> Callable[[Transcript], str]:
 
 
 def _finish(row: ScanFile, outcome: Outcome) -> bool:
-    """Record the outcome once; ``False`` when another run of the task got there first."""
-    with transaction.atomic():
+    """Record the outcome once; ``False`` when another run of the task got there first.
+
+    All or nothing with the caller's transaction (``scan_file``'s, or ``store_upload``'s
+    that inserts the transcript): no savepoint of its own, as nothing here is undone alone.
+    """
+    with transaction.atomic(savepoint=False):
         changed = ScanFile.objects.filter(pk=row.pk, status=Status.PENDING).update(
             status=outcome.status,
             reason=outcome.reason,
@@ -483,7 +489,12 @@ def _finish(row: ScanFile, outcome: Outcome) -> bool:
         )
         if not changed:
             return False
-        if outcome.transcript is not None:
+        if outcome.transcript is not None and outcome.created:
+            # Inserted in this very transaction: no other transaction sees it yet, so the
+            # file just recorded is its only scan file and the latest (``latest_start``).
+            Transcript.objects.filter(pk=outcome.transcript.pk).update(scan_started=outcome.started)
+            outcome.transcript.scan_started = outcome.started
+        elif outcome.transcript is not None:
             refresh_scan_started([outcome.transcript.pk])
         counter = COUNTERS[outcome.status]
         ScanJob.objects.filter(pk=row.job_id).update(
