@@ -1,6 +1,6 @@
 """A batch scan: one job, one row per file, one task per file.
 
-A job's counters change only through F() expressions, in the transaction
+A job's counters change only by adding in SQL (``done = done + 1``), in the transaction
 that moves one of its files from pending to an outcome with a conditional
 UPDATE. Any number of workers can finish files of one job at once without
 losing a count, and a file whose task runs twice (a worker killed and the

@@ -23,23 +23,23 @@ from inspector.web.store import project_for
 # transcript at the path; the file's outcome; the transcript's scan_started; the job's
 # counters; then search: the transcript locked, its old entries deleted, its rows in one
 # executemany (and on SQLite the FTS5 table in one INSERT ... SELECT), the indexed mark
-# in one upsert; last, whether the job is done. (17, and 5 savepoints inside the two
-# transactions, before 2026-12-03.)
-NEW = 13 if connection.vendor == "postgresql" else 14
-# An unreadable file: its row, the current file, (the bytes' lookup,) outcome, counters,
-# whether the job is done.
-EMPTY = 5
-GARBAGE = 6
+# in one upsert. (Before 2026-12-03: 17 on SQLite, and 5 savepoints inside the two
+# transactions.)
+NEW = 12 if connection.vendor == "postgresql" else 13
+# An unreadable file: its row, the current file, (the bytes' lookup,) outcome, counters.
+EMPTY = 4
+GARBAGE = 5
 # The same bytes at the same path again: its row, the current file, the bytes' lookup,
 # the path read back, the outcome, scan_started refreshed (a lock and an update), the
-# counters, whether the job is done.
-UNCHANGED = 9
+# counters.
+UNCHANGED = 8
 # Atomic blocks of a new file: the insert's transaction, the insert's own savepoint (a
 # refused insert must not abort the transaction, PostgreSQL) and the index's transaction.
 # In a worker the first and last are transactions, here (in the test's) savepoints.
 NEW_ATOMIC = 3
-# The job's last file also links subagents and marks the job done.
-LAST = 2
+# The job's counters tell its last file's task it is the last (UPDATE ... RETURNING),
+# which then reads the job, links subagents and marks the job done.
+LAST = 3
 
 
 def statements(queries: list[dict[str, str]]) -> list[str]:
