@@ -1,6 +1,6 @@
 """A batch scan: one job, one row per file, one task per file.
 
-A job's counters change only through F() expressions, in the transaction
+A job's counters change only by adding in SQL (``done = done + 1``), in the transaction
 that moves one of its files from pending to an outcome with a conditional
 UPDATE. Any number of workers can finish files of one job at once without
 losing a count, and a file whose task runs twice (a worker killed and the
@@ -175,7 +175,7 @@ def refresh_scan_started(transcript_ids: Iterable[int]) -> None:
     the UPDATE's snapshot sees every file of another worker that got there first.
     """
     ids = sorted(set(transcript_ids))
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):  # all or nothing with the caller's write
         rows = Transcript.objects.filter(pk__in=ids)
         list(rows.select_for_update().order_by("pk").values_list("pk", flat=True))
         rows.update(scan_started=latest_start())

@@ -1,10 +1,11 @@
 """The scan's tasks: one ``scan_file`` per file, and ``expand_zip`` for an uploaded zip.
 
 Each task is safe to run twice. ``scan_file`` moves its row from pending to
-an outcome with a conditional UPDATE and bumps the job's counters with F()
-expressions in the same transaction, so a retried task counts once and
-concurrent workers never lose a count. Whoever finishes a job's last file
-links subagents to their parent sessions and marks the job done.
+an outcome with a conditional UPDATE and bumps the job's counters in SQL
+(``done = done + 1``) in the same transaction, so a retried task counts once and
+concurrent workers never lose a count. Whoever finishes a job's last file (that
+UPDATE returns the counters) links subagents to their parent sessions and marks
+the job done.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from pathlib import Path, PurePosixPath
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
-from django.db import DatabaseError, transaction
-from django.db.models import BooleanField, ExpressionWrapper, F, Q
+from django.db import DatabaseError, connection, transaction
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.db.models.fields.json import KT
 from django.tasks import task
 from django.utils import timezone
@@ -80,8 +81,12 @@ class Outcome:
     sha256: str = ""
     transcript: Transcript | None = None
     started: datetime | None = None
+    # Whether ``transcript`` was inserted by this run, in the transaction ``_finish`` runs in.
+    created: bool = False
     # Whether this run recorded the outcome (``_finish``); ``None`` until it tried.
     finished: bool | None = None
+    # The job's done and total files as ``_finish`` left them; ``None`` until it did.
+    counted: tuple[int, int] | None = None
 
 
 @task()
@@ -99,7 +104,7 @@ def scan_file(file_id: int) -> str:
     if row.job.source != ScanJob.Source.FOLDER and row.source:
         default_storage.delete(row.source)
     if finished:
-        complete_if_done(row.job_id)
+        complete_if_done(row.job_id, outcome.counted)
     return outcome.status
 
 
@@ -367,7 +372,7 @@ def _scan(row: ScanFile) -> Outcome:
         # Inserting the row, placing it and recording the file's outcome commit
         # together: a worker killed before the commit leaves no row, so the
         # retry stores the file again and counts it new, never "unchanged".
-        outcome.transcript = transcript
+        outcome.transcript, outcome.created = transcript, created
         outcome.status, outcome.reason = _place(transcript, created, row)
         outcome.finished = _finish(row, outcome)
 
@@ -471,8 +476,12 @@ def _scanned_files(row: ScanFile) -> Callable[[Transcript], str]:
 
 
 def _finish(row: ScanFile, outcome: Outcome) -> bool:
-    """Record the outcome once; ``False`` when another run of the task got there first."""
-    with transaction.atomic():
+    """Record the outcome once; ``False`` when another run of the task got there first.
+
+    All or nothing with the caller's transaction (``scan_file``'s, or ``store_upload``'s
+    that inserts the transcript): no savepoint of its own, as nothing here is undone alone.
+    """
+    with transaction.atomic(savepoint=False):
         changed = ScanFile.objects.filter(pk=row.pk, status=Status.PENDING).update(
             status=outcome.status,
             reason=outcome.reason,
@@ -483,22 +492,47 @@ def _finish(row: ScanFile, outcome: Outcome) -> bool:
         )
         if not changed:
             return False
-        if outcome.transcript is not None:
+        if outcome.transcript is not None and outcome.created:
+            # Inserted in this very transaction: no other transaction sees it yet, so the
+            # file just recorded is its only scan file and the latest (``latest_start``).
+            Transcript.objects.filter(pk=outcome.transcript.pk).update(scan_started=outcome.started)
+            outcome.transcript.scan_started = outcome.started
+        elif outcome.transcript is not None:
             refresh_scan_started([outcome.transcript.pk])
-        counter = COUNTERS[outcome.status]
-        ScanJob.objects.filter(pk=row.job_id).update(
-            done=F("done") + 1,
-            bytes_done=F("bytes_done") + row.size,
-            **{counter: F(counter) + 1},
-        )
+        outcome.counted = _count(row, COUNTERS[outcome.status])
     return True
+
+
+def _count(row: ScanFile, counter: str) -> tuple[int, int] | None:
+    """Add the file to its job's counters; the job's done and total files after it.
+
+    One UPDATE ... RETURNING (SQLite 3.35 and later, PostgreSQL): the counters as this
+    transaction left them, so exactly one file's task sees the last one in, and no
+    other needs to read the job again (``complete_if_done``).
+    """
+    quote = connection.ops.quote_name
+    table, count = quote(ScanJob._meta.db_table), quote(counter)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET done = done + 1, bytes_done = bytes_done + %s, "  # noqa: S608
+            f"{count} = {count} + 1 WHERE id = %s RETURNING done, total",
+            [row.size, row.job_id],
+        )
+        found = cursor.fetchone()
+    return None if found is None else (found[0], found[1])
 
 
 # --- the end of a job ------------------------------------------------------
 
 
-def complete_if_done(job_id: int) -> bool:
-    """Finish the job if every file is done; ``True`` for the one caller that finished it."""
+def complete_if_done(job_id: int, counted: tuple[int, int] | None = None) -> bool:
+    """Finish the job if every file is done; ``True`` for the one caller that finished it.
+
+    ``counted``: the job's done and total files as the caller's own counter update left
+    them (``_finish``); short of the total, files are still to come and nothing is read.
+    """
+    if counted is not None and counted[0] < counted[1]:
+        return False
     job = ScanJob.objects.filter(pk=job_id).select_related("project").first()
     if job is None or job.status != ScanJob.Status.RUNNING or job.done < job.total:
         return False

@@ -481,7 +481,8 @@ def index_entries(
         return 0
     with transaction.atomic():
         # Two indexers of one transcript take turns (PostgreSQL; SQLite writes one at a time).
-        if not list(Transcript.objects.select_for_update().filter(pk=transcript.pk).values("pk")):
+        locked = Transcript.objects.select_for_update().filter(pk=transcript.pk).order_by()
+        if not list(locked.values("pk")):
             return 0  # deleted meanwhile
         SearchRow.objects.filter(transcript=transcript.pk).delete()
         count = 0
@@ -489,8 +490,12 @@ def index_entries(
             for entries in batches:
                 chosen.insert(cursor, entries)
                 count += len(entries)
-        SearchIndexed.objects.update_or_create(
-            transcript_id=transcript.pk, defaults={"engine_version": engine_version, "rows": count}
+        # One upsert (not update_or_create's SELECT, savepoint and INSERT or UPDATE).
+        SearchIndexed.objects.bulk_create(
+            [SearchIndexed(transcript_id=transcript.pk, engine_version=engine_version, rows=count)],
+            update_conflicts=True,
+            unique_fields=["transcript"],
+            update_fields=["engine_version", "rows", "indexed"],
         )
     return count
 

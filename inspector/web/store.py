@@ -27,7 +27,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -249,7 +249,10 @@ def store_upload(
     if not data:
         raise UnreadableTranscript("The file is empty.")
     sha = hashlib.sha256(data).hexdigest()
-    existing = _existing(owner, project, sha)
+    # One query for both answers: this project's transcript of these bytes, and a twin
+    # of them in another project whose files can be copied (``_copy_or_diagnose``).
+    same_bytes = _same_bytes(owner, sha)
+    existing = _pick_existing(same_bytes, project)
     if existing is not None:
         if then is not None:
             with transaction.atomic():
@@ -266,7 +269,8 @@ def store_upload(
     )
     directory = transcript.storage_dir
     try:
-        encoded, rows = _copy_or_diagnose(transcript, data, format)
+        twin = next((t for t in same_bytes if t.engine_version == ENGINE_VERSION), None)
+        encoded, rows = _copy_or_diagnose(transcript, data, format, twin)
         with transaction.atomic():
             if _inserted(transcript):
                 stored_as, created = transcript, True
@@ -304,32 +308,36 @@ def _inserted(transcript: Transcript) -> bool:
     return True
 
 
-def _existing(owner: Any, project: Project | None, sha: str) -> Transcript | None:
+def _same_bytes(owner: Any, sha: str) -> list[Transcript]:
+    """Every transcript of the owner with these bytes (one per project at most, and loose
+    ones), by id: what ``_pick_existing`` and the twin of ``_copy_or_diagnose`` choose from."""
+    # By id, not the model's newest-first order: that order made SQLite walk every
+    # transcript of the owner by date (transcript_owner_created_idx) for each file;
+    # by id it reads transcript_owner_sha_idx.
+    return list(Transcript.objects.filter(owner=owner, sha256=sha).order_by("pk"))
+
+
+def _pick_existing(same_bytes: list[Transcript], project: Project | None) -> Transcript | None:
+    """The transcript these bytes already are in ``project``; without a project, the
+    first of them wherever they are, a loose copy first."""
     if project is not None:
-        return Transcript.objects.filter(owner=owner, project=project, sha256=sha).first()
-    # No project asked for: these bytes wherever they are, a loose copy first.
-    found = Transcript.objects.filter(owner=owner, sha256=sha)
-    return found.order_by(F("project").asc(nulls_first=True), "pk").first()
+        return next((t for t in same_bytes if t.project_id == project.pk), None)
+    return min(same_bytes, key=lambda t: (t.project_id is not None, t.pk), default=None)
+
+
+def _existing(owner: Any, project: Project | None, sha: str) -> Transcript | None:
+    return _pick_existing(_same_bytes(owner, sha), project)
 
 
 def _copy_or_diagnose(
-    transcript: Transcript, data: bytes, format: str
+    transcript: Transcript, data: bytes, format: str, twin: Transcript | None
 ) -> tuple[stored.Encoded | None, Sequence[Row] | None]:
-    """Write the new transcript's files: copied from a twin in another project, or made.
+    """Write the new transcript's files: copied from ``twin`` (the same bytes in another
+    project, diagnosed by this engine), or made.
 
     Returns the encoded diagnosis and its timeline rows when they were made
     here (``None, None`` for a copy).
     """
-    twin = (
-        Transcript.objects.filter(
-            owner=transcript.owner, sha256=transcript.sha256, engine_version=ENGINE_VERSION
-        )
-        .exclude(public_id=transcript.public_id)
-        # By id, not the model's newest-first order: that order made SQLite walk every
-        # transcript of the owner by date (transcript_owner_created_idx) for each file.
-        .order_by("pk")
-        .first()
-    )
     if twin is not None and format in ("auto", twin.format):
         cache = _diagnosis_path(twin.public_id, twin.engine_version)
         try:
