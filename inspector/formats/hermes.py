@@ -11,7 +11,9 @@ files this module reads:
        "last_updated", "message_count", "messages": [...]}
 
   (``json.dump(..., indent=2, ensure_ascii=False)``; newer builds add keys
-  such as ``system_prompt`` and ``tools``, kept as they are);
+  such as ``system_prompt`` and ``tools``, kept as they are; a log written
+  from Hermes's store may hold its role-only ``{"role": "session_meta"}``
+  rows among the messages, kept where they stand and not read);
 - the gateway's **transcript** ``sessions/<id>.jsonl`` (``SessionStore.
   append_to_transcript``: one ``json.dumps(message)`` a line, after a
   ``{"role": "session_meta", "tools", "model", "platform", "timestamp"}``
@@ -87,6 +89,11 @@ def parse(data: bytes) -> Parsed:
         parsed = openai_chat._parse_document(doc, data, None)
     except FormatError as exc:
         raise FormatError(f"a Hermes session log: {exc}", unread=True) from None
+    # Hermes's store holds role-only session_meta rows among the messages, and a log
+    # written from it carries them: bookkeeping, kept where they stand (as in a transcript).
+    kept = [i for i, record in enumerate(doc["messages"]) if _is_meta(record)]
+    parsed.problems = [p for p in parsed.problems if p.line - 1 not in kept]
+    parsed.state["kept"] = kept
     _refuse_unread(parsed, "message")
     parsed.format = NAME
     parsed.meta |= {
@@ -156,10 +163,25 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
         return openai_chat._serialise_jsonl(messages, original, make)
     doc = state["doc"]
     wire = openai_chat._wire_list(messages, state["records"], None, make)
-    out = {**doc, "messages": wire}
+    out = {**doc, "messages": _with_kept(messages, wire, doc["messages"], state.get("kept", []))}
     if "message_count" in doc:
         out["message_count"] = len(wire)
     return dump_like(out, state["data"])
+
+
+def _with_kept(
+    messages: list[Message], wire: list[dict[str, Any]], records: list[Any], kept: list[int]
+) -> list[Any]:
+    """``wire`` with each kept record (a session_meta row) before the message that followed it."""
+    pending = sorted(kept)
+    out: list[Any] = []
+    for message, record in zip(messages, wire, strict=True):
+        rec = metadata(message).get(REC)
+        while pending and isinstance(rec, int) and pending[0] < rec:
+            out.append(records[pending.pop(0)])
+        out.append(record)
+    out.extend(records[i] for i in pending)
+    return out
 
 
 def _call_names(messages: list[Message]) -> dict[str, str]:

@@ -27,6 +27,7 @@ Public API (kept small on purpose; other shape modules may use it):
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -304,7 +305,9 @@ def _take_head(data: bytes) -> tuple[dict[int, Any], int]:
     head = memo[0]
     # A line is whole in the sample when a newline in it follows, or the sample is the file.
     whole = len(data) + 1 if len(head) == len(data) else len(head)
-    return {index + 1: value for index, value in memo[1]}, whole
+    # A glued line's several values are left to the reader, which reads that line itself.
+    seen = Counter(index for index, _ in memo[1])
+    return {index + 1: value for index, value in memo[1] if seen[index] == 1}, whole
 
 
 def forget_head() -> None:
@@ -322,8 +325,11 @@ def _head_values(head: bytes, limit: int) -> list[tuple[int, Any]]:
             continue
         try:
             values.append((index, orjson.loads(raw)))
-        except orjson.JSONDecodeError:
-            continue
+        except orjson.JSONDecodeError as exc:
+            # Records glued where a newline was lost are records, as ``read_jsonl`` reads them.
+            if exc.msg == "unexpected content after document":
+                parts = _split_glued(raw)
+                values.extend((index, orjson.loads(part)) for part in parts or ())
     return values
 
 

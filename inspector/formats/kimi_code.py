@@ -65,8 +65,10 @@ CHAIN = linked.Chain(id="", parent="", time="time")
 # The private metadata key of a step's message: the record of each of its tool.call events.
 CALL_RECS = "_call_recs"
 
-# agent-core's AgentRecordEvents (packages/agent-core/src/agent/records/types.ts) and the
-# v2 engine's tower-mode records.
+# agent-core's AgentRecordEvents (packages/agent-core/src/agent/records/types.ts), and every
+# durable record agent-core-v2 writes (the union `AgentRecord` of MoonshotAI/kimi-code's
+# apps/vis/server/src/lib/agent-record-types.ts, 2bb23c4b1f22: its wire-manifest inventory and
+# the v1-only kinds old wires keep). Those beside the context.* records hold no message.
 RECORD_TYPES = frozenset(
     """
     metadata forked turn.prompt turn.steer turn.cancel config.update profile.bind
@@ -77,6 +79,12 @@ RECORD_TYPES = frozenset(
     context.append_message context.append_loop_event context.update_token_count context.clear
     context.apply_compaction context.undo tools.update_store goal.create goal.update goal.clear
     llm.tools_snapshot llm.request mcp.tools_discovered tower_mode.enter tower_mode.exit
+    turn.ended turn.step.interrupted turn.step.retrying prompt.aborted prompt.accepted
+    prompt.completed prompt.steered plugin.session_start runtime.set_binding plan.revision
+    token_counting.measured token_counting.rebased token_counting.truncated
+    token_counting.turn_recorded task.started task.terminated task.waitDelivered cron.add
+    cron.cursor cron.delete file_history.checkpoint file_history.tracked interaction.request
+    interaction.resolved interruptionReminder.recorded staleGuard.recorded staleGuard.cleared
     """.split()
 )
 _LOOP_EVENTS = ("step.begin", "step.end", "content.part", "tool.call", "tool.result")

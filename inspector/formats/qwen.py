@@ -134,7 +134,8 @@ def parse(data: bytes) -> Parsed:
     except FormatError as exc:
         raise FormatError(str(exc), unread=True) from None
     if not reading.messages:
-        raise FormatError("no record holds a message (user, assistant or tool_result)")
+        # Every record is Qwen's (each passed ``_check``): no other shape's reader may take it.
+        raise FormatError("no record holds a message (user, assistant or tool_result)", unread=sure)
     meta: dict[str, Any] = {
         "off_branch": len(values) - len(branch),
         "sidechain": reading.sidechain,

@@ -15,6 +15,9 @@ LOG = CORPUS / "hermes" / "derived__session_20260214_093012_a1b2c3.healthy.json"
 CUT_LOG = CORPUS / "hermes" / "derived__session_20260214_093012_a1b2c3.cut-after-calls.json"
 TRANSCRIPT = CORPUS / "hermes" / "derived__gateway-transcript.healthy.jsonl"
 CUT_TRANSCRIPT = CORPUS / "hermes" / "derived__gateway-transcript.cut-after-call.jsonl"
+# Session logs a session viewer keeps as fixtures, with Hermes's role-only session_meta rows.
+VIEWER_LOGS = files(CORPUS / "hermes", "jazzyalex-agent-sessions__*")
+META_LOG = CORPUS / "hermes" / "jazzyalex-agent-sessions__hermes_large.json"
 
 
 def records(data: bytes) -> list[dict]:
@@ -22,7 +25,7 @@ def records(data: bytes) -> list[dict]:
     if data.lstrip().startswith(b'{"role"'):
         lines = [orjson.loads(line) for line in data.splitlines()]
         return [m for m in lines if m["role"] != "session_meta"]
-    return orjson.loads(data)["messages"]
+    return [m for m in orjson.loads(data)["messages"] if m["role"] != "session_meta"]
 
 
 def unanswered(data: bytes) -> list[str]:
@@ -34,7 +37,8 @@ def unanswered(data: bytes) -> list[str]:
 
 
 def test_the_corpus_holds_a_healthy_and_a_cut_file_of_each_kind():
-    assert FILES == sorted([LOG, CUT_LOG, TRANSCRIPT, CUT_TRANSCRIPT])
+    assert FILES == sorted([LOG, CUT_LOG, TRANSCRIPT, CUT_TRANSCRIPT, *VIEWER_LOGS])
+    assert len(VIEWER_LOGS) == 3
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
@@ -83,6 +87,25 @@ def test_the_logs_wrapper_is_kept_and_its_count_follows_the_messages():
     assert after["message_count"] == len(after["messages"]) == len(before["messages"]) + 2
     assert written.startswith(b'{\n  "session_id": ')  # json.dump(indent=2)'s layout
     assert not written.endswith(b"\n")
+
+
+def test_a_logs_session_meta_rows_are_kept_where_they_stand_through_a_repair():
+    # Hermes's store keeps role-only session_meta rows among the messages; a log holds them.
+    doc = orjson.loads(read(META_LOG))
+    assert [m["role"] for m in doc["messages"]][-1] == "session_meta"
+    result = next(m for m in doc["messages"] if m["role"] == "tool")
+    doc["messages"].remove(result)  # the shell call left unanswered
+    data = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
+    parsed = load(data)
+    assert parsed.format == "hermes" and parsed.problems == []
+    assert [f[0] for f in findings(parsed)] == ["PAIR-1"]
+    written, again = repaired_round_trip(hermes, parsed)
+    assert repair(again).actions == []
+    after = orjson.loads(written)["messages"]
+    assert after[-1] == {"role": "session_meta"}  # still last, untouched
+    assert sum(m["role"] == "session_meta" for m in after) == 1
+    assert [m["tool_call_id"] for m in after if m["role"] == "tool"] == ["call_001"]
+    assert orjson.loads(written)["message_count"] == len(after) - 1
 
 
 def test_the_transcripts_session_meta_line_stays_first_and_untouched():

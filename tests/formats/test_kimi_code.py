@@ -166,3 +166,19 @@ def test_a_repeated_call_id_is_renamed_in_its_own_tool_call_record():
     ]
     assert renamed[0] == "call_bash" and renamed[1] != "call_bash"
     assert written.splitlines()[: second + 1] == data.splitlines()[: second + 1]
+
+
+def test_the_v2_engines_bookkeeping_records_are_kept_as_they_are():
+    # Records agent-core-v2 writes beside the context (seen in a newer Kimi Code's wire log).
+    extra = [
+        {"type": "plugin.session_start", "content": None, "time": 1, "agentId": "main"},
+        {"type": "runtime.set_binding", "time": 2, "agentId": "main"},
+        {"type": "turn.ended", "turnId": 0, "reason": "completed", "durationMs": 5, "time": 3},
+        {"type": "token_counting.turn_recorded", "turnId": 0, "length": 2, "tokens": 50},
+    ]
+    base = read(TURN)
+    data = base + jsonl(*extra)
+    parsed = load(data)
+    assert parsed.format == "kimi-code" and parsed.problems == []
+    assert parsed.messages == load(base).messages
+    assert kimi_code.serialise(list(parsed.messages), parsed) == data

@@ -145,3 +145,26 @@ def test_sniff_claims_qwen_records_ahead_of_claude_code_and_nothing_else():
 @given(damaged([read(p) for p in SESSIONS]))
 def test_damaged_recordings_are_repaired_into_recordings_that_need_no_more(data: bytes) -> None:
     check_written_back(data)
+
+
+def test_a_first_line_of_records_glued_together_is_still_qwens():
+    # A newline lost between the first two records: the sniff sees both, as the reader does.
+    lines = read(HEALTHY).splitlines(keepends=True)
+    glued = lines[0].rstrip(b"\n") + b"".join(lines[1:])
+    parsed = load(glued)
+    assert parsed.format == "qwen"
+    assert [p.kind for p in parsed.problems] == ["glued"]
+    assert [m["role"] for m in parsed.messages] == [m["role"] for m in load(read(HEALTHY)).messages]
+    assert qwen.serialise(repair(parsed).messages, parsed) == read(HEALTHY)
+
+
+def test_a_recording_whose_resumed_branch_holds_no_message_is_refused_as_qwens():
+    # The last record starts a chain of its own (parentUuid null), a system record: the
+    # branch Qwen resumes holds no message, and no other shape reads Qwen's records instead.
+    good = records(read(HEALTHY))
+    telemetry = next(r for r in good if r["type"] == "system")
+    last = telemetry | {"uuid": "9d0e4c55-0000-4000-8000-000000000001", "parentUuid": None}
+    data = b"".join(orjson.dumps(r) + b"\n" for r in [*good, last])
+    with pytest.raises(FormatError, match="no record holds a message") as caught:
+        load(data)
+    assert caught.value.unread
