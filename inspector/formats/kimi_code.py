@@ -12,6 +12,11 @@ Python Kimi CLI) keeps each agent's records in ``wire.jsonl``, one
   opens an assistant message that the step's ``content.part`` (text,
   ``think``) and ``tool.call`` events fill; ``tool.result`` is a tool
   message; ``step.end`` closes the step (its ``usage`` is the step's tokens);
+  a step left with no call and no part that carries anything (none, or only
+  blank text and unsigned blank thinking, as a turn cancelled before the
+  model answered leaves it) is no message: Kimi never sends it (agent-core-v2
+  drops it from the history it rebuilds, ``loopEventFold.ts`` ``settleOpen``;
+  agent-core's ``projector.ts`` drops it from every request);
 - ``context.clear`` empties the history; ``context.apply_compaction``
   restarts it from its summary (read as one user message; the real user
   messages Kimi keeps beside it are chosen by a token budget and are not
@@ -64,6 +69,8 @@ BLANK_IS_WRITTEN = True
 CHAIN = linked.Chain(id="", parent="", time="time")
 # The private metadata key of a step's message: the record of each of its tool.call events.
 CALL_RECS = "_call_recs"
+# The private mark of a step that has carried nothing yet (taken off before the messages leave).
+BLANK = "_blank"
 
 # agent-core's AgentRecordEvents (packages/agent-core/src/agent/records/types.ts), and every
 # durable record agent-core-v2 writes (the union `AgentRecord` of MoonshotAI/kimi-code's
@@ -115,6 +122,7 @@ def parse(data: bytes) -> Parsed:
             reading.record(rec, record.line, record.value)
         except FormatError as exc:
             raise FormatError(str(exc), unread=reading.sure) from None
+    reading.history = [h for h in reading.history if not _blank_step(h[0])]
     messages = [m for m, _, _ in reading.history]
     if not messages:
         raise FormatError("no record holds a message (context.append_message, a loop step)")
@@ -207,7 +215,10 @@ class _Reading:
         kind = event["type"]
         if kind == "step.begin":
             self.steps[str(event.get("uuid"))] = len(self.history)
-            self._add({"role": "assistant", "content": [], "metadata": {}}, rec, line, stamp)
+            # BLANK until a part that carries something: read (and dropped) by _blank_step.
+            self._add(
+                {"role": "assistant", "content": [], "metadata": {BLANK: True}}, rec, line, stamp
+            )
             return
         if kind == "tool.result":
             result = event.get("result")
@@ -235,6 +246,8 @@ class _Reading:
         message, _, facts = self.history[index]
         if kind == "content.part":
             message["content"].extend(_content([event.get("part")], line))
+            if not _vacuous(event.get("part")):
+                message["metadata"].pop(BLANK, None)
         elif kind == "tool.call":
             if not isinstance(event.get("toolCallId"), str) or not isinstance(
                 event.get("name"), str
@@ -281,6 +294,21 @@ class _Reading:
                 if removed >= count:
                     break
         self.steps.clear()
+
+
+def _blank_step(message: Message) -> bool:
+    """A step Kimi never sends: no call, and no part that carries anything."""
+    blank = message["metadata"].pop(BLANK, False)
+    return bool(blank) and not message["metadata"].get("tool_calls")
+
+
+def _vacuous(part: Any) -> bool:
+    """Kimi's ``isVacuousContentPart``: blank text, or blank thinking with no signature."""
+    if part.get("type") == "text":
+        return not part["text"].strip()
+    if part.get("type") == "think":
+        return "encrypted" not in part and not part["think"].strip()
+    return False
 
 
 def _iso(stamp: Any) -> str | None:

@@ -182,3 +182,48 @@ def test_the_v2_engines_bookkeeping_records_are_kept_as_they_are():
     assert parsed.format == "kimi-code" and parsed.problems == []
     assert parsed.messages == load(base).messages
     assert kimi_code.serialise(list(parsed.messages), parsed) == data
+
+
+CANCELLED = FOLDER / "jazzyalex-agent-sessions__kimi_small.wire.jsonl"
+
+
+def test_a_step_begun_in_a_cancelled_turn_with_nothing_in_it_is_no_message():
+    # Kimi never sends such a step: agent-core-v2 drops it from the history it rebuilds,
+    # agent-core's projection from every request. So it is no message and needs no finding.
+    data = read(CANCELLED)
+    parsed = load(data)
+    assert [(m["role"], text_of(m["content"])) for m in parsed.messages] == [
+        ("user", "hi"),
+        ("user", "hi"),
+        ("user", "stop"),
+    ]
+    assert repair(parsed).actions == []
+    assert kimi_code.serialise(list(parsed.messages), parsed) == data
+
+
+def step(uuid: str, *parts: dict[str, Any]) -> list[dict[str, Any]]:
+    begin = {"type": "step.begin", "uuid": uuid, "turnId": "0", "step": 1}
+    events = [begin, *({"type": "content.part", "stepUuid": uuid, "part": p} for p in parts)]
+    events.append({"type": "step.end", "uuid": uuid, "turnId": "0", "step": 1})
+    return [{"type": "context.append_loop_event", "event": e, "time": 1} for e in events]
+
+
+def test_a_step_of_only_blank_parts_is_dropped_as_kimi_drops_it_a_signed_thought_is_kept():
+    user = {"role": "user", "content": [{"type": "text", "text": "hi"}], "toolCalls": []}
+    blank = [{"type": "text", "text": " \n"}, {"type": "think", "think": ""}]
+    signed = {"type": "think", "think": "", "encrypted": "sig"}
+    data = jsonl(
+        {"type": "metadata", "protocol_version": "1.4", "created_at": 1},
+        {"type": "context.append_message", "message": user, "time": 1},
+        *step("a", *blank),
+        *step("b", signed),
+        *step("c", {"type": "text", "text": "hello"}),
+    )
+    parsed = load(data)
+    assert [m["role"] for m in parsed.messages] == ["user", "assistant", "assistant"]
+    assert [m["content"] for m in parsed.messages[1:]] == [
+        [{"type": "thinking", "thinking": ""}],
+        [{"type": "text", "text": "hello"}],
+    ]
+    assert all("_blank" not in m["metadata"] for m in parsed.messages)
+    assert kimi_code.serialise(list(parsed.messages), parsed) == data
