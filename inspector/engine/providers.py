@@ -742,7 +742,9 @@ def _anthropic(wire: Any, start: int, model: str | None, found: _Findings) -> No
                     kind = _text(kind)  # any JSON value: looked up as its text
                 if kind == "text":
                     text = block.get("text")
-                    if text == "" or text is None:
+                    if text.__class__ is str and text and not text[-1].isspace():
+                        pass  # the common case: no whitespace text can end in another
+                    elif text == "" or text is None:
                         if block.get("cache_control") is not None:
                             add(n, m, ANTHROPIC_CACHED_EMPTY_TEXT.format(N=n, M=m), "empty_text")
                         else:
@@ -764,17 +766,18 @@ def _anthropic(wire: Any, start: int, model: str | None, found: _Findings) -> No
                     else:
                         tid = _text(tid)
                         add(n, m, ANTHROPIC_BAD_ID.format(N=n, M=m), "bad_id", (tid,))
+                    server = tid.startswith(ANTHROPIC_SERVER_ID_PREFIX)
                     if tid in used_at:
                         text = ANTHROPIC_DUPLICATE_ID.format(N=n, M=m)
                         add(n, m, text, "duplicate_id", (tid,))
                     else:
                         used_at[tid] = (n, m)
-                        if not tid.startswith(ANTHROPIC_SERVER_ID_PREFIX):
+                        if not server:
                             used.append(tid)
                     if not isinstance(block.get("input"), dict):
                         text = ANTHROPIC_INPUT_NOT_OBJECT.format(N=n, M=m)
                         add(n, m, text, "input_not_object")
-                    if tid.startswith(ANTHROPIC_SERVER_ID_PREFIX):
+                    if server:
                         servers.append((tid, n, m))
                     leading = False
                 elif kind == "tool_result":
