@@ -687,103 +687,119 @@ def _anthropic(wire: Any, start: int, model: str | None, found: _Findings) -> No
         found.add(index, path, text, code, ids)
 
     # Turns: runs of consecutive messages of one role (system messages inside
-    # ``messages`` neither merge nor part them), each a list of
-    # (message index, block index or None for string content, block).
-    turns: list[tuple[str, int, list[tuple[int, int, Any]]]] = []
+    # ``messages`` neither merge nor part them), each the indices of its messages.
+    turns: list[tuple[str, int, list[int]]] = []
+    run_role: Any = None  # the role of the last turn, while a user or assistant run may grow
     for n in range(start, len(messages)):
         message = messages[n]
         if not isinstance(message, dict):
             turns.append(("", n, []))
+            run_role = None
             continue
         role = message.get("role")
         content = message.get("content")
-        if content is None or content == "" or content == []:
+        if isinstance(content, str):
+            if not content:
+                if not (n == last and role == "assistant"):
+                    add(n, None, ANTHROPIC_EMPTY_CONTENT.format(N=n), "empty_content")
+            elif content.isspace():
+                add(n, None, ANTHROPIC_WHITESPACE_TEXT, "empty_text")
+        elif content is None or (isinstance(content, list) and not content):
             if not (n == last and role == "assistant"):
                 add(n, None, ANTHROPIC_EMPTY_CONTENT.format(N=n), "empty_content")
-        elif isinstance(content, str) and content.isspace():
-            add(n, None, ANTHROPIC_WHITESPACE_TEXT, "empty_text")
         if role == "system":
             continue
-        blocks: list[tuple[int, int, Any]] = []
-        if isinstance(content, list):
-            blocks = [(n, m, block) for m, block in enumerate(content)]
-        elif isinstance(content, str):
-            blocks = [(n, -1, None)]
-        if turns and turns[-1][0] == role and role in ("user", "assistant"):
-            turns[-1][2].extend(blocks)
+        if run_role is not None and run_role == role:
+            turns[-1][2].append(n)
         else:
-            turns.append((role if isinstance(role, str) else "", n, blocks))
+            turns.append((role if isinstance(role, str) else "", n, [n]))
+            run_role = role if role == "user" or role == "assistant" else None
 
+    known = _ANTHROPIC_BLOCKS
+    unknown = found.unknown
     before: list[str] = []  # the client tool_use ids of the turn before
     before_at = -1
-    for t, (role, first, blocks) in enumerate(turns):
-        final = t == len(turns) - 1
+    final_turn = len(turns) - 1
+    for t, (role, first, members) in enumerate(turns):
         used: list[str] = []
         used_at: dict[str, tuple[int, int]] = {}
         served: set[str] = set()  # server tool results in this turn
         servers: list[tuple[str, int, int]] = []  # srvtoolu_ tool_use blocks
         results: list[tuple[int, int, str, bool]] = []  # (n, m, id, at the beginning)
         leading = True
-        for position, (n, m, block) in enumerate(blocks):
-            if m < 0 or not isinstance(block, dict):
-                leading = False
+        for position, n in enumerate(members):
+            content = messages[n].get("content")
+            if not isinstance(content, list):
+                if isinstance(content, str):
+                    leading = False
                 continue
-            kind = block.get("type")
-            if kind is not None and kind.__class__ is not str:
-                kind = _text(kind)  # any JSON value: looked up as its text
-            if kind == "text":
-                text = block.get("text")
-                if (text == "" or text is None) and block.get("cache_control") is not None:
-                    add(n, m, ANTHROPIC_CACHED_EMPTY_TEXT.format(N=n, M=m), "empty_text")
-                elif text == "" or text is None:
-                    add(n, m, ANTHROPIC_EMPTY_TEXT, "empty_text")
-                elif isinstance(text, str) and text.isspace():
-                    # Accepted before a tool_use of an assistant turn that is not the last.
-                    later_use = any(
-                        isinstance(b, dict) and b.get("type") == "tool_use"
-                        for _, _, b in blocks[position + 1 :]
-                    )
-                    if not (role == "assistant" and not final and later_use):
-                        add(n, m, ANTHROPIC_WHITESPACE_TEXT, "empty_text")
-                leading = False
-            elif kind == "thinking":
-                for field in ("thinking", "signature"):
-                    if block.get(field) is None:
-                        text = ANTHROPIC_THINKING_FIELD.format(N=n, M=m, field=field)
-                        add(n, m, text, "thinking_field")
-                leading = False
-            elif kind == "tool_use":
-                tid = block.get("id")
-                if isinstance(tid, str):
-                    if not valid_id(tid):
+            for m, block in enumerate(content):
+                if not isinstance(block, dict):
+                    leading = False
+                    continue
+                kind = block.get("type")
+                if kind is not None and kind.__class__ is not str:
+                    kind = _text(kind)  # any JSON value: looked up as its text
+                if kind == "text":
+                    text = block.get("text")
+                    if text.__class__ is str and text and not text[-1].isspace():
+                        pass  # the common case: no whitespace text can end in another
+                    elif text == "" or text is None:
+                        if block.get("cache_control") is not None:
+                            add(n, m, ANTHROPIC_CACHED_EMPTY_TEXT.format(N=n, M=m), "empty_text")
+                        else:
+                            add(n, m, ANTHROPIC_EMPTY_TEXT, "empty_text")
+                    elif isinstance(text, str) and text.isspace():
+                        # Accepted before a tool_use of an assistant turn that is not the last.
+                        if not (
+                            role == "assistant"
+                            and t != final_turn
+                            and _later_use(messages, members, position, m)
+                        ):
+                            add(n, m, ANTHROPIC_WHITESPACE_TEXT, "empty_text")
+                    leading = False
+                elif kind == "tool_use":
+                    tid = block.get("id")
+                    if isinstance(tid, str):
+                        if not valid_id(tid):
+                            add(n, m, ANTHROPIC_BAD_ID.format(N=n, M=m), "bad_id", (tid,))
+                    else:
+                        tid = _text(tid)
                         add(n, m, ANTHROPIC_BAD_ID.format(N=n, M=m), "bad_id", (tid,))
+                    server = tid.startswith(ANTHROPIC_SERVER_ID_PREFIX)
+                    if tid in used_at:
+                        text = ANTHROPIC_DUPLICATE_ID.format(N=n, M=m)
+                        add(n, m, text, "duplicate_id", (tid,))
+                    else:
+                        used_at[tid] = (n, m)
+                        if not server:
+                            used.append(tid)
+                    if not isinstance(block.get("input"), dict):
+                        text = ANTHROPIC_INPUT_NOT_OBJECT.format(N=n, M=m)
+                        add(n, m, text, "input_not_object")
+                    if server:
+                        servers.append((tid, n, m))
+                    leading = False
+                elif kind == "tool_result":
+                    rid = block.get("tool_use_id")
+                    if not isinstance(rid, str):
+                        rid = _text(rid)
+                        add(n, m, ANTHROPIC_BAD_RESULT_ID.format(N=n, M=m), "bad_id", (rid,))
+                    elif not valid_id(rid):
+                        add(n, m, ANTHROPIC_BAD_RESULT_ID.format(N=n, M=m), "bad_id", (rid,))
+                    results.append((n, m, rid, leading))
+                elif kind == "thinking":
+                    for field in ("thinking", "signature"):
+                        if block.get(field) is None:
+                            text = ANTHROPIC_THINKING_FIELD.format(N=n, M=m, field=field)
+                            add(n, m, text, "thinking_field")
+                    leading = False
                 else:
-                    tid = _text(tid)
-                    add(n, m, ANTHROPIC_BAD_ID.format(N=n, M=m), "bad_id", (tid,))
-                if tid in used_at:
-                    add(n, m, ANTHROPIC_DUPLICATE_ID.format(N=n, M=m), "duplicate_id", (tid,))
-                if not isinstance(block.get("input"), dict):
-                    add(n, m, ANTHROPIC_INPUT_NOT_OBJECT.format(N=n, M=m), "input_not_object")
-                if tid.startswith(ANTHROPIC_SERVER_ID_PREFIX):
-                    servers.append((tid, n, m))
-                elif tid not in used_at:
-                    used.append(tid)
-                used_at.setdefault(tid, (n, m))
-                leading = False
-            elif kind == "tool_result":
-                rid = block.get("tool_use_id")
-                if not isinstance(rid, str):
-                    rid = _text(rid)
-                    add(n, m, ANTHROPIC_BAD_RESULT_ID.format(N=n, M=m), "bad_id", (rid,))
-                elif not valid_id(rid):
-                    add(n, m, ANTHROPIC_BAD_RESULT_ID.format(N=n, M=m), "bad_id", (rid,))
-                results.append((n, m, rid, leading))
-            else:
-                if isinstance(kind, str) and kind.endswith("_tool_result"):
-                    served.add(_text(block.get("tool_use_id")))
-                elif kind not in _ANTHROPIC_BLOCKS:
-                    found.unknown(kind)
-                leading = False
+                    if isinstance(kind, str) and kind.endswith("_tool_result"):
+                        served.add(_text(block.get("tool_use_id")))
+                    elif kind not in known:
+                        unknown(kind)
+                    leading = False
         if role == "user":
             answered: set[str] = set()
             late = False
@@ -866,6 +882,18 @@ def _anthropic_thinking(
     found = head.get("type") if isinstance(head, dict) else "text"
     if found not in ANTHROPIC_THINKING:
         add(first, 0, ANTHROPIC_THINKING_FIRST.format(N=first, found=found), "thinking_first")
+
+
+def _later_use(messages: list[Any], members: list[int], position: int, m: int) -> bool:
+    """Whether a ``tool_use`` block follows block ``m`` of the turn's message at
+    ``position`` of ``members`` (its messages' indices), in that message or a later one."""
+    for k in range(position, len(members)):
+        content = messages[members[k]].get("content")
+        if isinstance(content, list):
+            for b in content[m + 1 :] if k == position else content:
+                if isinstance(b, dict) and b.get("type") == "tool_use":
+                    return True
+    return False
 
 
 def _only_results(content: Any) -> bool:
