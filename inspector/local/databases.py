@@ -14,9 +14,14 @@ its sessions), opened read-only there, and the folder goes whatever happens.
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
+import re
 import shutil
 import sqlite3
+import stat
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +31,19 @@ from inspector.local import goose_db, hermes_db, opencode, stores
 from inspector.local.outcome import StoreError
 from inspector.local.store import FILE
 
+log = logging.getLogger(__name__)
+
 SQLITE_HEADER = b"SQLite format 3\x00"
+
+# Our private folders: mkdtemp's names, a prefix and 8 of its letters; a zip step's
+# (``inspector.scan.tasks``) and an uploaded database's (``private_copy``).
+ZIP_PRIVATE = "inspector-zipdb-"
+UPLOAD_PRIVATE = "inspector-db-"
+_PRIVATE_NAME = re.compile(
+    f"(?:{re.escape(ZIP_PRIVATE)}|{re.escape(UPLOAD_PRIVATE)})[a-z0-9_]{{8}}"
+)
+# A private folder untouched this long is a killed step's: no step reads one database so long.
+STALE_SECONDS = 6 * 3600
 
 # The agents' databases, each by the name its agent gives it, with what lists its sessions
 # (each named ``<db>/<sessionID>``, read through its store, read-only): OpenCode's (its
@@ -157,7 +174,8 @@ def read_sessions(chunks: Iterable[bytes], max_session_bytes: int) -> tuple[str,
 def private_copy(chunks: Iterable[bytes]) -> Iterator[Path]:
     """The bytes as a file in a private temporary folder (read-only to SQLite, no journal
     beside it), gone when the block ends, however it ends."""
-    with tempfile.TemporaryDirectory(prefix="inspector-db-") as private:
+    sweep_private_folders()
+    with tempfile.TemporaryDirectory(prefix=UPLOAD_PRIVATE) as private:
         db = Path(private).resolve() / "upload"
         with db.open("xb+") as copy:
             for chunk in chunks:
@@ -194,3 +212,43 @@ def _read(session: Path, newest: float, db: Path, max_bytes: int) -> Session:
 def _why(error: Exception, db: Path) -> str:
     """The error's words without our temporary folder's path."""
     return str(error).replace(str(db), db.name).replace(str(db.parent), "")
+
+
+def sweep_private_folders(now: float | None = None) -> list[Path]:
+    """Remove the private folders a killed step left (a zip's databases, an uploaded
+    database: the folder goes when a step ends however it ends, but not when its process
+    is killed); the ones removed.
+
+    Only ours: a folder (never a link) directly in the temporary base, named as
+    ``TemporaryDirectory`` names ours (``_PRIVATE_NAME``), owned by this user, nothing in
+    it written for ``STALE_SECONDS``; removed without following a link inside (``shutil.rmtree``'s
+    descriptor-based walk; where the platform has none, nothing is swept)."""
+    if not shutil.rmtree.avoids_symlink_attacks:
+        return []
+    base = Path(tempfile.gettempdir())
+    cutoff = (time.time() if now is None else now) - STALE_SECONDS
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return []
+    for entry in entries:
+        if not _PRIVATE_NAME.fullmatch(entry.name):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            newest = max(
+                [info.st_mtime, *(e.stat(follow_symlinks=False).st_mtime
+                                  for e in os.scandir(entry.path))]
+            )  # fmt: skip
+        except OSError:
+            continue
+        if newest > cutoff:
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(base / entry.name)
+    if removed:
+        log.info("removed %d stale private folder(s) of killed steps", len(removed))
+    return removed

@@ -12,13 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
-import re
 import shutil
 import sqlite3
-import stat
 import tempfile
-import time
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -136,7 +132,7 @@ def unpack_zip(
     """The zip's plan (``plan_zip``: raises ``ZipRefused``), and each member it keeps read
     into storage under ``folder`` by our own names: a file as it is, an agent's database as
     its sessions (``_unpack_database``)."""
-    sweep_private_folders()
+    databases.sweep_private_folders()
     plan = plan_zip(archive, limits)
     found: list[Found] = []
     for index, (info, name) in enumerate(plan.members):
@@ -147,52 +143,6 @@ def unpack_zip(
         else:
             found.append(_unpack(archive, info, name, stem))
     return plan, found
-
-
-# Our private folders for a zip's databases: mkdtemp's names, ``PRIVATE`` and 8 of its letters.
-PRIVATE = "inspector-zipdb-"
-_PRIVATE_NAME = re.compile(re.escape(PRIVATE) + r"[a-z0-9_]{8}")
-# A private folder untouched this long is a killed step's: no step reads one database so long.
-STALE_SECONDS = 6 * 3600
-
-
-def sweep_private_folders(now: float | None = None) -> list[Path]:
-    """Remove the private folders a killed zip step left (the folder goes when a step ends
-    however it ends, but not when its worker is killed); the ones removed.
-
-    Only ours: a folder (never a link) directly in the temporary base, named as
-    ``TemporaryDirectory`` names ours, owned by this user, nothing in it written for
-    ``STALE_SECONDS``; removed without following a link inside (``shutil.rmtree``'s
-    descriptor-based walk; where the platform has none, nothing is swept)."""
-    if not shutil.rmtree.avoids_symlink_attacks:
-        return []
-    base = Path(tempfile.gettempdir())
-    cutoff = (time.time() if now is None else now) - STALE_SECONDS
-    removed: list[Path] = []
-    try:
-        entries = list(os.scandir(base))
-    except OSError:
-        return []
-    for entry in entries:
-        if not _PRIVATE_NAME.fullmatch(entry.name):
-            continue
-        try:
-            info = entry.stat(follow_symlinks=False)
-            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-                continue
-            newest = max(
-                [info.st_mtime, *(e.stat(follow_symlinks=False).st_mtime
-                                  for e in os.scandir(entry.path))]
-            )  # fmt: skip
-        except OSError:
-            continue
-        if newest > cutoff:
-            continue
-        shutil.rmtree(entry.path, ignore_errors=True)
-        removed.append(base / entry.name)
-    if removed:
-        log.info("removed %d stale private folder(s) of killed zip steps", len(removed))
-    return removed
 
 
 def _unpack(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, stem: str) -> Found:
@@ -231,7 +181,7 @@ def _unpack_database(
     """
     started = zip_started(info)
     kind = PurePosixPath(name).name
-    with tempfile.TemporaryDirectory(prefix=PRIVATE) as private:
+    with tempfile.TemporaryDirectory(prefix=databases.ZIP_PRIVATE) as private:
         db = Path(private).resolve() / kind
 
         def why(error: Exception) -> str:  # the member's name, never our temporary path

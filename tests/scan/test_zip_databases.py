@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.core.files.storage import default_storage
 
-from inspector.scan import tasks
+from inspector.local import databases
 from inspector.scan.models import ScanJob
 from inspector.web.models import Transcript
 from tests.local.conftest import changed, snapshot
@@ -160,6 +160,9 @@ def test_the_next_zip_step_removes_only_our_stale_private_folders(
     (stale / "state.db").write_bytes(b"a copy")
     (stale / "link").symlink_to(outside / "folder")
     (stale / "file-link").symlink_to(outside / "victim.txt")
+    killed_upload = temp / "inspector-db-k1lled0b"  # a killed upload's copy: removed too
+    killed_upload.mkdir()
+    (killed_upload / "upload").write_bytes(b"an uploaded copy")
     fresh = temp / "inspector-zipdb-running"  # a step running now: kept
     fresh.mkdir()
     (fresh / "opencode.db").write_bytes(b"being read")
@@ -170,8 +173,9 @@ def test_the_next_zip_step_removes_only_our_stale_private_folders(
     (temp / "inspector-zipdb-afile123").write_bytes(b"a file")  # not a folder: kept
     (temp / "inspector-zipdb-notours").mkdir()  # not a name of ours (7 letters): kept
     (temp / "someone-elses-12345678").mkdir()  # not our prefix: kept
-    for path in [*stale.iterdir(), stale, busy, *temp.glob("inspector-zipdb-a*"),
-                 temp / "inspector-zipdb-notours", temp / "someone-elses-12345678"]:  # fmt: skip
+    for path in [*stale.iterdir(), stale, *killed_upload.iterdir(), killed_upload, busy,
+                 *temp.glob("inspector-zipdb-a*"), temp / "inspector-zipdb-notours",
+                 temp / "someone-elses-12345678"]:  # fmt: skip
         _aged(path, day)
     before = snapshot(tree)
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
@@ -179,9 +183,16 @@ def test_the_next_zip_step_removes_only_our_stale_private_folders(
     post_scan(owner_client, ("a.zip", zip_with({"state.db": (tmp_path / "state.db").read_bytes()})))
     assert ScanJob.objects.get().new == 1
     gone = changed(before, snapshot(tree))
-    assert gone == {stale, stale / "state.db", stale / "link", stale / "file-link"}
+    assert gone == {
+        stale,
+        stale / "state.db",
+        stale / "link",
+        stale / "file-link",
+        killed_upload,
+        killed_upload / "upload",
+    }
     assert not stale.exists() and (outside / "folder" / "kept.db").read_bytes() == b"kept"
-    assert tasks.sweep_private_folders() == []  # nothing more to sweep
+    assert databases.sweep_private_folders() == []  # nothing more to sweep
 
 
 @pytest.mark.usefixtures("any_storage")
