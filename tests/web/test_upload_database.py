@@ -168,20 +168,26 @@ def test_a_session_id_naming_a_path_reads_no_file_and_stores_nothing(
     _gone(private_copies)
 
 
-def test_a_session_too_large_is_listed_unread_and_the_others_stored(
-    owner_client, tmp_path: Path, settings
-):
-    make_db(tmp_path / "state.db", HERMES_HEALTHY, sid="small")
-    with sqlite3.connect(tmp_path / "state.db") as connection:
+def _small_and_large(db: Path) -> None:
+    """A Hermes database of a healthy session ``small`` and a session ``large`` whose one
+    message is over the limit the test sets (each control character six in its JSON)."""
+    make_db(db, HERMES_HEALTHY, sid="small")
+    with sqlite3.connect(db) as connection:
         connection.execute(
             "INSERT INTO sessions (id, source, started_at) VALUES ('large', 'cli', 1771061412)"
         )
         connection.execute(
             "INSERT INTO messages (session_id, role, content, timestamp) "
             "VALUES ('large', 'user', ?, 1771061413)",
-            ("\x01" * 50_000,),  # each control character six in its JSON: over the limit
+            ("\x01" * 50_000,),
         )
     connection.close()
+
+
+def test_a_session_too_large_is_listed_unread_and_the_others_stored(
+    owner_client, tmp_path: Path, settings
+):
+    _small_and_large(tmp_path / "state.db")
     data = (tmp_path / "state.db").read_bytes()
     settings.INSPECTOR_MAX_UPLOAD_BYTES = len(data)
     response = post_file(owner_client, data, "state.db")
@@ -310,17 +316,7 @@ def test_the_api_takes_a_database_as_a_multipart_file_each_session_its_own(
 def test_the_api_lists_a_session_it_could_not_read_beside_those_it_stored(
     token: str, tmp_path: Path, settings
 ):
-    make_db(tmp_path / "state.db", HERMES_HEALTHY, sid="small")
-    with sqlite3.connect(tmp_path / "state.db") as connection:
-        connection.execute(
-            "INSERT INTO sessions (id, source, started_at) VALUES ('large', 'cli', 1771061412)"
-        )
-        connection.execute(
-            "INSERT INTO messages (session_id, role, content, timestamp) "
-            "VALUES ('large', 'user', ?, 1771061413)",
-            ("\x01" * 50_000,),
-        )
-    connection.close()
+    _small_and_large(tmp_path / "state.db")
     data = (tmp_path / "state.db").read_bytes()
     settings.INSPECTOR_MAX_UPLOAD_BYTES = len(data)
     response = _api_post(token, data, name="state.db")
