@@ -386,7 +386,12 @@ def test_serve_is_gunicorn_and_refuses_a_body_too_large_before_reading_it(
     port = _free_port()
     with started(serve_command(port), serve_env, tmp_path, port) as run:
         run.wait_ready()
-        assert any("gunicorn" in " ".join(_cmdline(pid)) for pid, _ in run.seen), run.seen
+        # The tree as it is now: a worker gunicorn forked may take its title a moment late.
+        deadline = time.monotonic() + 10
+        while not any("gunicorn" in " ".join(_cmdline(pid)) for pid, _ in run.seen):
+            assert time.monotonic() < deadline, {p: _cmdline(p[0]) for p in run.seen}
+            run.seen |= _tree(run.proc.pid)
+            time.sleep(0.2)
         # 300 MB declared, a few bytes sent: the answer comes without the rest.
         for path in ("/upload/", "/api/transcripts", "/scan/"):
             status, took = _raw_post(port, path, str(3 * 2**40))
