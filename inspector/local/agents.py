@@ -65,17 +65,34 @@ class Agent:
     more_env: tuple[tuple[str, str], ...] = ()
     # The command that resumes a session of its database (a path ``<x>.db/<id>``), if other.
     db_resume: str = ""
+    # A variable that stands for the user's home folder, under which ``default_home`` is.
+    home_env: str = ""
+    # Older names of ``default_home``, used (first found) where it does not exist yet.
+    legacy_homes: tuple[str, ...] = ()
+    # The file the agent holds beside a session while it runs it (``{stem}``: the session
+    # file's stem), naming its process as JSON ``{"pid": ...}``; a live one refuses a fix.
+    lock: str = ""
 
     def root(self, environ: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
         """The folder holding this agent's sessions on this machine."""
         values = os.environ if environ is None else environ
-        base = (home or Path.home()) / self.default_home
         for name, sub in ((self.env, self.env_sub), *self.more_env):
-            configured = values.get(name) if name else None
+            configured = values.get(name, "").strip() if name else ""
             if configured:
                 base = Path(configured) / sub if sub else Path(configured)
                 break
+        else:
+            moved = values.get(self.home_env, "").strip() if self.home_env else ""
+            user = Path(moved) if moved else (home or Path.home())
+            base = user / self.default_home
+            if self.legacy_homes and not base.exists():
+                older = (user / name for name in self.legacy_homes)
+                base = next((folder for folder in older if folder.is_dir()), base)
         return base / self.sessions if self.sessions else base
+
+    def lock_of(self, path: Path) -> Path | None:
+        """The lock file the agent holds beside the session ``path`` while it runs it."""
+        return path.with_name(self.lock.format(stem=path.stem)) if self.lock else None
 
     def session_id(self, path: Path, meta_id: str | None = None) -> str:
         """The id the agent resumes this file under."""
@@ -201,10 +218,16 @@ AGENTS: tuple[Agent, ...] = (
         # file a session under agents/<agentId>/sessions/; sessions.json is the key index,
         # <id>.checkpoint.<uuid>.jsonl a copy kept before a compaction, *.trajectory.jsonl a
         # run's trace, <id>.jsonl.reset.<time> / .deleted.<time> archived sessions.
+        # Its state folder (src/config/paths.ts resolveStateDir): $OPENCLAW_STATE_DIR (or the
+        # older $CLAWDBOT_STATE_DIR), else .openclaw in the home folder, which $OPENCLAW_HOME
+        # moves (src/infra/home-dir.ts), else the first of its older names found there.
         name="openclaw",
         label="OpenClaw",
         format="pi",
         env="OPENCLAW_STATE_DIR",
+        more_env=(("CLAWDBOT_STATE_DIR", ""),),
+        home_env="OPENCLAW_HOME",
+        legacy_homes=(".clawdbot", ".moldbot", ".moltbot"),
         default_home=".openclaw",
         sessions="agents",
         pattern="*/sessions/*.jsonl",
@@ -300,17 +323,20 @@ AGENTS: tuple[Agent, ...] = (
         store="goose",
     ),
     Agent(
-        # Kiro CLI: ~/.kiro/sessions/cli/<session-id>.jsonl, its facts (cwd, ...) in the
-        # <session-id>.json beside it. It resumes the last conversation of the folder it is
-        # started in (no variable is known to move the folder).
+        # Kiro CLI (closed source): ~/.kiro/sessions/cli/<session-id>.jsonl, its facts (cwd,
+        # ...) in the <session-id>.json beside it and, while a kiro-cli runs it, a
+        # <session-id>.lock naming that process ({"pid", "started_at"}). $KIRO_HOME stands
+        # for ~/.kiro (as the tools that launch Kiro in a folder of their own set it); Kiro's
+        # docs resume one session by id with `kiro-cli chat --resume-id <id>`, from any folder.
         name="kiro",
         label="Kiro CLI",
         format="kiro",
-        env="",
+        env="KIRO_HOME",
         default_home=".kiro",
         sessions="sessions/cli",
         pattern="*.jsonl",
-        resume="kiro-cli chat --resume",
+        resume="kiro-cli chat --resume-id {session}",
+        lock="{stem}.lock",
     ),
     # --- end agents-a ---
     # --- agents-b (issue 27): Copilot CLI, Qwen Code, Kimi Code, Factory Droid ---

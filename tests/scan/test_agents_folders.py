@@ -117,7 +117,7 @@ def test_list_prints_each_agents_own_resume_command(agent_home: Home):
         assert agent is not None
         resume = records[str(path)]["resume"]
         if agent.name == "kiro":
-            assert resume.endswith("kiro-cli chat --resume"), resume
+            assert resume == f"kiro-cli chat --resume-id {path.stem}", resume
         head = agent.resume.split("{", 1)[0].split("#", 1)[0].strip()
         assert head and head in resume, (agent.name, resume)
         seen.add(agent.name)

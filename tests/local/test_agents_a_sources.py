@@ -1,0 +1,129 @@
+"""Kiro CLI's and OpenClaw's folders, lock and resume command as their own sources have them.
+
+OpenClaw: ``src/config/paths.ts`` (``resolveStateDir``: ``$OPENCLAW_STATE_DIR``, then the
+older ``$CLAWDBOT_STATE_DIR``, else ``.openclaw`` in the home folder or the first of its older
+names found there) and ``src/infra/home-dir.ts`` (``$OPENCLAW_HOME`` stands for the home).
+Kiro CLI (closed source): its docs' ``kiro-cli chat --resume-id <id>``, the ``<id>.lock`` a
+running kiro-cli keeps beside the session, ``$KIRO_HOME`` for ``~/.kiro``.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from inspector import cli
+from inspector.local.agents import BY_NAME
+from tests.local.conftest import Home, snapshot
+from tests.testdata import CORPUS, read
+
+OPENCLAW = BY_NAME["openclaw"]
+KIRO = BY_NAME["kiro"]
+PI_CUT = "openclaw-openclaw__8555a0a4-0b79-459d-939c-e17cdbbf4fe2.cut-after-call.jsonl"
+
+
+def run(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    return cli.main(list(argv), out), out.getvalue()
+
+
+def kiro_broken(home: Home) -> Path:
+    return next(p for p in home.broken if ".kiro" in p.parts)
+
+
+def test_openclaw_reads_its_older_state_variable_after_its_own(tmp_path: Path):
+    home = Path("/h")
+    assert OPENCLAW.root({"CLAWDBOT_STATE_DIR": str(tmp_path)}, home) == tmp_path / "agents"
+    both = {"OPENCLAW_STATE_DIR": str(tmp_path / "new"), "CLAWDBOT_STATE_DIR": str(tmp_path)}
+    assert OPENCLAW.root(both, home) == tmp_path / "new" / "agents"
+    # A blank value is no value, as OpenClaw trims it.
+    assert OPENCLAW.root({"OPENCLAW_STATE_DIR": "  "}, home) == home / ".openclaw" / "agents"
+
+
+def test_openclaw_home_moves_the_home_folder_its_state_folder_is_in(tmp_path: Path):
+    assert OPENCLAW.root({"OPENCLAW_HOME": str(tmp_path)}, Path("/h")) == (
+        tmp_path / ".openclaw" / "agents"
+    )
+    moved = {"OPENCLAW_HOME": str(tmp_path), "OPENCLAW_STATE_DIR": str(tmp_path / "state")}
+    assert OPENCLAW.root(moved, Path("/h")) == tmp_path / "state" / "agents"
+
+
+def test_openclaw_uses_an_older_state_folder_only_where_the_new_one_is_not_there(tmp_path):
+    assert OPENCLAW.root({}, tmp_path) == tmp_path / ".openclaw" / "agents"  # neither there
+    (tmp_path / ".moltbot").mkdir()
+    (tmp_path / ".clawdbot").mkdir()
+    assert OPENCLAW.root({}, tmp_path) == tmp_path / ".clawdbot" / "agents"  # its first name
+    (tmp_path / ".openclaw").mkdir()
+    assert OPENCLAW.root({}, tmp_path) == tmp_path / ".openclaw" / "agents"
+
+
+def test_list_finds_openclaw_sessions_under_openclaw_home(agent_home: Home, tmp_path, monkeypatch):
+    elsewhere = tmp_path / "elsewhere"
+    session = elsewhere / ".openclaw" / "agents" / "main" / "sessions" / "8555a0a4.jsonl"
+    session.parent.mkdir(parents=True)
+    session.write_bytes(read(CORPUS / "pi" / PI_CUT))
+    monkeypatch.setenv("OPENCLAW_HOME", str(elsewhere))
+    _, out = run("list", "--json")
+    records = {r["path"]: r for r in map(orjson.loads, out.splitlines())}
+    assert records[str(session)]["agent"] == "openclaw"
+    assert records[str(session)]["verdict"] == "needs repair"
+    # The default folder is no longer OpenClaw's: its sessions there are not listed as its.
+    default = [p for p in agent_home.all() if ".openclaw" in p.parts]
+    assert default and all(records.get(str(p), {}).get("agent") != "openclaw" for p in default)
+
+
+def test_fix_prints_kiros_own_resume_command_by_id(agent_home: Home):
+    path = kiro_broken(agent_home)
+    status, out = run("fix", str(path))
+    assert status == 0, out
+    assert f"kiro-cli chat --resume-id {path.stem}" in out
+
+
+def _dead_pid() -> int:
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, check=True, text=True)  # fmt: skip
+    return int(child.stdout)
+
+
+@pytest.mark.parametrize(
+    ("lock", "fixed"),
+    [
+        (lambda: {"pid": _live_pid(), "started_at": "2026-12-03T13:00:00Z"}, False),
+        (lambda: "not json", False),
+        (lambda: {"started_at": "2026-12-03T13:00:00Z"}, False),
+        (lambda: {"pid": _dead_pid(), "started_at": "2026-12-03T13:00:00Z"}, True),
+    ],
+    ids=["live", "unreadable", "no-pid", "stale"],
+)
+def test_a_kiro_session_whose_lock_names_a_running_kiro_is_refused(agent_home: Home, lock, fixed):
+    path = kiro_broken(agent_home)
+    value = lock()
+    lock_file = path.with_name(f"{path.stem}.lock")
+    lock_file.write_bytes(value.encode() if isinstance(value, str) else orjson.dumps(value))
+    before = snapshot(agent_home.root)
+    status, out = run("fix", str(path))
+    if fixed:  # a lock left by a kiro-cli that no longer runs holds nothing
+        assert status == 0 and "Resume it with:" in out, out
+        return
+    assert status == 2
+    assert snapshot(agent_home.root) == before
+    assert run("fix", "--dry-run", str(path))[0] == 1  # a dry run reads past the lock
+
+
+def _live_pid() -> int:
+    import os
+
+    return os.getppid()  # the process that started this test run: running, and not this one
+
+
+def test_the_lock_refusal_says_which_process_holds_the_session(agent_home: Home, capsys):
+    path = kiro_broken(agent_home)
+    path.with_name(f"{path.stem}.lock").write_bytes(orjson.dumps({"pid": _live_pid()}))
+    assert run("fix", str(path))[0] == 2
+    err = capsys.readouterr().err
+    assert f"process {_live_pid()}" in err and "Kiro CLI" in err and "nothing was changed" in err
