@@ -72,6 +72,11 @@ class Agent:
     # The file the agent holds beside a session while it runs it (``{stem}``: the session
     # file's stem), naming its process as JSON ``{"pid": ...}``; a live one refuses a fix.
     lock: str = ""
+    # A folder of the agent's home holding named profiles, each a home of its own whose
+    # sessions are listed too where no variable names the home (Hermes: profiles/<name>),
+    # and the command resuming a profile's session (``{profile}``: its name).
+    profiles: str = ""
+    profile_resume: str = ""
 
     def root(self, environ: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
         """The folder holding this agent's sessions on this machine."""
@@ -89,6 +94,30 @@ class Agent:
                 older = (user / name for name in self.legacy_homes)
                 base = next((folder for folder in older if folder.is_dir()), base)
         return base / self.sessions if self.sessions else base
+
+    def roots(
+        self, environ: Mapping[str, str] | None = None, home: Path | None = None
+    ) -> list[Path]:
+        """Every folder holding this agent's sessions: ``root``, then each profile's."""
+        first = self.root(environ, home)
+        values = os.environ if environ is None else environ
+        if not self.profiles or any(values.get(n, "").strip() for n in self._variables()):
+            return [first]
+        folder = (first.parent if self.sessions else first) / self.profiles
+        try:
+            named = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+        except OSError:
+            named = []
+        return [first, *(p / self.sessions if self.sessions else p for p in named)]
+
+    def _variables(self) -> tuple[str, ...]:
+        return tuple(n for n in (self.env, *(n for n, _ in self.more_env), self.home_env) if n)
+
+    def profile_of(self, path: Path | None) -> str:
+        """The profile whose home holds ``path`` (``<profiles>/<name>/<folder>/<session>``)."""
+        if not self.profiles or path is None or len(path.parts) < 4:
+            return ""
+        return path.parts[-3] if path.parts[-4] == self.profiles else ""
 
     def lock_of(self, path: Path) -> Path | None:
         """The lock file the agent holds beside the session ``path`` while it runs it."""
@@ -117,8 +146,12 @@ class Agent:
         """The command that resumes ``session``; ``template`` where its store's is another."""
         owner = path.parent.parent.name if path is not None else ""
         in_db = path is not None and path.parent.suffix == ".db" and bool(self.db_resume)
-        template = template or (self.db_resume if in_db else self.resume)
-        command = template.format(session=session, path=path or "", owner=owner or "main")
+        profile = self.profile_of(path)
+        chosen = self.profile_resume if profile else self.db_resume if in_db else self.resume
+        template = template or chosen
+        command = template.format(
+            session=session, path=path or "", owner=owner or "main", profile=profile
+        )
         return f"cd {_quoted(cwd)} && {command}" if cwd else command
 
 
@@ -304,6 +337,10 @@ AGENTS: tuple[Agent, ...] = (
         id_prefix="session_",
         store="hermes",
         db_resume="hermes --resume {session}",
+        # A named profile is a home of its own, $HERMES_HOME/profiles/<name> (hermes_constants
+        # named_profile_home); `hermes -p <name>` sets HERMES_HOME to it before anything runs.
+        profiles="profiles",
+        profile_resume="hermes -p {profile} --resume {session}",
     ),
     Agent(
         # block/goose: its data folder is $GOOSE_PATH_ROOT/data, else $XDG_DATA_HOME/goose

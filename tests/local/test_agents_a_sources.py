@@ -127,3 +127,73 @@ def test_the_lock_refusal_says_which_process_holds_the_session(agent_home: Home,
     assert run("fix", str(path))[0] == 2
     err = capsys.readouterr().err
     assert f"process {_live_pid()}" in err and "Kiro CLI" in err and "nothing was changed" in err
+
+
+# --- Hermes Agent's named profiles (hermes_constants.named_profile_home, `hermes -p`) ---
+
+HERMES = BY_NAME["hermes"]
+HERMES_LOG = CORPUS / "hermes" / "derived__session_20260214_093012_a1b2c3.cut-after-calls.json"
+HERMES_SID = "20260214_093012_a1b2c3"
+
+
+def test_hermes_lists_each_named_profile_as_a_home_of_its_own(tmp_path: Path):
+    (tmp_path / ".hermes" / "profiles" / "work").mkdir(parents=True)
+    (tmp_path / ".hermes" / "profiles" / ".deleted").mkdir()  # Hermes's tombstones: none
+    assert HERMES.roots({}, tmp_path) == [
+        tmp_path / ".hermes" / "sessions",
+        tmp_path / ".hermes" / "profiles" / "work" / "sessions",
+    ]
+    # HERMES_HOME names one home (a profile, as `hermes -p` sets it): only that one.
+    moved = {"HERMES_HOME": str(tmp_path / "elsewhere")}
+    assert HERMES.roots(moved, tmp_path) == [tmp_path / "elsewhere" / "sessions"]
+    assert BY_NAME["kiro"].roots({}, tmp_path) == [BY_NAME["kiro"].root({}, tmp_path)]
+
+
+def test_a_profiles_session_is_listed_fixed_and_resumed_with_its_profile(agent_home: Home):
+    folder = agent_home.root / ".hermes" / "profiles" / "work" / "sessions"
+    folder.mkdir(parents=True)
+    path = folder / f"session_{HERMES_SID}.json"
+    path.write_bytes(read(HERMES_LOG))
+    stamp = path.stat().st_mtime - 3600
+    import os
+
+    os.utime(path, (stamp, stamp))
+    _, out = run("list", "--json")
+    record = {r["path"]: r for r in map(orjson.loads, out.splitlines())}[str(path)]
+    assert record["agent"] == "hermes" and record["verdict"] == "needs repair"
+    assert record["resume"] == f"hermes -p work --resume {HERMES_SID}"
+    status, out = run("fix", str(path))
+    assert status == 0, out
+    assert f"hermes -p work --resume {HERMES_SID}" in out
+    # The default home's session keeps the plain command.
+    default = next(p for p in agent_home.broken if ".hermes" in p.parts and p != path)
+    assert f"hermes --resume {HERMES_SID}" == record_of(default)["resume"]
+
+
+def record_of(path: Path) -> dict:
+    _, out = run("list", "--json")
+    return {r["path"]: r for r in map(orjson.loads, out.splitlines())}[str(path)]
+
+
+def test_a_profiles_state_db_sits_in_that_profiles_home(tmp_path: Path):
+    db_session = tmp_path / ".hermes" / "profiles" / "work" / "state.db" / HERMES_SID
+    assert HERMES.profile_of(db_session) == "work"
+    assert HERMES.resume_command(HERMES_SID, db_session) == f"hermes -p work --resume {HERMES_SID}"
+    plain = tmp_path / ".hermes" / "state.db" / HERMES_SID
+    assert HERMES.profile_of(plain) == ""
+    assert HERMES.resume_command(HERMES_SID, plain) == f"hermes --resume {HERMES_SID}"
+
+
+def test_list_reads_a_profiles_state_db_and_fix_repairs_its_rows(agent_home: Home):
+    from tests.local.test_hermes_db import make_db
+
+    work = agent_home.root / ".hermes" / "profiles" / "work"
+    work.mkdir(parents=True)
+    make_db(work / "state.db", HERMES_LOG)
+    session = work / "state.db" / HERMES_SID
+    record = record_of(session)
+    assert record["agent"] == "hermes" and record["verdict"] == "needs repair"
+    assert record["resume"] == f"hermes -p work --resume {HERMES_SID}"
+    status, out = run("fix", str(session))
+    assert status == 0, out
+    assert record_of(session)["verdict"] == "clean"
