@@ -417,15 +417,18 @@ AGENTS: tuple[Agent, ...] = (
     ),
     Agent(
         # Factory's droid CLI (closed source): ~/.factory/sessions/<cwd, each / a dash>/
-        # <session-id>.jsonl beside <session-id>.settings.json. Factory's docs name no
-        # variable that moves the folder, so none is honoured (--root droid=... does).
+        # <session-id>.jsonl beside <session-id>.settings.json. Its bundle (@factory/cli
+        # 0.225) takes the home folder from $FACTORY_HOME_OVERRIDE before $HOME, and still
+        # resumes a session kept directly in sessions/ (older builds wrote them there).
         name="droid",
         label="Factory Droid",
         format="droid",
         env="",
+        home_env="FACTORY_HOME_OVERRIDE",
         default_home=".factory",
         sessions="sessions",
         pattern="*/*.jsonl",
+        also=("*.jsonl",),
         resume="droid --resume {session}",
     ),
     # --- end agents-b ---

@@ -197,3 +197,38 @@ def test_list_reads_a_profiles_state_db_and_fix_repairs_its_rows(agent_home: Hom
     status, out = run("fix", str(session))
     assert status == 0, out
     assert record_of(session)["verdict"] == "clean"
+
+
+# --- Factory Droid: its home from $FACTORY_HOME_OVERRIDE, sessions by project or kept flat ---
+
+DROID = BY_NAME["droid"]
+DROID_CUT = CORPUS / "droid" / "derived__zirv-crashed-in-tool.jsonl"
+
+
+def test_factory_home_override_moves_the_home_droids_folder_is_in(tmp_path: Path):
+    moved = {"FACTORY_HOME_OVERRIDE": str(tmp_path)}
+    assert DROID.root(moved, Path("/h")) == tmp_path / ".factory" / "sessions"
+    assert DROID.root({}, Path("/h")) == Path("/h/.factory/sessions")
+
+
+def test_list_finds_droid_sessions_by_project_and_kept_flat_and_fix_resumes_them(
+    agent_home: Home, tmp_path: Path, monkeypatch
+):
+    import os
+
+    monkeypatch.setenv("FACTORY_HOME_OVERRIDE", str(tmp_path / "other"))
+    sessions_dir = tmp_path / "other" / ".factory" / "sessions"
+    by_project = sessions_dir / "-work-app" / "5d1c0b7e-6a2f-4c8e-9b3d-1f0e2a4c6b8d.jsonl"
+    flat = sessions_dir / "0a9b8c7d-6e5f-4a3b-8c2d-1e0f9a8b7c6d.jsonl"
+    for path in (by_project, flat):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(read(DROID_CUT))
+        os.utime(path, (path.stat().st_mtime - 3600,) * 2)
+    # Droid resumes by the id its session_start line names, in the folder the session ran in.
+    sid = orjson.loads(read(DROID_CUT).split(b"\n", 1)[0])["id"]
+    for path in (by_project, flat):
+        record = record_of(path)
+        assert record["agent"] == "droid" and record["verdict"] == "needs repair"
+        assert record["resume"].endswith(f" && droid --resume {sid}")
+    status, out = run("fix", str(flat))
+    assert status == 0 and f"droid --resume {sid}" in out, out
