@@ -232,3 +232,15 @@ def test_list_finds_droid_sessions_by_project_and_kept_flat_and_fix_resumes_them
         assert record["resume"].endswith(f" && droid --resume {sid}")
     status, out = run("fix", str(flat))
     assert status == 0 and f"droid --resume {sid}" in out, out
+
+
+@pytest.mark.parametrize("name", ["openclaw", "copilot", "cursor", "kiro", "droid", "hermes"])
+def test_the_readme_names_each_agents_variables_and_resume_command(name):
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    agent = BY_NAME[name]
+    for template in (agent.resume, agent.profile_resume):
+        if template:
+            assert template.split("{", 1)[0].strip() in readme, template
+    variables = [agent.env, agent.home_env, *(env for env, _ in agent.more_env)]
+    for variable in filter(None, variables):
+        assert f"${variable}" in readme, variable
