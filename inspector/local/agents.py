@@ -77,6 +77,9 @@ class Agent:
     # and the command resuming a profile's session (``{profile}``: its name).
     profiles: str = ""
     profile_resume: str = ""
+    # What a file the agent keeps beside a session ``<id>.jsonl`` ends with after the id
+    # (``<id>.json``: Kiro's facts), holding that session's facts: no session of its own.
+    facts: tuple[str, ...] = ()
 
     def root(self, environ: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
         """The folder holding this agent's sessions on this machine."""
@@ -374,6 +377,7 @@ AGENTS: tuple[Agent, ...] = (
         pattern="*.jsonl",
         resume="kiro-cli chat --resume-id {session}",
         lock="{stem}.lock",
+        facts=(".json",),
     ),
     # --- end agents-a ---
     # --- agents-b (issue 27): Copilot CLI, Qwen Code, Kimi Code, Factory Droid ---
@@ -430,6 +434,7 @@ AGENTS: tuple[Agent, ...] = (
         pattern="*/*.jsonl",
         also=("*.jsonl",),
         resume="droid --resume {session}",
+        facts=(".settings.json",),
     ),
     # --- end agents-b ---
     # --- agents-c (issue 27): OpenHands ---
@@ -458,6 +463,24 @@ _NOT_SESSIONS = tuple(dict.fromkeys(name for agent in AGENTS for name in agent.s
 def never_a_session(name: str) -> bool:
     """A file name some agent keeps beside its sessions that is none (for a watched folder)."""
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in _NOT_SESSIONS)
+
+
+_FACTS = tuple(dict.fromkeys(suffix for agent in AGENTS for suffix in agent.facts))
+
+
+def facts_of_a_session(path: Path) -> bool:
+    """A file an agent keeps beside the session of its name, holding its facts, not a session.
+
+    Kiro's ``<id>.json`` beside ``<id>.jsonl``, Droid's ``<id>.settings.json``: known by the
+    session file beside it, so a ``.json`` session of another agent is never taken for one.
+    """
+    name = path.name
+    return any(
+        name.endswith(suffix)
+        and len(name) > len(suffix)
+        and path.with_name(name[: -len(suffix)] + ".jsonl").is_file()
+        for suffix in _FACTS
+    )
 
 
 # The agent each shape is first written by (OpenClaw writes pi's, Roo Code Cline's).

@@ -244,3 +244,17 @@ def test_the_readme_names_each_agents_variables_and_resume_command(name):
     variables = [agent.env, agent.home_env, *(env for env, _ in agent.more_env)]
     for variable in filter(None, variables):
         assert f"${variable}" in readme, variable
+
+
+def test_the_facts_kiro_and_droid_keep_beside_a_session_are_not_watched(tmp_path: Path):
+    from inspector.watch.watcher import is_watched
+
+    kiro = tmp_path / "cli"
+    kiro.mkdir()
+    (kiro / "3f2a.jsonl").write_bytes(b"{}\n")
+    (kiro / "3f2a.json").write_bytes(b'{"session_id": "3f2a", "cwd": "/w"}')
+    (kiro / "lonely.json").write_bytes(b"[]")  # no session beside it: maybe one of its own
+    (kiro / "7b1c.settings.json").write_bytes(b"{}")
+    (kiro / "7b1c.jsonl").write_bytes(b"{}\n")
+    watched = {p.name for p in kiro.iterdir() if is_watched(p, tmp_path)}
+    assert watched == {"3f2a.jsonl", "7b1c.jsonl", "lonely.json"}
