@@ -69,8 +69,9 @@ class Agent:
     home_env: str = ""
     # Older names of ``default_home``, used (first found) where it does not exist yet.
     legacy_homes: tuple[str, ...] = ()
-    # The file the agent holds beside a session while it runs it (``{stem}``: the session
-    # file's stem), naming its process as JSON ``{"pid": ...}``; a live one refuses a fix.
+    # The file the agent holds beside a session while it runs it (``{stem}``, ``{name}``:
+    # the session file's stem, name), naming its process as JSON ``{"pid": ...}``; a lock
+    # whose process runs refuses a fix.
     lock: str = ""
     # A folder of the agent's home holding named profiles, each a home of its own whose
     # sessions are listed too where no variable names the home (Hermes: profiles/<name>),
@@ -124,7 +125,9 @@ class Agent:
 
     def lock_of(self, path: Path) -> Path | None:
         """The lock file the agent holds beside the session ``path`` while it runs it."""
-        return path.with_name(self.lock.format(stem=path.stem)) if self.lock else None
+        return (
+            path.with_name(self.lock.format(stem=path.stem, name=path.name)) if self.lock else None
+        )
 
     def session_id(self, path: Path, meta_id: str | None = None) -> str:
         """The id the agent resumes this file under."""
@@ -269,6 +272,9 @@ AGENTS: tuple[Agent, ...] = (
         pattern="*/sessions/*.jsonl",
         resume="openclaw agent --agent {owner} --session-id {session} --message continue",
         skip_names=("sessions.json", "*.trajectory.jsonl", "*.checkpoint.*.jsonl"),
+        # src/agents/session-write-lock.ts: <session>.jsonl.lock ({"pid", "createdAt"}) while
+        # a run writes the session.
+        lock="{name}.lock",
     ),
     Agent(
         # Cursor's agent transcripts: projects/<workspace>/agent-transcripts/<id>/<id>.jsonl

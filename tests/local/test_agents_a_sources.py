@@ -258,3 +258,17 @@ def test_the_facts_kiro_and_droid_keep_beside_a_session_are_not_watched(tmp_path
     (kiro / "7b1c.jsonl").write_bytes(b"{}\n")
     watched = {p.name for p in kiro.iterdir() if is_watched(p, tmp_path)}
     assert watched == {"3f2a.jsonl", "7b1c.jsonl", "lonely.json"}
+
+
+def test_an_openclaw_session_whose_write_lock_names_a_running_openclaw_is_refused(
+    agent_home: Home,
+):
+    path = next(p for p in agent_home.broken if ".openclaw" in p.parts)
+    lock = path.with_name(path.name + ".lock")  # session-write-lock.ts: `${sessionFile}.lock`
+    lock.write_bytes(orjson.dumps({"pid": _live_pid(), "createdAt": "2026-12-03T13:00:00Z"}))
+    before = snapshot(agent_home.root)
+    assert run("fix", str(path))[0] == 2
+    assert snapshot(agent_home.root) == before
+    lock.write_bytes(orjson.dumps({"pid": _dead_pid(), "createdAt": "2026-12-03T13:00:00Z"}))
+    status, out = run("fix", str(path))  # a lock its process left behind holds nothing
+    assert status == 0, out
