@@ -254,7 +254,10 @@ def timeline_facts(parsed: Parsed) -> list[dict[str, Any] | None]:
         stamp = meta.get("timestamp") if isinstance(meta, dict) else None
         at = None
         if isinstance(stamp, int | float) and not isinstance(stamp, bool):
-            at = datetime.fromtimestamp(stamp, UTC).isoformat().replace("+00:00", "Z")
+            try:
+                at = datetime.fromtimestamp(stamp, UTC).isoformat().replace("+00:00", "Z")
+            except (OverflowError, OSError, ValueError):  # no time a clock can show: none
+                at = None
         facts.append({"at": at, "model": _model(body), "tokens_in": None, "tokens_out": None})
     return facts
 

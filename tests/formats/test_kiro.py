@@ -158,3 +158,8 @@ def test_the_timeline_shows_a_replys_model_and_a_prompts_fractional_time():
     facts = message_facts(load(data))
     assert facts[0]["at"].startswith("2026-10-09T") and facts[0]["model"] is None
     assert facts[1]["model"] == "claude-sonnet-4.5"
+
+
+def test_a_prompt_time_no_clock_can_show_is_no_time_not_a_crash():
+    data = _log(_prompt("p1", 1e300), _reply("a1", "t1", "auto"), _results("r1", "t1"))
+    assert message_facts(load(data))[0]["at"] is None

@@ -272,3 +272,29 @@ def test_an_openclaw_session_whose_write_lock_names_a_running_openclaw_is_refuse
     lock.write_bytes(orjson.dumps({"pid": _dead_pid(), "createdAt": "2026-12-03T13:00:00Z"}))
     status, out = run("fix", str(path))  # a lock its process left behind holds nothing
     assert status == 0, out
+
+
+def test_a_state_db_sessions_timeline_shows_each_rows_time_and_a_replys_tokens(tmp_path: Path):
+    import sqlite3
+
+    from inspector.diagnosis.rows import message_facts
+    from inspector.local import sessions
+    from tests.local.test_hermes_db import make_db
+
+    db = tmp_path / ".hermes" / "state.db"
+    db.parent.mkdir(parents=True)
+    make_db(db, HERMES_LOG)
+    connection = sqlite3.connect(db)
+    connection.execute("UPDATE messages SET token_count = 40 + id WHERE role = 'assistant'")
+    connection.commit()
+    connection.close()
+    checked = sessions.check(db / HERMES_SID)
+    assert checked.parsed is not None and checked.parsed.format == "hermes"
+    facts = message_facts(checked.parsed)
+    roles = [m["role"] for m in checked.parsed.messages]
+    # make_db stamps the n-th row 1771061412.48 + n seconds (2026-02-14T09:30:12Z on).
+    assert facts[0]["at"].startswith("2026-02-14T09:30:12")
+    replies = [f for f, role in zip(facts, roles, strict=True) if role == "assistant"]
+    assert replies and all(f["tokens_out"] is not None and f["tokens_out"] > 40 for f in replies)
+    others = [f for f, role in zip(facts, roles, strict=True) if role != "assistant"]
+    assert all(f["tokens_out"] is None for f in others)
