@@ -68,7 +68,7 @@ BLANK_IS_WRITTEN = True
 CHAIN = linked.Chain(id="id", parent="parentId")
 
 # The event types of the Copilot runtime's session-events schema (github/copilot-sdk,
-# nodejs/src/generated/session-events.ts, 2026-08).
+# nodejs/src/generated/session-events.ts, 2026-08), every one carried as it is unless read.
 EVENT_TYPES = frozenset(
     """
     session.start session.resume session.remote_steerable_changed session.error session.idle
@@ -105,6 +105,28 @@ EVENT_TYPES = frozenset(
     session.canvas.opened session.canvas.registry_changed session.canvas.closed
     session.canvas.unavailable session.canvas.recorded session.canvas.removed
     session.extensions.attachments_pushed mcp_app.tool_call_complete
+    """.split()
+    # And those Copilot CLI 1.0.102 writes besides (the session-events.schema.json its
+    # package carries): model calls, retries, usage receipts, skill and permission receipts,
+    # its fusion and workflow runs (``factory.run_*`` above are the older names of these).
+    + """
+    agent.interrupted assistant.turn_retry human_response.recorded prompt_cache_break
+    model.call_start model.call_finished model.call_final_result sandbox.decision
+    assistant.fusion_phase_started assistant.fusion_phase_activity
+    assistant.fusion_phase_completed assistant.fusion_phase_failed session.fusion_route_started
+    session.fusion_route_failed session.fusion_resolved session.fusion_handoff
+    session.fusion_change_checkpoint session.fusion_commit_started session.fusion_completed
+    permission.assentDetected permission.carriedForward permission.contextualAuthorization
+    permission.messageAuthorization permission.messageAuthorizationDegraded
+    permission.messageAuthorizationRead mcp.oauth_recovery_completed
+    session.auto_tier_recommendation session.auto_tier_switch_failed session.autopilot_stopped
+    session.completion_receipt session.indexed_search session.managed_plugin_progress
+    session.mcp_server_needs_reconnect session.mcp_server_removed
+    session.mcp_server_tools_loaded session.memory_changed session.mode_notice_delivered
+    session.model_deselected session.permission_recovery session.quota_observation
+    session.request_body_compression_disabled session.usage_record skill.context_delivered
+    skill.context_delivered_ref skill.invoked_ref subagent.configured tool.shell_output
+    workflow.run_started workflow.run_updated workflow.run_settled
     """.split()
 )
 _ENVELOPE = frozenset({"type", "data", "id", "timestamp", "parentId", "ephemeral", "agentId"})

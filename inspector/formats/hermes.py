@@ -35,12 +35,14 @@ keys; a result the repair adds carries ``tool_name`` (the call's name), as
 Hermes's own do; the log's ``message_count`` is the new count; the
 transcript's other lines (``session_meta``) stay where they were. The
 timeline shows the session's ``model`` on each reply and, for a transcript,
-each line's ``timestamp``.
+each line's ``timestamp`` (ISO text, or the Unix seconds of a ``state.db`` row) and a
+reply's ``token_count`` where the line has one.
 """
 
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 from inspector.formats import jsonl, openai_chat
@@ -203,16 +205,28 @@ def timeline_facts(parsed: Parsed) -> list[dict[str, Any] | None]:
     facts: list[dict[str, Any] | None] = []
     for message in parsed.messages:
         rec = metadata(message).get(REC)
-        stamp = None
-        if lines is not None and isinstance(rec, int) and isinstance(lines[rec].value, dict):
-            found = lines[rec].value.get("timestamp")
-            stamp = found if isinstance(found, str) else None
+        value = lines[rec].value if lines is not None and isinstance(rec, int) else None
+        line = value if isinstance(value, dict) else {}
+        reply = message["role"] == "assistant"
+        tokens = line.get("token_count") if reply else None
         facts.append(
             {
-                "at": stamp,
-                "model": model if message["role"] == "assistant" else None,
+                "at": _time(line.get("timestamp")),
+                "model": model if reply else None,
                 "tokens_in": None,
-                "tokens_out": None,
+                "tokens_out": tokens if isinstance(tokens, int) and tokens >= 0 else None,
             }
         )
     return facts
+
+
+def _time(stamp: Any) -> str | None:
+    """A line's time: the gateway writes ISO text, Hermes's ``state.db`` Unix seconds."""
+    if isinstance(stamp, str):
+        return stamp
+    if isinstance(stamp, int | float) and not isinstance(stamp, bool) and stamp > 0:
+        try:
+            return datetime.fromtimestamp(stamp, UTC).isoformat().replace("+00:00", "Z")
+        except (OverflowError, OSError, ValueError):  # no time a clock can show: none
+            return None
+    return None

@@ -202,6 +202,8 @@ class _Writer(LineGroupsWriter):
     @staticmethod
     def _items(m: Message, old: list[dict[str, Any]]) -> list[Any]:
         uses = {i["data"].get("toolUseId"): i for i in old if i.get("kind") == "toolUse"}
+        # A thinking item is kept whole: Kiro writes its signature, redacted content and model.
+        thoughts = {i["data"].get("text"): i for i in old if i.get("kind") == "thinking"}
         content = m.get("content")
         parts = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
         items: list[Any] = []
@@ -210,7 +212,8 @@ class _Writer(LineGroupsWriter):
             if kind == "text":
                 items.append({"kind": "text", "data": part.get("text", "")})
             elif kind == "thinking":
-                items.append({"kind": "thinking", "data": {"text": part.get("thinking", "")}})
+                text = part.get("thinking", "")
+                items.append(thoughts.get(text) or {"kind": "thinking", "data": {"text": text}})
             elif kind == IMAGE_PART:
                 items.append(part["item"])
             else:
@@ -235,7 +238,10 @@ serialise = _Writer.serialise
 
 
 def timeline_facts(parsed: Parsed) -> list[dict[str, Any] | None]:
-    """Per message, its line's ``meta.timestamp`` (Kiro writes one on a prompt)."""
+    """Per message, its line's ``meta.timestamp`` (Kiro writes one on a prompt) and model.
+
+    The model is the ``modelId`` Kiro writes in a reply's thinking item.
+    """
     state = parsed.state
     if not isinstance(state, LineState):
         return []
@@ -248,6 +254,20 @@ def timeline_facts(parsed: Parsed) -> list[dict[str, Any] | None]:
         stamp = meta.get("timestamp") if isinstance(meta, dict) else None
         at = None
         if isinstance(stamp, int | float) and not isinstance(stamp, bool):
-            at = datetime.fromtimestamp(stamp, UTC).isoformat().replace("+00:00", "Z")
-        facts.append({"at": at, "model": None, "tokens_in": None, "tokens_out": None})
+            try:
+                at = datetime.fromtimestamp(stamp, UTC).isoformat().replace("+00:00", "Z")
+            except (OverflowError, OSError, ValueError):  # no time a clock can show: none
+                at = None
+        facts.append({"at": at, "model": _model(body), "tokens_in": None, "tokens_out": None})
     return facts
+
+
+def _model(body: Any) -> str | None:
+    items = body.get("content") if isinstance(body, dict) else None
+    for item in items if isinstance(items, list) else []:
+        data = item.get("data") if isinstance(item, dict) else None
+        if item.get("kind") == "thinking" and isinstance(data, dict):
+            model = data.get("modelId")
+            if isinstance(model, str) and model:
+                return model
+    return None

@@ -65,17 +65,69 @@ class Agent:
     more_env: tuple[tuple[str, str], ...] = ()
     # The command that resumes a session of its database (a path ``<x>.db/<id>``), if other.
     db_resume: str = ""
+    # A variable that stands for the user's home folder, under which ``default_home`` is.
+    home_env: str = ""
+    # Older names of ``default_home``, used (first found) where it does not exist yet.
+    legacy_homes: tuple[str, ...] = ()
+    # The file the agent holds beside a session while it runs it (``{stem}``, ``{name}``:
+    # the session file's stem, name), naming its process as JSON ``{"pid": ...}``; a lock
+    # whose process runs refuses a fix.
+    lock: str = ""
+    # A folder of the agent's home holding named profiles, each a home of its own whose
+    # sessions are listed too where no variable names the home (Hermes: profiles/<name>),
+    # and the command resuming a profile's session (``{profile}``: its name).
+    profiles: str = ""
+    profile_resume: str = ""
+    # What a file the agent keeps beside a session ``<id>.jsonl`` ends with after the id
+    # (``<id>.json``: Kiro's facts), holding that session's facts: no session of its own.
+    facts: tuple[str, ...] = ()
 
     def root(self, environ: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
         """The folder holding this agent's sessions on this machine."""
         values = os.environ if environ is None else environ
-        base = (home or Path.home()) / self.default_home
         for name, sub in ((self.env, self.env_sub), *self.more_env):
-            configured = values.get(name) if name else None
+            configured = values.get(name, "").strip() if name else ""
             if configured:
                 base = Path(configured) / sub if sub else Path(configured)
                 break
+        else:
+            moved = values.get(self.home_env, "").strip() if self.home_env else ""
+            user = Path(moved) if moved else (home or Path.home())
+            base = user / self.default_home
+            if self.legacy_homes and not base.exists():
+                older = (user / name for name in self.legacy_homes)
+                base = next((folder for folder in older if folder.is_dir()), base)
         return base / self.sessions if self.sessions else base
+
+    def roots(
+        self, environ: Mapping[str, str] | None = None, home: Path | None = None
+    ) -> list[Path]:
+        """Every folder holding this agent's sessions: ``root``, then each profile's."""
+        first = self.root(environ, home)
+        values = os.environ if environ is None else environ
+        if not self.profiles or any(values.get(n, "").strip() for n in self._variables()):
+            return [first]
+        folder = (first.parent if self.sessions else first) / self.profiles
+        try:
+            named = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+        except OSError:
+            named = []
+        return [first, *(p / self.sessions if self.sessions else p for p in named)]
+
+    def _variables(self) -> tuple[str, ...]:
+        return tuple(n for n in (self.env, *(n for n, _ in self.more_env), self.home_env) if n)
+
+    def profile_of(self, path: Path | None) -> str:
+        """The profile whose home holds ``path`` (``<profiles>/<name>/<folder>/<session>``)."""
+        if not self.profiles or path is None or len(path.parts) < 4:
+            return ""
+        return path.parts[-3] if path.parts[-4] == self.profiles else ""
+
+    def lock_of(self, path: Path) -> Path | None:
+        """The lock file the agent holds beside the session ``path`` while it runs it."""
+        return (
+            path.with_name(self.lock.format(stem=path.stem, name=path.name)) if self.lock else None
+        )
 
     def session_id(self, path: Path, meta_id: str | None = None) -> str:
         """The id the agent resumes this file under."""
@@ -100,8 +152,12 @@ class Agent:
         """The command that resumes ``session``; ``template`` where its store's is another."""
         owner = path.parent.parent.name if path is not None else ""
         in_db = path is not None and path.parent.suffix == ".db" and bool(self.db_resume)
-        template = template or (self.db_resume if in_db else self.resume)
-        command = template.format(session=session, path=path or "", owner=owner or "main")
+        profile = self.profile_of(path)
+        chosen = self.profile_resume if profile else self.db_resume if in_db else self.resume
+        template = template or chosen
+        command = template.format(
+            session=session, path=path or "", owner=owner or "main", profile=profile
+        )
         return f"cd {_quoted(cwd)} && {command}" if cwd else command
 
 
@@ -201,15 +257,24 @@ AGENTS: tuple[Agent, ...] = (
         # file a session under agents/<agentId>/sessions/; sessions.json is the key index,
         # <id>.checkpoint.<uuid>.jsonl a copy kept before a compaction, *.trajectory.jsonl a
         # run's trace, <id>.jsonl.reset.<time> / .deleted.<time> archived sessions.
+        # Its state folder (src/config/paths.ts resolveStateDir): $OPENCLAW_STATE_DIR (or the
+        # older $CLAWDBOT_STATE_DIR), else .openclaw in the home folder, which $OPENCLAW_HOME
+        # moves (src/infra/home-dir.ts), else the first of its older names found there.
         name="openclaw",
         label="OpenClaw",
         format="pi",
         env="OPENCLAW_STATE_DIR",
+        more_env=(("CLAWDBOT_STATE_DIR", ""),),
+        home_env="OPENCLAW_HOME",
+        legacy_homes=(".clawdbot", ".moldbot", ".moltbot"),
         default_home=".openclaw",
         sessions="agents",
         pattern="*/sessions/*.jsonl",
         resume="openclaw agent --agent {owner} --session-id {session} --message continue",
         skip_names=("sessions.json", "*.trajectory.jsonl", "*.checkpoint.*.jsonl"),
+        # src/agents/session-write-lock.ts: <session>.jsonl.lock ({"pid", "createdAt"}) while
+        # a run writes the session.
+        lock="{name}.lock",
     ),
     Agent(
         # Cursor's agent transcripts: projects/<workspace>/agent-transcripts/<id>/<id>.jsonl
@@ -281,6 +346,10 @@ AGENTS: tuple[Agent, ...] = (
         id_prefix="session_",
         store="hermes",
         db_resume="hermes --resume {session}",
+        # A named profile is a home of its own, $HERMES_HOME/profiles/<name> (hermes_constants
+        # named_profile_home); `hermes -p <name>` sets HERMES_HOME to it before anything runs.
+        profiles="profiles",
+        profile_resume="hermes -p {profile} --resume {session}",
     ),
     Agent(
         # block/goose: its data folder is $GOOSE_PATH_ROOT/data, else $XDG_DATA_HOME/goose
@@ -300,17 +369,21 @@ AGENTS: tuple[Agent, ...] = (
         store="goose",
     ),
     Agent(
-        # Kiro CLI: ~/.kiro/sessions/cli/<session-id>.jsonl, its facts (cwd, ...) in the
-        # <session-id>.json beside it. It resumes the last conversation of the folder it is
-        # started in (no variable is known to move the folder).
+        # Kiro CLI (closed source): ~/.kiro/sessions/cli/<session-id>.jsonl, its facts (cwd,
+        # ...) in the <session-id>.json beside it and, while a kiro-cli runs it, a
+        # <session-id>.lock naming that process ({"pid", "started_at"}). $KIRO_HOME stands
+        # for ~/.kiro (as the tools that launch Kiro in a folder of their own set it); Kiro's
+        # docs resume one session by id with `kiro-cli chat --resume-id <id>`, from any folder.
         name="kiro",
         label="Kiro CLI",
         format="kiro",
-        env="",
+        env="KIRO_HOME",
         default_home=".kiro",
         sessions="sessions/cli",
         pattern="*.jsonl",
-        resume="kiro-cli chat --resume",
+        resume="kiro-cli chat --resume-id {session}",
+        lock="{stem}.lock",
+        facts=(".json",),
     ),
     # --- end agents-a ---
     # --- agents-b (issue 27): Copilot CLI, Qwen Code, Kimi Code, Factory Droid ---
@@ -354,16 +427,20 @@ AGENTS: tuple[Agent, ...] = (
     ),
     Agent(
         # Factory's droid CLI (closed source): ~/.factory/sessions/<cwd, each / a dash>/
-        # <session-id>.jsonl beside <session-id>.settings.json. Factory's docs name no
-        # variable that moves the folder, so none is honoured (--root droid=... does).
+        # <session-id>.jsonl beside <session-id>.settings.json. Its bundle (@factory/cli
+        # 0.225) takes the home folder from $FACTORY_HOME_OVERRIDE before $HOME, and still
+        # resumes a session kept directly in sessions/ (older builds wrote them there).
         name="droid",
         label="Factory Droid",
         format="droid",
         env="",
+        home_env="FACTORY_HOME_OVERRIDE",
         default_home=".factory",
         sessions="sessions",
         pattern="*/*.jsonl",
+        also=("*.jsonl",),
         resume="droid --resume {session}",
+        facts=(".settings.json",),
     ),
     # --- end agents-b ---
     # --- agents-c (issue 27): OpenHands ---
@@ -392,6 +469,24 @@ _NOT_SESSIONS = tuple(dict.fromkeys(name for agent in AGENTS for name in agent.s
 def never_a_session(name: str) -> bool:
     """A file name some agent keeps beside its sessions that is none (for a watched folder)."""
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in _NOT_SESSIONS)
+
+
+_FACTS = tuple(dict.fromkeys(suffix for agent in AGENTS for suffix in agent.facts))
+
+
+def facts_of_a_session(path: Path) -> bool:
+    """A file an agent keeps beside the session of its name, holding its facts, not a session.
+
+    Kiro's ``<id>.json`` beside ``<id>.jsonl``, Droid's ``<id>.settings.json``: known by the
+    session file beside it, so a ``.json`` session of another agent is never taken for one.
+    """
+    name = path.name
+    return any(
+        name.endswith(suffix)
+        and len(name) > len(suffix)
+        and path.with_name(name[: -len(suffix)] + ".jsonl").is_file()
+        for suffix in _FACTS
+    )
 
 
 # The agent each shape is first written by (OpenClaw writes pi's, Roo Code Cline's).

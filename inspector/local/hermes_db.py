@@ -135,7 +135,8 @@ def _line(row: Row, db: Path) -> dict[str, Any]:
         except orjson.JSONDecodeError as error:
             reason = f"messages row {row['id']} in {db}: tool_calls is not JSON ({error})"
             raise StoreError(reason) from None
-    for column in ("tool_call_id", "tool_name", "reasoning", "finish_reason"):
+    # token_count is for the timeline only: a fix writes TEXT_COLUMNS and tool_calls, never it.
+    for column in ("tool_call_id", "tool_name", "reasoning", "finish_reason", "token_count"):
         if row.get(column) is not None:
             line[column] = row[column]
     line["timestamp"] = row.get("timestamp")

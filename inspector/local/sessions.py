@@ -51,7 +51,11 @@ def roots(
 ) -> list[tuple[Agent, Path]]:
     """Each agent's session folder: the override given for it, else where the agent keeps them."""
     given = overrides or {}
-    return [(agent, given.get(agent.name) or agent.root(environ, home)) for agent in AGENTS]
+    return [
+        (agent, root)
+        for agent in AGENTS
+        for root in ([given[agent.name]] if agent.name in given else agent.roots(environ, home))
+    ]
 
 
 def find(folders: Iterable[tuple[Agent, Path]]) -> tuple[list[Session], list[str]]:

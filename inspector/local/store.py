@@ -231,11 +231,35 @@ def repair_of(
             f"{what} was written {max(age, 0):.1f} s ago: {who} may still be running. "
             "Close it (or wait) and run fix again; nothing was changed.",
         )
+    held = _held(path, run.agent) if run.agent is not None and not run.dry_run else ""
+    if held:
+        raise Stop("refused", f"{held}. Close it (or wait) and run fix again; nothing was changed.")
     repaired = repaired_bytes(checked.parsed)
     problem = verify(checked, repaired)
     if problem:
         raise Stop("failed", f"the repair did not verify ({problem}); nothing was changed")
     return checked, repaired
+
+
+def _held(path: Path, agent: Agent) -> str:
+    """Why the agent's lock beside ``path`` says it is running the session now, or ``""``.
+
+    A lock naming a process that no longer runs is stale (a kiro-cli that was killed leaves
+    one) and holds nothing; one whose process cannot be read may be live, so it holds.
+    """
+    lock = agent.lock_of(path)
+    if lock is None or not lock.is_file():
+        return ""
+    try:
+        value = orjson.loads(lock.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        value = None
+    pid = value.get("pid") if isinstance(value, dict) else None
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return f"{lock.name} names no process: {agent.label} may be running this session"
+    if not alive(pid):
+        return ""
+    return f"{agent.label} (process {pid}, in {lock.name}) is running this session"
 
 
 def _fix(path: Path, confined: Confined, run: Run) -> Outcome:

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from inspector.local import openhands
+from inspector.local.agents import facts_of_a_session
 from inspector.local.databases import DATABASES, is_row_of
 from inspector.local.outcome import StoreError
 from inspector.local.sessions import is_session_name
@@ -97,7 +98,7 @@ def walk(root: Path) -> tuple[list[Found], list[str]]:
                 unread.extend([problem] if problem else [])
             elif database_file(name):
                 continue  # the journal of a database beside it
-            elif is_session_name(name) and path.is_file():
+            elif is_session_name(name) and path.is_file() and not facts_of_a_session(path):
                 found.append(_found(path, relative))
             else:
                 others.append(relative)

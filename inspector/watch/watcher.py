@@ -6,8 +6,9 @@ on macOS) instead of polling, and reads each change through
 ``local.follow.Follower``, which reads only what was appended since the last
 time. Only files whose names are sessions' (``.jsonl``, ``.json``) are read;
 ``fix``'s own backups and temporary files, the files agents keep beside their
-sessions that are none (``agents.never_a_session``), and anything in a hidden folder or
-a backup folder under the watched one, are not. An OpenCode session is many
+sessions that are none (``agents.never_a_session``; a session's facts beside it,
+``agents.facts_of_a_session``), and anything in a hidden folder or a backup folder
+under the watched one, are not. An OpenCode session is many
 files: a change to any of them is read as its whole session, under its info
 file's name; so is an OpenHands session (its ``events/`` folder, one event
 a file), under its ``events`` folder's name; and the sessions of an agent's
@@ -32,7 +33,7 @@ import watchfiles
 from django.utils import timezone
 
 from inspector.local import opencode, openhands, stores
-from inspector.local.agents import never_a_session
+from inspector.local.agents import facts_of_a_session, never_a_session
 from inspector.local.databases import DATABASES
 from inspector.local.fix import BACKUP_MARK
 from inspector.local.follow import Follower
@@ -70,6 +71,8 @@ def is_watched(path: Path, root: Path) -> bool:
     if not is_session_name(name) or BACKUP_MARK in name or name.startswith("."):
         return False
     if never_a_session(name):  # an index, a log or a copy an agent keeps beside its sessions
+        return False
+    if facts_of_a_session(path):  # a session's facts beside it (Kiro's <id>.json)
         return False
     return not any(part.startswith(".") or part == opencode.BACKUPS for part in folders)
 

@@ -17,8 +17,11 @@ from tests.testdata import CORPUS, files, read
 
 FOLDER = CORPUS / "copilot"
 SESSIONS = files(FOLDER)
-HEALTHY = [p for p in SESSIONS if not p.name.startswith("derived__")]
-BROKEN = [p for p in SESSIONS if p.name.startswith("derived__")]
+# Other projects' fixtures and files derived from Copilot's schema are healthy; the other
+# derived files are crashes.
+HEALTHY = [p for p in SESSIONS if not p.name.startswith("derived__") or ".healthy." in p.name]
+BROKEN = [p for p in SESSIONS if p not in HEALTHY]
+WRITER = FOLDER / "derived__copilot-1.0.102-writer.healthy.events.jsonl"
 HIPPO = FOLDER / "kitfunso-hippo-memory__tests_fixtures_copilot_events.jsonl"
 
 
@@ -237,3 +240,16 @@ def test_the_timeline_takes_each_messages_time_model_and_tokens_from_the_shape()
     assert len(facts) == len(parsed.messages)
     stamps = [e["timestamp"] for e in events(read(HIPPO)) if e["id"] in {"e2", "e9"}]
     assert totals(facts)["first"] == stamps[0] and totals(facts)["last"] == stamps[1]
+
+
+def test_the_durable_events_copilot_1_0_102_writes_are_carried_not_refused():
+    data = read(WRITER)
+    parsed = load(data)
+    kinds = {e["type"] for e in events(data)}
+    assert {"session.usage_record", "assistant.turn_start"} <= kinds <= copilot.EVENT_TYPES
+    # The receipts are no messages: the history is the user's prompt and three replies.
+    assert [m["role"] for m in parsed.messages] == ["user", "assistant", "tool", "assistant",
+                                                    "tool", "assistant"]  # fmt: skip
+    assert copilot.serialise(list(parsed.messages), parsed) == data
+    facts = copilot.timeline_facts(parsed)
+    assert facts[1]["model"] == "claude-sonnet-4.5" and facts[1]["tokens_out"] == 61

@@ -109,3 +109,57 @@ def test_a_record_this_reader_does_not_know_refuses_the_file(change, field):
     with pytest.raises(FormatError, match=field) as caught:
         kiro.parse(data)
     assert caught.value.unread and "line 2" in str(caught.value)
+
+
+# A reply as Kiro CLI 2.x writes one: a thinking item with its signature, redacted content and
+# model, and a results line with its "results" map (the shapes of a 2.28 session's records).
+def _reply(message_id: str, use: str, model: str) -> dict:
+    thinking = {"text": f"plan {message_id}", "signature": None, "redactedContent": [46, 75],
+                "modelId": model}  # fmt: skip
+    call = {"toolUseId": use, "name": "read", "input": {"operations": [{"path": "/w"}]}}
+    content = [{"kind": "thinking", "data": thinking}, {"kind": "toolUse", "data": call}]
+    return {"version": "v1", "kind": "AssistantMessage",
+            "data": {"message_id": message_id, "content": content}}  # fmt: skip
+
+
+def _results(message_id: str, use: str) -> dict:
+    answer = {"toolUseId": use, "content": [{"kind": "text", "data": "ok"}], "status": "success"}
+    return {"version": "v1", "kind": "ToolResults",
+            "data": {"message_id": message_id, "content": [{"kind": "toolResult", "data": answer}],
+                     "results": {}}}  # fmt: skip
+
+
+def _prompt(message_id: str, at: float) -> dict:
+    return {"version": "v1", "kind": "Prompt", "data": {"message_id": message_id,
+            "content": [{"kind": "text", "data": "go on"}], "meta": {"timestamp": at}}}  # fmt: skip
+
+
+def _log(*records: dict) -> bytes:
+    return b"".join(orjson.dumps(r) + b"\n" for r in records)
+
+
+def test_a_reply_rewritten_by_a_repair_keeps_its_thinking_item_whole():
+    # Two replies under one call id: the repair renames the second (ID-1), rewriting its line.
+    first = [_prompt("p1", 1791564802.5), _reply("a1", "t1", "auto"), _results("r1", "t1")]
+    data = _log(*first, _prompt("p2", 1791564900), _reply("a2", "t1", "auto"), _results("r2", "t1"))
+    assert "ID-1" in {rule for rule, _, _ in findings(load(data))}
+    written, again = repaired_round_trip(kiro, load(data))
+    assert again.format == "kiro" and repair(again).actions == []
+    old, new = lines(data), lines(written)
+    assert new[:4] == old[:4]
+    second = new[4]["data"]["content"]
+    assert second[0] == old[4]["data"]["content"][0]  # signature, redacted content, model kept
+    assert second[1]["data"]["toolUseId"] != "t1"
+
+
+def test_the_timeline_shows_a_replys_model_and_a_prompts_fractional_time():
+    data = _log(_prompt("p1", 1791564802.5), _reply("a1", "t1", "claude-sonnet-4.5"),
+                _results("r1", "t1"))  # fmt: skip
+    facts = message_facts(load(data))
+    assert facts[0]["at"].startswith("2026-10-09T") and facts[0]["model"] is None
+    assert facts[1]["model"] == "claude-sonnet-4.5"
+
+
+def test_a_prompt_time_no_clock_can_show_is_no_time_not_a_crash():
+    data = _log(_prompt("p1", 1e300), _reply("a1", "t1", "auto"), _results("r1", "t1"))
+    assert message_facts(load(data))[0]["at"] is None

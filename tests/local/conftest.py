@@ -163,7 +163,7 @@ def agent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
     home = Home(tmp_path / "home")
     monkeypatch.setenv("HOME", str(home.root))
     for agent in AGENTS:
-        for name in (agent.env, *(env for env, _ in agent.more_env)):
+        for name in (agent.env, agent.home_env, *(env for env, _ in agent.more_env)):
             monkeypatch.delenv(name, raising=False)
     age = 3600.0  # an hour ago and older: no agent is writing to these
 

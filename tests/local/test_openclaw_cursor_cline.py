@@ -83,6 +83,7 @@ def test_each_agent_has_its_own_resume_command(agent_home: Home):
         ("cline-vscode", "XDG_CONFIG_HOME", "Code/User/globalStorage/saoudrizwan.claude-dev/tasks"),
         ("hermes", "HERMES_HOME", "sessions"),
         ("goose", "GOOSE_PATH_ROOT", "data/sessions"),
+        ("kiro", "KIRO_HOME", "sessions/cli"),
     ],
 )
 def test_the_agents_own_variable_moves_its_folder(agent, env, under, tmp_path: Path):

@@ -117,8 +117,17 @@ def test_list_prints_each_agents_own_resume_command(agent_home: Home):
         assert agent is not None
         resume = records[str(path)]["resume"]
         if agent.name == "kiro":
-            assert resume.endswith("kiro-cli chat --resume"), resume
+            assert resume == f"kiro-cli chat --resume-id {path.stem}", resume
         head = agent.resume.split("{", 1)[0].split("#", 1)[0].strip()
         assert head and head in resume, (agent.name, resume)
         seen.add(agent.name)
     assert {"kiro", "cursor", "droid", "copilot", "qwen", "kimi-code", "openclaw"} <= seen
+
+
+def test_a_scan_of_kiros_folder_leaves_the_facts_beside_each_session_out(agent_home, run_scan):
+    kiro = next(p for p in agent_home.broken if ".kiro" in p.parts)
+    facts = kiro.with_suffix(".json")
+    assert facts.is_file()  # the conftest places Kiro's facts beside its session
+    job, _ = run_scan(kiro.parent, project="scan-kiro-facts")
+    assert {row.path for row in job.files.all()} == {kiro.name}
+    assert facts.name in " ".join(job.notes)
