@@ -53,6 +53,8 @@ Reading (``parse``)
   answering text, then one user message for the rest (text, images).
 - Roo Code's stand-alone reasoning records (``{"type": "reasoning", ...}``
   without a role) are kept in the file, not read (``meta["reasoning_records"]``).
+- ``timeline_facts``: each message's record's ``ts``, and Cline's ``modelInfo.modelId``
+  and ``metrics.tokens`` (Roo Code writes only ``ts``).
 - ``sources`` are 1-based message numbers. A message without a role this
   reader knows, without content, or holding a block of a type it does not
   know makes it refuse the file (``FormatError`` naming the message and the
@@ -83,7 +85,7 @@ from typing import Any
 import orjson
 
 from inspector.formats.anthropic import wire_blocks
-from inspector.formats.base import FormatError, Parsed
+from inspector.formats.base import Facts, FormatError, Parsed, epoch_time, token_count
 from inspector.formats.jsondoc import dump_like, read_json
 from inspector.formats.private import REC, Message, call_id, kept_calls, public, unchanged
 from inspector.formats.private import metadata as _md
@@ -170,6 +172,39 @@ def parse(data: bytes) -> Parsed:
         meta=reader.meta,
         state=state,
     )
+
+
+def timeline_facts(parsed: Parsed) -> list[Facts | None]:
+    """Per message, what its record says: ``ts`` (both), Cline's ``modelInfo`` and ``metrics``.
+
+    Cline's ``metrics.tokens.prompt`` counts every token read, ``cached`` among them.
+    """
+    state = parsed.state
+    doc = state.get("doc") if isinstance(state, dict) else None
+    if not isinstance(doc, list):
+        return []
+    facts: list[Facts | None] = []
+    for message in parsed.messages:
+        rec = _rec(message)
+        record = doc[rec] if rec is not None and 0 <= rec < len(doc) else None
+        if not isinstance(record, dict):
+            facts.append(None)
+            continue
+        model = record.get("modelInfo")
+        metrics = record.get("metrics")
+        tokens = metrics.get("tokens") if isinstance(metrics, dict) else None
+        tokens = tokens if isinstance(tokens, dict) else {}
+        model_id = model.get("modelId") if isinstance(model, dict) else None
+        facts.append(
+            {
+                "at": epoch_time(record.get("ts")),
+                "model": model_id if isinstance(model_id, str) else None,
+                "tokens_in": token_count(tokens.get("prompt")),
+                "tokens_out": token_count(tokens.get("completion")),
+                "cache_read": token_count(tokens.get("cached")),
+            }
+        )
+    return facts
 
 
 def _ui_message(record: Any) -> bool:

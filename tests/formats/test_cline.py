@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from inspector.diagnosis.rows import message_facts
 from inspector.formats import FormatError, anthropic, cline, load
 from inspector.formats.jsondoc import text_of
 from inspector.formats.private import calls_of
@@ -337,3 +339,35 @@ def test_the_ui_log_beside_the_history_is_refused_with_where_the_conversation_is
     with pytest.raises(FormatError, match=r"open api_conversation_history\.json") as caught:
         load(ui)
     assert caught.value.unread
+
+
+def test_the_timeline_shows_each_records_time_model_and_tokens_as_cline_wrote_them() -> None:
+    parsed = load(read(RESUMED), "cline")
+    doc = orjson.loads(read(RESUMED))
+    facts = message_facts(parsed)
+    assert len(facts) == len(parsed.messages)
+    replies = 0
+    for message, fact, (number, *_) in zip(parsed.messages, facts, parsed.sources, strict=True):
+        record = doc[number - 1]
+        assert fact is not None
+        stamp = datetime.fromtimestamp(record["ts"] / 1000, UTC)
+        assert datetime.fromisoformat(fact["at"]) == stamp
+        if message["role"] == "assistant" and "metrics" in record:
+            replies += 1
+            assert fact["model"] == record["modelInfo"]["modelId"]
+            assert fact["tokens_in"] == record["metrics"]["tokens"]["prompt"]
+            assert fact["tokens_out"] == record["metrics"]["tokens"]["completion"]
+            assert fact["cache_read"] == record["metrics"]["tokens"]["cached"]
+        else:
+            assert fact["tokens_out"] is None
+    assert replies == sum(1 for r in doc if r["role"] == "assistant" and "metrics" in r) > 0
+
+
+def test_a_roo_code_history_gives_its_times_and_an_odd_time_is_left_unsaid() -> None:
+    history = [
+        {"role": "user", "content": [TASK, ENV], "ts": 1760000000000},
+        {"role": "assistant", "content": [{"type": "text", "text": "Done."}], "ts": 1e300},
+    ]
+    facts = message_facts(load(orjson.dumps(history), "cline"))
+    assert [f["at"] if f else None for f in facts] == ["2025-10-09T08:53:20Z", None]
+    assert all(f and f["model"] is None and f["tokens_in"] is None for f in facts)
