@@ -65,6 +65,9 @@ class Agent:
     more_env: tuple[tuple[str, str], ...] = ()
     # The command that resumes a session of its database (a path ``<x>.db/<id>``), if other.
     db_resume: str = ""
+    # Where the agent notes the folder a session was started in when its records do not
+    # say: a JSON file (from the session file's folder) and its key.
+    cwd_noted: tuple[str, str] = ()
 
     def root(self, environ: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
         """The folder holding this agent's sessions on this machine."""
@@ -342,7 +345,8 @@ AGENTS: tuple[Agent, ...] = (
         # MoonshotAI/kimi-code (the TypeScript Kimi Code, which replaced the Python Kimi
         # CLI above): $KIMI_CODE_HOME (default ~/.kimi-code) holds
         # sessions/<work-dir bucket>/<session-id>/agents/<agent>/wire.jsonl; the main
-        # agent's is the conversation `kimi --session <id>` resumes.
+        # agent's is the conversation `kimi --session <id>` resumes, from the folder the
+        # session was made in (<session-id>/state.json's workDir; it refuses another).
         name="kimi-code",
         label="Kimi Code",
         format="kimi-code",
@@ -351,6 +355,7 @@ AGENTS: tuple[Agent, ...] = (
         sessions="sessions",
         pattern="*/*/agents/main/wire.jsonl",
         resume="kimi --session {session}",
+        cwd_noted=("../../state.json", "workDir"),
     ),
     Agent(
         # Factory's droid CLI (closed source): ~/.factory/sessions/<cwd, each / a dash>/

@@ -23,6 +23,7 @@ from inspector.diagnosis import ENGINE_VERSION
 from inspector.local import stores
 from inspector.local.agents import AGENTS, Agent
 from inspector.local.outcome import Checked, StoreError, diagnosed, first_line
+from inspector.local.store import noted_cwd
 
 # The names every reader of many files (a scan, the watcher) takes for a session's.
 SUFFIXES = (".jsonl", ".json")
@@ -141,6 +142,7 @@ def check(path: Path, agent: Agent | None = None, data: bytes | None = None) -> 
             return Checked(path, agent, error=first_line(str(error)))
     checked = diagnosed(path, agent, data)
     checked.resume = stores.for_path(path).resume
+    checked.cwd = noted_cwd(checked)
     return checked
 
 

@@ -215,3 +215,25 @@ def test_the_python_kimi_clis_rotated_and_sub_agent_context_files_are_not_listed
     _, out = run("list", "--json")
     listed = {orjson.loads(line)["path"] for line in out.splitlines()}
     assert listed == {str(folder / "context.jsonl")}
+
+
+def test_kimi_codes_resume_runs_in_the_folder_its_state_file_names_when_the_wire_does_not(home):
+    """Kimi Code resumes a session only from the folder it was made in (``kimi -r`` elsewhere
+    says "created under a different directory"); a newer wire records no cwd, the session's
+    ``state.json`` (two folders above ``agents/main/wire.jsonl``) keeps it as ``workDir``."""
+    case = next(c for c in CASES if c.agent == "kimi-code" and c.broken)
+    path = place(home, case)
+    assert sessions.check(path, BY_NAME["kimi-code"]).parsed.meta.get("cwd") is None
+    command = RESUME["kimi-code"].format(session=case.session)
+    # Nothing says where: the bare command.
+    assert sessions.check(path, BY_NAME["kimi-code"]).resume_command() == command
+    state = path.parents[2] / "state.json"
+    state.write_bytes(orjson.dumps({"workDir": "/home/dev/my app", "title": "t"}))
+    _, out = run("list", "--json")
+    (listed,) = [orjson.loads(line) for line in out.splitlines() if str(path) in line]
+    assert listed["resume"] == f"cd '/home/dev/my app' && {command}"
+    status, out = run("fix", str(path))
+    assert status == 0, out
+    assert f"cd '/home/dev/my app' && {command}" in out
+    state.write_bytes(b"not json")
+    assert sessions.check(path, BY_NAME["kimi-code"]).resume_command() == command
