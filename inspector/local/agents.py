@@ -67,7 +67,7 @@ class Agent:
     db_resume: str = ""
     # Where the agent notes the folder a session was started in when its records do not
     # say: a JSON file (from the session file's folder) and its key.
-    cwd_noted: tuple[str, str] = ()
+    cwd_noted: tuple[str, str] | tuple[()] = ()
 
     def root(self, environ: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
         """The folder holding this agent's sessions on this machine."""
