@@ -106,7 +106,7 @@ def _listed(agent: Agent, root: Path) -> list[tuple[Path, int, float]] | None:
 
 
 def _is_session(agent: Agent, root: Path, path: Path) -> bool:
-    if not path.is_file() or agent.skips(path.name):
+    if not path.is_file() or agent.skips(path.name) or not agent.is_named_after_folder(path):
         return False
     parts = path.relative_to(root).parts[:-1]
     return not any(part in agent.skip_folders or part.startswith(".") for part in parts)
