@@ -16,7 +16,7 @@ from typing import Any, NotRequired, TypedDict
 
 # Bump when the engine, a parser or this module changes what a diagnosis
 # holds: stored transcripts then rebuild their cached diagnosis on next view.
-ENGINE_VERSION = "10"
+ENGINE_VERSION = "11"
 
 # A row's text is what a person reads on the timeline; past this length the
 # rest is left to the downloads, so a 50 MB session stays a page, not a dump.

@@ -69,6 +69,7 @@ the module and a corpus file (docs/architecture.md, "Adding a shape").
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 
@@ -189,6 +190,21 @@ NO_FACTS: Facts = {
 def token_count(value: Any) -> int | None:
     """``value`` when it is a count of tokens (an int, not a bool), else ``None``."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def epoch_time(value: Any, *, ms: bool = True) -> str | None:
+    """A Unix time (milliseconds, or seconds with ``ms=False``) as an ISO time in UTC (``Z``).
+
+    ``None`` for what is no number or no time a clock can show (a file's odd
+    value leaves the fact unsaid; it never makes the file unreadable).
+    """
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        at = datetime.fromtimestamp(value / 1000 if ms else value, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return at.isoformat().replace("+00:00", "Z")
 
 
 class TimelineShape(Shape, Protocol):

@@ -53,6 +53,8 @@ Reading (``parse``)
   answering text, then one user message for the rest (text, images).
 - Roo Code's stand-alone reasoning records (``{"type": "reasoning", ...}``
   without a role) are kept in the file, not read (``meta["reasoning_records"]``).
+- ``timeline_facts``: each message's record's ``ts``, and Cline's ``modelInfo.modelId``
+  and ``metrics.tokens`` (Roo Code writes only ``ts``).
 - ``sources`` are 1-based message numbers. A message without a role this
   reader knows, without content, or holding a block of a type it does not
   know makes it refuse the file (``FormatError`` naming the message and the
@@ -83,8 +85,8 @@ from typing import Any
 import orjson
 
 from inspector.formats.anthropic import wire_blocks
-from inspector.formats.base import FormatError, Parsed
-from inspector.formats.jsondoc import dump_like, read_json
+from inspector.formats.base import Facts, FormatError, Parsed, epoch_time, token_count
+from inspector.formats.jsondoc import dump_like, part_text, read_json
 from inspector.formats.private import REC, Message, call_id, kept_calls, public, unchanged
 from inspector.formats.private import metadata as _md
 
@@ -105,6 +107,10 @@ _TASK = re.compile(rb'"text"\s*:\s*"<(task|user_message)>')
 _ENVIRONMENT = re.compile(rb"<environment_details>")
 _ROLE = re.compile(rb'"role"\s*:\s*"(user|assistant)"')
 _UI = re.compile(rb'^\s*\[\s*\{\s*"ts"\s*:\s*\d+\s*,\s*"type"\s*:\s*"(say|ask)"')
+# The Cline CLI's session file (``@cline/core``'s ``buildMessagesFilePayload``, contract v1).
+_SDK_HEAD = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,')
+_SDK_AGENT = re.compile(rb'"agent"\s*:\s*"(lead|subagent|teammate)"')
+_SDK_AGENTS = frozenset({"lead", "subagent", "teammate"})
 
 # Cline's answers to a call, in its own words (src/core/task/tools/utils/ToolResultUtils.ts,
 # src/core/task/ToolExecutor.ts, src/core/prompts/responses.ts).
@@ -121,7 +127,8 @@ _INTERRUPTED = {
 }
 
 _ASSISTANT_BLOCKS = frozenset({"text", "thinking", "redacted_thinking", "reasoning", "tool_use"})
-_USER_BLOCKS = frozenset({"text", "image", "tool_result", "document"})
+# ``file``: the Cline CLI's attachment of a file the prompt mentions (``path``, ``content``).
+_USER_BLOCKS = frozenset({"text", "image", "tool_result", "document", "file"})
 
 
 def sniff(head: bytes) -> float:
@@ -130,6 +137,8 @@ def sniff(head: bytes) -> float:
     The UI log beside it (``ui_messages.json``) is claimed too, so that it is
     refused with a word on where the conversation is, never read as another shape.
     """
+    if _SDK_HEAD.match(head) and _SDK_AGENT.search(head) and b'"sessionId"' in head:
+        return 0.95
     if head.lstrip()[:1] != b"[":
         return 0.0
     if _UI.search(head):
@@ -143,6 +152,9 @@ def sniff(head: bytes) -> float:
 
 def parse(data: bytes) -> Parsed:
     doc = read_json(data)
+    wrapper = doc if _session_file(doc) else None
+    if wrapper is not None:
+        doc = wrapper["messages"]
     if not isinstance(doc, list):
         raise FormatError("a task history is a JSON list of messages")
     if doc and all(_ui_message(record) for record in doc):
@@ -152,14 +164,16 @@ def parse(data: bytes) -> Parsed:
             " in the same folder",
             unread=True,
         )
-    if not _framed(doc):
+    if wrapper is None and not _framed(doc):
         raise FormatError("no user message starts with '<task>' or holds <environment_details>")
     reader = _Reader()
     for rec, record in enumerate(doc):
         reader.record(rec, record)
     if not reader.messages:
         raise FormatError("no message holds a block this reader knows")
-    state = {"data": data, "doc": doc, "kinds": reader.kinds}
+    state = {"data": data, "doc": doc, "kinds": reader.kinds, "wrapper": wrapper}
+    if wrapper is not None and isinstance(wrapper.get("sessionId"), str):
+        reader.meta["session_id"] = wrapper["sessionId"]
     return Parsed(
         NAME,
         reader.messages,
@@ -169,6 +183,58 @@ def parse(data: bytes) -> Parsed:
         not_started=reader.not_started,
         meta=reader.meta,
         state=state,
+    )
+
+
+def timeline_facts(parsed: Parsed) -> list[Facts | None]:
+    """Per message, what its record says: ``ts`` (both), Cline's ``modelInfo`` and ``metrics``.
+
+    Cline's ``metrics.tokens.prompt`` counts every token read, ``cached`` among them; the
+    CLI's ``metrics.inputTokens`` too (its pricing takes the cache's tokens out of it).
+    """
+    state = parsed.state
+    doc = state.get("doc") if isinstance(state, dict) else None
+    if not isinstance(doc, list):
+        return []
+    facts: list[Facts | None] = []
+    for message in parsed.messages:
+        rec = _rec(message)
+        record = doc[rec] if rec is not None and 0 <= rec < len(doc) else None
+        if not isinstance(record, dict):
+            facts.append(None)
+            continue
+        model = record.get("modelInfo")
+        model = model if isinstance(model, dict) else {}
+        metrics = record.get("metrics")
+        metrics = metrics if isinstance(metrics, dict) else {}
+        tokens = metrics.get("tokens")
+        tokens = tokens if isinstance(tokens, dict) else {}
+        model_id = model.get("modelId", model.get("id"))
+        fact: Facts = {
+            "at": epoch_time(record.get("ts")),
+            "model": model_id if isinstance(model_id, str) else None,
+            "tokens_in": token_count(tokens.get("prompt")),
+            "tokens_out": token_count(tokens.get("completion")),
+            "cache_read": token_count(tokens.get("cached")),
+        }
+        if "inputTokens" in metrics:  # the Cline CLI's session file: input counts the cache too
+            fact["tokens_in"] = token_count(metrics.get("inputTokens"))
+            fact["tokens_out"] = token_count(metrics.get("outputTokens"))
+            fact["cache_read"] = token_count(metrics.get("cacheReadTokens"))
+            fact["cache_write"] = token_count(metrics.get("cacheWriteTokens"))
+        facts.append(fact)
+    return facts
+
+
+def _session_file(doc: Any) -> bool:
+    """The Cline CLI's ``<sessionId>.messages.json``: ``{"version", "agent", "sessionId",
+    "messages": [...]}``, its messages the Anthropic messages of a task history."""
+    return (
+        isinstance(doc, dict)
+        and isinstance(doc.get("version"), int)
+        and doc.get("agent") in _SDK_AGENTS
+        and isinstance(doc.get("sessionId"), str)
+        and isinstance(doc.get("messages"), list)
     )
 
 
@@ -276,7 +342,7 @@ class _Reader:
                 if isinstance(name, str):
                     self.names[cid] = name
             elif block["type"] == "text":
-                parts.append({"type": "text", "text": _text(block.get("text"))})
+                parts.append({"type": "text", "text": _text(part_text(block))})
             elif block["type"] == "reasoning" and isinstance(block.get("text"), str):
                 # Roo Code's plain reasoning; an encrypted one stays as it is (Responses').
                 parts.append({"type": "thinking", "thinking": block["text"]})
@@ -361,7 +427,7 @@ def _user_part(block: Any) -> Any:
     if not isinstance(block, dict):
         return block
     if block.get("type") == "text":
-        return {"type": "text", "text": _text(block.get("text"))}
+        return {"type": "text", "text": _text(part_text(block))}
     source = block.get("source")
     if block.get("type") == "image" and isinstance(source, dict):
         if source.get("type") == "base64":
@@ -381,7 +447,9 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
         raise FormatError("serialise needs the Parsed that parse() returned for this file")
     if unchanged(messages, original.messages):
         return bytes(state["data"])
-    out = _Writer(state, original.messages).write(messages)
+    out: Any = _Writer(state, original.messages).write(messages)
+    if state.get("wrapper") is not None:
+        out = {**state["wrapper"], "messages": out}  # the session file's own keys kept
     return dump_like(out, state["data"])
 
 

@@ -50,12 +50,11 @@ the call, or a new user line (its ``created`` the line before's).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
-from inspector.formats.base import FormatError, Parsed
+from inspector.formats.base import FormatError, Parsed, epoch_time
 from inspector.formats.jsondoc import text_of
 from inspector.formats.jsonl import Record, head_records, read_jsonl
 from inspector.formats.private import (
@@ -474,9 +473,7 @@ def timeline_facts(parsed: Parsed) -> list[dict[str, Any] | None]:
         rec = origin(message)
         value = records[rec].value if rec is not None else None
         created = value.get("created") if isinstance(value, dict) else None
-        at = None
-        if isinstance(created, int) and not isinstance(created, bool):
-            seconds = created / 1000 if created > 10**11 else created  # the database's are ms
-            at = datetime.fromtimestamp(seconds, UTC).isoformat().replace("+00:00", "Z")
+        # The database's are milliseconds, the older files' seconds.
+        at = epoch_time(created, ms=isinstance(created, int | float) and created > 10**11)
         facts.append({"at": at, "model": None, "tokens_in": None, "tokens_out": None})
     return facts

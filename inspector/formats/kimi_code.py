@@ -46,13 +46,12 @@ changes a step's text is not written (``FormatError``: the text is in its
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, cast
 
 import orjson
 
 from inspector.formats import linked
-from inspector.formats.base import FormatError, Parsed, token_count
+from inspector.formats.base import FormatError, Parsed, epoch_time, token_count
 from inspector.formats.jsondoc import text_of
 from inspector.formats.jsonl import head_records, read_jsonl
 from inspector.formats.private import REC, Message, call_id, kept_calls
@@ -201,7 +200,7 @@ class _Reading:
 
     def _add(self, message: Message, rec: int, line: int, stamp: Any) -> None:
         message["metadata"][REC] = rec
-        at = _iso(stamp)
+        at = epoch_time(stamp)
         self.history.append(
             (message, line, {"at": at, "model": None, "tokens_in": None, "tokens_out": None})
         )
@@ -309,12 +308,6 @@ def _vacuous(part: Any) -> bool:
     if part.get("type") == "think":
         return "encrypted" not in part and not part["think"].strip()
     return False
-
-
-def _iso(stamp: Any) -> str | None:
-    if stamp is None:
-        return None
-    return datetime.fromtimestamp(stamp / 1000, UTC).isoformat().replace("+00:00", "Z")
 
 
 # A ContextMessage's keys (kosong's Message as agent-core writes it).

@@ -88,7 +88,7 @@ from typing import Any
 
 import orjson
 
-from inspector.formats.base import FormatError, Parsed, Problem
+from inspector.formats.base import Facts, FormatError, Parsed, Problem, epoch_time, token_count
 from inspector.formats.jsondoc import dump_line, part_text, read_json
 from inspector.formats.jsondoc import text_of as _text
 from inspector.formats.jsonl import JsonlFile, join_lines, read_jsonl
@@ -229,6 +229,62 @@ def parse(data: bytes) -> Parsed:
         meta=meta,
         state=state,
     )
+
+
+def timeline_facts(parsed: Parsed) -> list[Facts | None]:
+    """Per message, its OpenCode message's ``time.created`` (a result: its tool's
+    ``state.time.end``), and an assistant step's model and tokens.
+
+    A step's tokens are its ``step-finish`` part's (a message's ``tokens`` are its
+    steps' sum, so they stand for the step only in a message of one step).
+    OpenCode's ``input`` leaves out the cache's tokens, which ``tokens_in`` counts.
+    """
+    state = parsed.state
+    if not isinstance(state, _State) or len(state.origin) != len(parsed.messages):
+        return []
+    facts: list[Facts | None] = []
+    for origin in state.origin:
+        msg = state.messages[origin.message]
+        time = msg.info.get("time")
+        at = epoch_time(time.get("created")) if isinstance(time, dict) else None
+        fact: Facts = {"at": at, "model": None, "tokens_in": None, "tokens_out": None}
+        if origin.kind == "tool":
+            tool = msg.parts[origin.parts[0]].get("state")
+            ran = tool.get("time") if isinstance(tool, dict) else None
+            fact["at"] = (epoch_time(ran.get("end")) if isinstance(ran, dict) else None) or at
+        elif origin.kind == "assistant":
+            model = msg.info.get("modelID")
+            fact["model"] = model if isinstance(model, str) else None
+            finish = [
+                msg.parts[n] for n in origin.parts if msg.parts[n].get("type") == "step-finish"
+            ]
+            steps = sum(1 for part in msg.parts if part.get("type") == "step-start")
+            tokens = (
+                finish[-1].get("tokens")
+                if finish
+                else msg.info.get("tokens")
+                if steps <= 1
+                else None
+            )
+            fact.update(_tokens(tokens))
+        facts.append(fact)
+    return facts
+
+
+def _tokens(tokens: Any) -> Facts:
+    if not isinstance(tokens, dict):
+        return {}
+    cache = tokens.get("cache")
+    cache = cache if isinstance(cache, dict) else {}
+    read, write = token_count(cache.get("read")), token_count(cache.get("write"))
+    new, output = token_count(tokens.get("input")), token_count(tokens.get("output"))
+    reasoning = token_count(tokens.get("reasoning")) or 0
+    return {
+        "tokens_in": None if new is None else new + (read or 0) + (write or 0),
+        "tokens_out": None if output is None else output + reasoning,
+        "cache_read": read,
+        "cache_write": write,
+    }
 
 
 def _message_lines(data: bytes) -> JsonlFile:

@@ -81,6 +81,12 @@ class Agent:
     # What a file the agent keeps beside a session ``<id>.jsonl`` ends with after the id
     # (``<id>.json``: Kiro's facts), holding that session's facts: no session of its own.
     facts: tuple[str, ...] = ()
+    # Where the agent notes the folder a session was started in when its records do not
+    # say: a JSON file (from the session file's folder) and its key.
+    cwd_noted: tuple[str, str] | tuple[()] = ()
+    # The session's file is its folder's name and this (the other files matching ``pattern``
+    # in that folder are its sub-agents': the Cline CLI's <id>/<id>.messages.json).
+    named_after_folder: str = ""
 
     def root(self, environ: Mapping[str, str] | None = None, home: Path | None = None) -> Path:
         """The folder holding this agent's sessions on this machine."""
@@ -138,6 +144,11 @@ class Agent:
         if path.name == "wire.jsonl" and path.parent.parent.name == "agents":
             return path.parents[2].name  # Kimi Code: <session-id>/agents/main/wire.jsonl
         return path.stem.removeprefix(self.id_prefix) if self.id_prefix else path.stem
+
+    def is_named_after_folder(self, path: Path) -> bool:
+        """Whether ``path`` is a session by its name (any name, unless ``named_after_folder``)."""
+        suffix = self.named_after_folder
+        return not suffix or path.name == path.parent.name + suffix
 
     def skips(self, name: str) -> bool:
         """Whether a file of this name in the folder is not one of the agent's sessions."""
@@ -303,6 +314,24 @@ AGENTS: tuple[Agent, ...] = (
         skip_names=_CLINE_TASK_FILES,
     ),
     Agent(
+        # The Cline CLI built on @cline/core (cline/cline apps/cli, sdk/packages/shared
+        # storage/paths.ts): $CLINE_SESSION_DATA_DIR, else $CLINE_DATA_DIR/sessions, else
+        # $CLINE_DIR (~/.cline)/data/sessions holds <id>/<id>.messages.json (beside its
+        # manifest <id>.json and its sub-agents' <agent>.messages.json); `cline --id` resumes.
+        name="cline-cli",
+        label="Cline CLI (sessions)",
+        format="cline",
+        env="CLINE_SESSION_DATA_DIR",
+        more_env=(("CLINE_DATA_DIR", "sessions"), ("CLINE_DIR", "data/sessions")),
+        default_home=".cline/data/sessions",
+        sessions="",
+        pattern="*/*.messages.json",
+        resume="cline --id {session}",
+        id_from_folder=True,
+        named_after_folder=".messages.json",
+        skip_names=("*.hooks.jsonl",),
+    ),
+    Agent(
         # The Cline extension: VS Code's globalStorage (Electron's appData: $XDG_CONFIG_HOME
         # on Linux). A task is resumed from Cline's History in VS Code.
         name="cline-vscode",
@@ -415,7 +444,8 @@ AGENTS: tuple[Agent, ...] = (
         # MoonshotAI/kimi-code (the TypeScript Kimi Code, which replaced the Python Kimi
         # CLI above): $KIMI_CODE_HOME (default ~/.kimi-code) holds
         # sessions/<work-dir bucket>/<session-id>/agents/<agent>/wire.jsonl; the main
-        # agent's is the conversation `kimi --session <id>` resumes.
+        # agent's is the conversation `kimi --session <id>` resumes, from the folder the
+        # session was made in (<session-id>/state.json's workDir; it refuses another).
         name="kimi-code",
         label="Kimi Code",
         format="kimi-code",
@@ -424,6 +454,7 @@ AGENTS: tuple[Agent, ...] = (
         sessions="sessions",
         pattern="*/*/agents/main/wire.jsonl",
         resume="kimi --session {session}",
+        cwd_noted=("../../state.json", "workDir"),
     ),
     Agent(
         # Factory's droid CLI (closed source): ~/.factory/sessions/<cwd, each / a dash>/

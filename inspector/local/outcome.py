@@ -40,6 +40,8 @@ class Checked:
     unread: list[formats.Problem] = field(default_factory=list)
     # The command that resumes it where its store's is not the agent's (``{session}``).
     resume: str = ""
+    # The folder it was started in, where the agent notes it beside the file, not in it.
+    cwd: str = ""
 
     @property
     def session_id(self) -> str:
@@ -62,9 +64,8 @@ class Checked:
         if self.agent is None:
             return None
         cwd = self.parsed.meta.get("cwd") if self.parsed else None
-        return self.agent.resume_command(
-            self.session_id, self.path, cwd if isinstance(cwd, str) else None, self.resume or None
-        )
+        cwd = cwd if isinstance(cwd, str) and cwd else self.cwd or None
+        return self.agent.resume_command(self.session_id, self.path, cwd, self.resume or None)
 
 
 def diagnosed(path: Path, agent: Agent | None, data: bytes) -> Checked:

@@ -23,6 +23,7 @@ from inspector.diagnosis import ENGINE_VERSION
 from inspector.local import stores
 from inspector.local.agents import AGENTS, Agent
 from inspector.local.outcome import Checked, StoreError, diagnosed, first_line
+from inspector.local.store import noted_cwd
 
 # The names every reader of many files (a scan, the watcher) takes for a session's.
 SUFFIXES = (".jsonl", ".json")
@@ -109,7 +110,7 @@ def _listed(agent: Agent, root: Path) -> list[tuple[Path, int, float]] | None:
 
 
 def _is_session(agent: Agent, root: Path, path: Path) -> bool:
-    if not path.is_file() or agent.skips(path.name):
+    if not path.is_file() or agent.skips(path.name) or not agent.is_named_after_folder(path):
         return False
     parts = path.relative_to(root).parts[:-1]
     return not any(part in agent.skip_folders or part.startswith(".") for part in parts)
@@ -145,6 +146,7 @@ def check(path: Path, agent: Agent | None = None, data: bytes | None = None) -> 
             return Checked(path, agent, error=first_line(str(error)))
     checked = diagnosed(path, agent, data)
     checked.resume = stores.for_path(path).resume
+    checked.cwd = noted_cwd(checked)
     return checked
 
 

@@ -60,6 +60,7 @@ Imports only downward: ``outcome`` (the results and the repair's proof),
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -210,6 +211,31 @@ class LocalStore:
 FILE = LocalStore()
 
 
+# The most of a file beside a session that ``noted_cwd`` reads (an agent's small state file).
+_NOTE_BYTES = 1 << 20
+
+
+def noted_cwd(checked: Checked) -> str:
+    """The folder ``checked`` was started in as its agent notes it beside the session file
+    (``Agent.cwd_noted``), where the session's records do not say; ``""`` if nothing says.
+
+    Only read: a link, a file too large or not JSON, or no text under the key is nothing.
+    """
+    agent, parsed = checked.agent, checked.parsed
+    if agent is None or not agent.cwd_noted or (parsed and parsed.meta.get("cwd")):
+        return ""
+    relative, key = agent.cwd_noted
+    note = Path(os.path.normpath(checked.path.parent / relative))
+    try:
+        if note.is_symlink() or note.stat().st_size > _NOTE_BYTES:
+            return ""
+        value = orjson.loads(note.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return ""
+    found = value.get(key) if isinstance(value, dict) else None
+    return found if isinstance(found, str) else ""
+
+
 def repair_of(
     path: Path, data: bytes, run: Run, written: float, *, name: str, what: str, who: str
 ) -> tuple[Checked, bytes]:
@@ -220,6 +246,7 @@ def repair_of(
     or its repair does not verify. Every store kind's ``repair`` starts here.
     """
     checked = diagnosed(path, run.agent, data)
+    checked.cwd = noted_cwd(checked)
     if checked.error or checked.parsed is None or checked.diagnosis is None:
         raise Stop("refused", f"cannot read {name}: {checked.error}; nothing was changed")
     if not checked.diagnosis.needs_repair:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from inspector.diagnosis.rows import message_facts
 from inspector.formats import FormatError, anthropic, cline, load
 from inspector.formats.jsondoc import text_of
 from inspector.formats.private import calls_of
@@ -337,3 +339,80 @@ def test_the_ui_log_beside_the_history_is_refused_with_where_the_conversation_is
     with pytest.raises(FormatError, match=r"open api_conversation_history\.json") as caught:
         load(ui)
     assert caught.value.unread
+
+
+def test_the_timeline_shows_each_records_time_model_and_tokens_as_cline_wrote_them() -> None:
+    parsed = load(read(RESUMED), "cline")
+    doc = orjson.loads(read(RESUMED))
+    facts = message_facts(parsed)
+    assert len(facts) == len(parsed.messages)
+    replies = 0
+    for message, fact, (number, *_) in zip(parsed.messages, facts, parsed.sources, strict=True):
+        record = doc[number - 1]
+        assert fact is not None
+        stamp = datetime.fromtimestamp(record["ts"] / 1000, UTC)
+        assert datetime.fromisoformat(fact["at"]) == stamp
+        if message["role"] == "assistant" and "metrics" in record:
+            replies += 1
+            assert fact["model"] == record["modelInfo"]["modelId"]
+            assert fact["tokens_in"] == record["metrics"]["tokens"]["prompt"]
+            assert fact["tokens_out"] == record["metrics"]["tokens"]["completion"]
+            assert fact["cache_read"] == record["metrics"]["tokens"]["cached"]
+        else:
+            assert fact["tokens_out"] is None
+    assert replies == sum(1 for r in doc if r["role"] == "assistant" and "metrics" in r) > 0
+
+
+def test_a_roo_code_history_gives_its_times_and_an_odd_time_is_left_unsaid() -> None:
+    history = [
+        {"role": "user", "content": [TASK, ENV], "ts": 1760000000000},
+        {"role": "assistant", "content": [{"type": "text", "text": "Done."}], "ts": 1e300},
+    ]
+    facts = message_facts(load(orjson.dumps(history), "cline"))
+    assert [f["at"] if f else None for f in facts] == ["2025-10-09T08:53:20Z", None]
+    assert all(f and f["model"] is None and f["tokens_in"] is None for f in facts)
+
+
+CLI_SESSION = CORPUS / "cline" / "cline-cline__sdk_fixtures_session_session.messages.json"
+CLI_CRASHED = CORPUS / "cline" / "derived__cline-sdk-success__crashed-in-tool.messages.json"
+
+
+def test_the_cline_clis_session_file_is_read_as_cline_with_its_own_facts() -> None:
+    data = read(CLI_SESSION)
+    parsed = load(data)  # found by its sniff, not told
+    doc = orjson.loads(data)
+    assert parsed.format == "cline" and parsed.meta["session_id"] == doc["sessionId"]
+    facts = message_facts(parsed)
+    replies = [m for m in doc["messages"] if "metrics" in m]
+    assert replies
+    assert sum(f["tokens_out"] or 0 for f in facts if f) == sum(
+        m["metrics"]["outputTokens"] for m in replies
+    )
+    assert sum(f.get("cache_read") or 0 for f in facts if f) == sum(
+        m["metrics"]["cacheReadTokens"] for m in replies
+    )
+    models = {f["model"] for f in facts if f and f["model"]}
+    assert models == {m["modelInfo"]["id"] for m in doc["messages"] if "modelInfo" in m}
+    calls = sum(1 for m in doc["messages"] for b in m["content"] if b["type"] == "tool_use")
+    assert sum(len(calls_of(m)) for m in parsed.messages) == calls
+    assert findings(parsed) == []
+
+
+def test_a_cut_cline_cli_session_is_repaired_in_its_own_file_keeping_its_keys() -> None:
+    data = read(CLI_CRASHED)
+    parsed = load(data, "cline")
+    assert [(rule, call) for rule, _, call in findings(parsed)] == [("PAIR-1", "tool-call-1")]
+    out, again = repaired_round_trip(cline, parsed)
+    before, after = orjson.loads(data), orjson.loads(out)
+    assert {k: v for k, v in after.items() if k != "messages"} == {
+        k: v for k, v in before.items() if k != "messages"
+    }
+    assert after["messages"][: len(before["messages"])] == before["messages"]
+    (added,) = after["messages"][len(before["messages"]) :]
+    call = before["messages"][-1]["content"][-1]
+    assert added["role"] == "user"
+    assert [b["tool_use_id"] for b in added["content"] if b["type"] == "tool_result"] == [
+        call["id"]
+    ]
+    assert out.startswith(b'{\n  "version"') and out.endswith(b"}\n")  # as the CLI writes it
+    assert findings(again) == []

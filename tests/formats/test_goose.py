@@ -5,6 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from inspector.diagnosis import diagnose
 from inspector.diagnosis.rows import message_facts
 from inspector.formats import FormatError, goose, load
 from tests.formats.shapes import findings, repair, repaired_round_trip
@@ -133,3 +134,15 @@ def test_a_result_lost_from_a_user_line_is_written_back_into_that_line():
         k: v for k, v in records[5].items() if k != "content"
     }
     assert unanswered(written) == []
+
+
+def test_a_created_time_no_clock_can_show_leaves_the_fact_unsaid_and_the_session_diagnosed():
+    lines = read(HEALTHY).splitlines(keepends=True)
+    record = orjson.loads(lines[1])
+    record["created"] = 2**62
+    lines[1] = orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
+    parsed = load(b"".join(lines), "goose")
+    facts = message_facts(parsed)
+    assert facts[0] is not None and facts[0]["at"] is None
+    assert all(f and f["at"] for f in facts[1:])
+    assert not diagnose(parsed).needs_repair

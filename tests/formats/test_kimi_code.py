@@ -8,6 +8,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from inspector.diagnosis.rows import message_facts
 from inspector.formats import FormatError, kimi_code, load
 from inspector.formats.jsondoc import text_of
 from inspector.formats.private import calls_of
@@ -227,3 +228,17 @@ def test_a_step_of_only_blank_parts_is_dropped_as_kimi_drops_it_a_signed_thought
     ]
     assert all("_blank" not in m["metadata"] for m in parsed.messages)
     assert kimi_code.serialise(list(parsed.messages), parsed) == data
+
+
+@pytest.mark.parametrize("odd", [1e300, float("nan"), -(2**62), "soon"])
+def test_a_record_time_no_clock_can_show_leaves_the_fact_unsaid_and_the_file_read(odd):
+    lines = read(TURN).splitlines(keepends=True)
+    records = [orjson.loads(line) for line in lines]
+    first = next(i for i, r in enumerate(records) if r["type"] == "context.append_message")
+    records[first]["time"] = odd
+    lines[first] = orjson.dumps(records[first], option=orjson.OPT_APPEND_NEWLINE)
+    parsed = load(b"".join(lines), "kimi-code")
+    facts = message_facts(parsed)
+    assert len(facts) == len(parsed.messages) == len(load(read(TURN), "kimi-code").messages)
+    assert facts[0] is not None and facts[0]["at"] is None
+    assert all(f and f["at"] for f in facts[1:])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from inspector.diagnosis.rows import message_facts
 from inspector.engine.providers import PROVIDERS, validate
 from inspector.formats import FormatError, export_wire, load, opencode, to_wire
 from tests.formats.shapes import (
@@ -500,3 +502,68 @@ def test_a_line_that_is_not_an_opencode_message_refuses_the_file():
     with pytest.raises(FormatError, match="not an OpenCode message") as caught:
         load(data)
     assert caught.value.unread
+
+
+def _stamp(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat().replace("+00:00", "Z")
+
+
+def test_the_timeline_shows_each_steps_time_model_and_tokens_as_opencode_wrote_them() -> None:
+    parsed = load(read(TOOL_EXPORT), "opencode")
+    export = orjson.loads(read(TOOL_EXPORT))
+    facts = message_facts(parsed)
+    assert len(facts) == len(parsed.messages)
+    times = {m["info"]["time"]["created"] for m in export["messages"]}
+    ends = {
+        p["state"]["time"]["end"]
+        for m in export["messages"]
+        for p in m["parts"]
+        if p["type"] == "tool" and "end" in p["state"].get("time", {})
+    }
+    for message, fact in zip(parsed.messages, facts, strict=True):
+        assert fact is not None
+        assert fact["at"] in {_stamp(t) for t in (ends if message["role"] == "tool" else times)}
+        if message["role"] == "assistant":
+            assert fact["model"] in {m["info"].get("modelID") for m in export["messages"]}
+    # Each step's step-finish tokens; a message of one step that never finished, its own.
+    finished = []
+    for m in export["messages"]:
+        steps = [p["tokens"] for p in m["parts"] if p["type"] == "step-finish"]
+        if not steps and m["info"]["role"] == "assistant" and "tokens" in m["info"]:
+            steps = [m["info"]["tokens"]]
+        finished.extend(steps)
+    assert sum(f["tokens_out"] or 0 for f in facts if f) == sum(
+        t["output"] + t["reasoning"] for t in finished
+    )
+    assert sum(f["tokens_in"] or 0 for f in facts if f) == sum(
+        t["input"] + t["cache"]["read"] + t["cache"]["write"] for t in finished
+    )
+    assert sum(f.get("cache_read") or 0 for f in facts if f) == sum(
+        t["cache"]["read"] for t in finished
+    )
+
+
+def test_a_session_one_message_a_line_shows_the_same_facts_as_its_export() -> None:
+    lines = FOLDER / "derived__lines-healthy.opencode.jsonl"
+    from_lines = message_facts(load(read(lines), "opencode"))
+    assert from_lines == message_facts(load(read(HEALTHY), "opencode"))
+    assert any(f and f["tokens_out"] for f in from_lines)
+
+
+def test_without_step_finish_one_step_has_its_messages_tokens_and_two_steps_none() -> None:
+    export = orjson.loads(read(HEALTHY))
+    one, two = [m for m in export["messages"] if m["info"]["role"] == "assistant"][:2]
+    for message in (one, two):
+        message["parts"] = [p for p in message["parts"] if p["type"] != "step-finish"]
+    two["parts"] = two["parts"] + [{**two["parts"][0], "id": two["parts"][0]["id"] + "x"}]
+    two["info"]["time"]["created"] = 2**62  # no time a clock can show
+    parsed = load(orjson.dumps(export), "opencode")
+    facts = message_facts(parsed)
+    by_message = {}
+    for origin, fact in zip(parsed.state.origin, facts, strict=True):
+        if origin.kind == "assistant":
+            by_message.setdefault(parsed.state.messages[origin.message].info["id"], fact)
+    tokens = one["info"]["tokens"]
+    assert by_message[one["info"]["id"]]["tokens_out"] == tokens["output"] + tokens["reasoning"]
+    assert by_message[two["info"]["id"]]["tokens_out"] is None
+    assert by_message[two["info"]["id"]]["at"] is None

@@ -248,6 +248,10 @@ def agent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
             ".factory/sessions/-work-app/699d3bc5-08dc-40c3-8ea6-febaebdecbaa.jsonl",
             CORPUS / "droid" / "Glubiz-zirv-dynamic-cli__tests_fixtures_droid_session.jsonl",
         ),
+        (
+            ".cline/data/sessions/1784094124598_rruoq/1784094124598_rruoq.messages.json",
+            CORPUS / "cline" / "cline-cline__sdk_fixtures_session_session.messages.json",
+        ),
     ):
         home.healthy.append(_place(home, home.root / relative, read(source), age))
         age += 60

@@ -95,7 +95,24 @@ CASES += [
         "699d3bc5-08dc-40c3-8ea6-febaebdecbaa",
     ),
 ]
+CASES += [
+    Placed(
+        "cline-cli",
+        "1784094124598_rruoq/1784094124598_rruoq.messages.json",
+        CORPUS / "cline" / "cline-cline__sdk_fixtures_session_session.messages.json",
+        False,
+        "1784094124598_rruoq",
+    ),
+    Placed(
+        "cline-cli",
+        "fixture-success-01/fixture-success-01.messages.json",
+        CORPUS / "cline" / "derived__cline-sdk-success__crashed-in-tool.messages.json",
+        True,
+        "fixture-success-01",
+    ),
+]
 RESUME = {
+    "cline-cli": "cline --id {session}",
     "copilot": "copilot --resume={session}",
     "qwen": "qwen --resume {session}",
     "kimi-code": "kimi --session {session}",
@@ -215,3 +232,61 @@ def test_the_python_kimi_clis_rotated_and_sub_agent_context_files_are_not_listed
     _, out = run("list", "--json")
     listed = {orjson.loads(line)["path"] for line in out.splitlines()}
     assert listed == {str(folder / "context.jsonl")}
+
+
+def test_kimi_codes_resume_runs_in_the_folder_its_state_file_names_when_the_wire_does_not(home):
+    """Kimi Code resumes a session only from the folder it was made in (``kimi -r`` elsewhere
+    says "created under a different directory"); a newer wire records no cwd, the session's
+    ``state.json`` (two folders above ``agents/main/wire.jsonl``) keeps it as ``workDir``."""
+    case = next(c for c in CASES if c.agent == "kimi-code" and c.broken)
+    path = place(home, case)
+    assert sessions.check(path, BY_NAME["kimi-code"]).parsed.meta.get("cwd") is None
+    command = RESUME["kimi-code"].format(session=case.session)
+    # Nothing says where: the bare command.
+    assert sessions.check(path, BY_NAME["kimi-code"]).resume_command() == command
+    state = path.parents[2] / "state.json"
+    state.write_bytes(orjson.dumps({"workDir": "/home/dev/my app", "title": "t"}))
+    _, out = run("list", "--json")
+    (listed,) = [orjson.loads(line) for line in out.splitlines() if str(path) in line]
+    assert listed["resume"] == f"cd '/home/dev/my app' && {command}"
+    status, out = run("fix", str(path))
+    assert status == 0, out
+    assert f"cd '/home/dev/my app' && {command}" in out
+    state.write_bytes(b"not json")
+    assert sessions.check(path, BY_NAME["kimi-code"]).resume_command() == command
+
+
+@pytest.mark.parametrize(
+    ("variable", "under"),
+    [
+        ("CLINE_SESSION_DATA_DIR", ""),
+        ("CLINE_DATA_DIR", "sessions"),
+        ("CLINE_DIR", "data/sessions"),
+    ],
+)
+def test_each_variable_the_cline_cli_reads_moves_its_sessions(
+    home, tmp_path, monkeypatch, variable, under
+):
+    """@cline/core's storage paths: CLINE_SESSION_DATA_DIR, else CLINE_DATA_DIR/sessions,
+    else CLINE_DIR/data/sessions."""
+    case = next(c for c in CASES if c.agent == "cline-cli" and c.broken)
+    moved = tmp_path / "elsewhere"
+    monkeypatch.setenv(variable, str(moved))
+    path = moved / under / case.relative
+    path.parent.mkdir(parents=True)
+    path.write_bytes(read(case.source))
+    _, out = run("list", "--json")
+    (listed,) = [orjson.loads(line) for line in out.splitlines() if str(path) in line]
+    assert listed["resume"] == f"cline --id {case.session}"
+
+
+def test_the_cline_clis_sub_agent_files_beside_the_session_are_not_listed(home):
+    """A sub-agent's <agent>.messages.json shares its root session's folder; `cline --id`
+    resumes the root session, whose file carries the folder's name."""
+    case = next(c for c in CASES if c.agent == "cline-cli" and c.broken)
+    path = place(home, case)
+    (path.parent / "agent-1.messages.json").write_bytes(read(case.source))
+    (path.parent / "fixture-success-01.json").write_bytes(b"{}")  # its manifest
+    _, out = run("list", "--json")
+    listed = [orjson.loads(line)["path"] for line in out.splitlines()]
+    assert [p for p in listed if str(path.parent) in p] == [str(path)]

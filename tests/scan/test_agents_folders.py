@@ -36,8 +36,8 @@ def _placed(home: Home) -> dict[str, list]:
 
 def test_a_scan_of_each_agents_folder_reads_its_sessions_as_its_shape(agent_home: Home, run_scan):
     placed = _placed(agent_home)
-    assert {"openclaw", "cursor", "cline", "cline-vscode", "roo-code", "hermes", "goose",
-            "kiro", "copilot", "qwen", "kimi-code", "droid"} <= set(placed)  # fmt: skip
+    assert {"openclaw", "cursor", "cline", "cline-cli", "cline-vscode", "roo-code", "hermes",
+            "goose", "kiro", "copilot", "qwen", "kimi-code", "droid"} <= set(placed)  # fmt: skip
     before = snapshot(agent_home.root)
     for agent in AGENTS:
         if agent.name not in placed:
