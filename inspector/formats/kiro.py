@@ -33,12 +33,11 @@ shows a prompt's ``meta.timestamp``.
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
-from inspector.formats.base import FormatError, Parsed
+from inspector.formats.base import FormatError, Parsed, epoch_time
 from inspector.formats.goose import LineGroupsWriter, LineState
 from inspector.formats.jsondoc import text_of
 from inspector.formats.jsonl import Record, head_records, read_jsonl
@@ -252,12 +251,7 @@ def timeline_facts(parsed: Parsed) -> list[dict[str, Any] | None]:
         body = value.get("data") if isinstance(value, dict) else None
         meta = body.get("meta") if isinstance(body, dict) else None
         stamp = meta.get("timestamp") if isinstance(meta, dict) else None
-        at = None
-        if isinstance(stamp, int | float) and not isinstance(stamp, bool):
-            try:
-                at = datetime.fromtimestamp(stamp, UTC).isoformat().replace("+00:00", "Z")
-            except (OverflowError, OSError, ValueError):  # no time a clock can show: none
-                at = None
+        at = epoch_time(stamp, ms=False)  # no time a clock can show: none
         facts.append({"at": at, "model": _model(body), "tokens_in": None, "tokens_out": None})
     return facts
 
