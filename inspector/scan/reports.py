@@ -378,11 +378,23 @@ def project_list(owner: Any) -> list[Project]:
     return found
 
 
-def project_summary(project: Project) -> Summary:
-    """``summarize(sessions_of(project))``, from the database's tallies where it keeps them."""
-    if not tally.available(Transcript.objects.db):
+def project_summary(project: Project, tallies: dict[tally.Key, Any] | None = None) -> Summary:
+    """``summarize(sessions_of(project))``, from the database's tallies where it keeps them.
+
+    ``tallies``: the project's, when the caller has read them (``project_tallies``).
+    """
+    if tallies is None:
+        tallies = project_tallies(project)
+    if tallies is None:
         return summarize(sessions_of(project))
-    return summary_of_tallies(tally.project_tallies(project.pk, project.owner_id))
+    return summary_of_tallies(tallies)
+
+
+def project_tallies(project: Project) -> dict[tally.Key, Any] | None:
+    """The project's tallies (``web.tally``), or ``None`` where the database keeps none."""
+    if not tally.available(Transcript.objects.db):
+        return None
+    return tally.project_tallies(project.pk, project.owner_id)
 
 
 def summary_of_tallies(tallies: dict[tally.Key, Any]) -> Summary:
@@ -424,12 +436,17 @@ def summary_of_tallies(tallies: dict[tally.Key, Any]) -> Summary:
     return summary
 
 
-def project_totals(project: Project) -> dict[str, Any]:
-    summary = project_summary(project)
+def project_totals(
+    project: Project,
+    tallies: dict[tally.Key, Any] | None = None,
+    unreadable: list[ScanFile] | None = None,
+) -> dict[str, Any]:
+    """The dashboard's totals; ``tallies`` and ``unreadable`` the project's, if read already."""
+    summary = project_summary(project, tallies)
     return {
         "summary": summary,
         "size": summary.size,
-        "unreadable": unreadable_files(project).count(),
+        "unreadable": unreadable_files(project).count() if unreadable is None else len(unreadable),
     }
 
 
@@ -472,27 +489,39 @@ def _first_day(first_timestamp: Any) -> date | None:
     return None
 
 
-def day_chart(project: Project) -> dict[str, Any] | None:
+def day_chart(
+    project: Project,
+    tallies: dict[tally.Key, Any] | None = None,
+    unreadable: list[ScanFile] | None = None,
+) -> dict[str, Any] | None:
     """Stacked bars per day: sessions needing repair, clean ones, and unreadable files.
 
     Files with no messages are left out (the dashboard says how many in one
     line): a folder's empty files, all dated the day of the scan, would
     otherwise dwarf every day of real sessions. With its axes: a few session
-    counts up the side, a few dates along the bottom.
+    counts up the side, a few dates along the bottom. ``tallies`` and
+    ``unreadable``: the project's, if the caller read them already.
     """
     days: dict[date, Counter[str]] = {}
     sessions = Transcript.objects.filter(owner=project.owner_id, project=project).exclude(
         message_count=0
     )
-    if tally.available(sessions.db) and _in_utc():
+    if _in_utc() and (tallies is not None or tally.available(sessions.db)):
         # The tallies count the sessions per UTC day of ``first_at`` (``web.tally``).
-        for (key, _, day), value in tally.project_tallies(project.pk, project.owner_id).items():
+        if tallies is None:
+            tallies = tally.project_tallies(project.pk, project.owner_id)
+        for (key, _, day), value in tallies.items():
             if day is not None and key in _DAY_TALLIES:
                 days.setdefault(day, Counter())[_DAY_TALLIES[key]] += int(value)
         _count_days(sessions.exclude(_DATED), days)
     else:
         _count_days(_days_of_columns(sessions, days), days)
-    for started, finished in unreadable_files(project).values_list("started", "finished"):
+    moments = (
+        unreadable_files(project).values_list("started", "finished")
+        if unreadable is None
+        else [(file.started, file.finished) for file in unreadable]
+    )
+    for started, finished in moments:
         at = started or finished
         if at is not None:
             days.setdefault(timezone.localdate(at), Counter())["unreadable"] += 1

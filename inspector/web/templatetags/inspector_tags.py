@@ -12,6 +12,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django import template
+from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
@@ -172,6 +174,53 @@ def day_bars(bars: list[dict[str, Any]]) -> SafeString:
                 f'height="{part["height"]}" class="bar-{escape(part["kind"])}"></rect>'
             )
         out.append("</g>\n")
+    return SafeString("".join(out))
+
+
+@register.simple_tag
+def project_rows(projects: Any) -> SafeString:
+    """The project list's rows (``scan.reports.project_list``: ``sessions``, ``needing_repair``).
+
+    Plain strings, as ``day_bars``: the template loop, a lookup per cell, cost about
+    35 ms of the list of 150 projects. The names are escaped; the date is the
+    ``date:"Y-m-d"`` of the project's creation in the current time zone.
+    """
+    out = []
+    for project in projects:
+        url = escape(reverse("scan:project", args=[project.slug]))
+        repair = int(project.needing_repair)
+        cell = f'<span class="bad-text">{repair}</span>' if repair else "0"
+        out.append(
+            f'    <tr>\n      <td><a href="{url}">{escape(project.name)}</a></td>\n'
+            f'      <td class="num">{int(project.sessions)}</td>\n'
+            f'      <td class="num">{cell}</td>\n'
+            f"      <td>{timezone.localdate(project.created).isoformat()}</td>\n    </tr>\n"
+        )
+    return SafeString("".join(out))
+
+
+@register.simple_tag
+def unreadable_rows(files: Any) -> SafeString:
+    """The dashboard's unreadable files (``scan.reports.unreadable_files``), a row each.
+
+    Plain strings, as ``project_rows``: a big project lists hundreds. Path and reason
+    escaped; the link is the file's scan, its text the ``date:"Y-m-d H:i"`` of when
+    the file was read (blank if never).
+    """
+    out = []
+    jobs: dict[int, str] = {}
+    for file in files:
+        url = jobs.get(file.job_id)
+        if url is None:
+            url = jobs[file.job_id] = escape(reverse("scan:job", args=[file.job.public_id]))
+        when = ""
+        if file.finished is not None:
+            t = timezone.localtime(file.finished)
+            when = f"{t.year:04d}-{t.month:02d}-{t.day:02d} {t.hour:02d}:{t.minute:02d}"
+        out.append(
+            f'<tr><td class="path">{escape(file.path)}</td><td>{escape(file.reason)}</td>'
+            f'<td><a href="{url}">{when}</a></td></tr>'
+        )
     return SafeString("".join(out))
 
 
