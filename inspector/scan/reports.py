@@ -352,12 +352,14 @@ def unreadable_files(project: Project) -> QuerySet[ScanFile]:
 
 
 def project_list(owner: Any) -> list[Project]:
-    """The owner's projects, each with ``sessions`` and ``needing_repair``: its transcripts'.
+    """The owner's projects by name, each with ``sessions`` and ``needing_repair``: its
+    transcripts'.
 
     From the tallies the database keeps (``web.tally``) where it keeps them, else
     counted here.
     """
-    projects = Project.objects.filter(owner=owner)
+    # By name, as the model orders projects (a query that groups ignores that order).
+    projects = Project.objects.filter(owner=owner).order_by("name", "pk")
     if not tally.available(projects.db):
         return list(
             projects.annotate(

@@ -17,6 +17,7 @@ import shutil
 import threading
 from collections import Counter
 
+import orjson
 import pytest
 from django.db import DatabaseError, connection, connections, transaction
 from django.db.models import Count, Q
@@ -27,7 +28,7 @@ from inspector.scan.jobs import folder_job
 from inspector.scan.tasks import scan_file, start
 from inspector.share.models import ShareLink
 from inspector.web import tally
-from inspector.web.models import Project, Transcript
+from inspector.web.models import LIST_COLUMNS, META_COLUMNS, Project, Transcript
 from inspector.web.store import store_upload
 from tests.scan.test_dashboard_totals import _days_row_by_row, _fill
 from tests.testdata import read
@@ -265,3 +266,28 @@ def test_writers_of_one_project_at_once_do_not_wait_on_each_other(owner):
     assert assert_tallied() == 1
     summary = reports.project_summary(project)
     assert (summary.sessions, summary.messages, summary.findings) == (2, 6, {"PAIR-1": 3})
+
+
+def test_rows_copied_in_count_as_saved_ones(filled):
+    """COPY (``bench/bench_scale.py`` builds its database so) fires the same triggers."""
+    big = filled
+    columns = [
+        "public_id", "owner_id", "project_id", "relative_path", "file_name", "format", "size",
+        "sha256", "message_count", "counts", "verdicts", "needs_repair", "problems", "meta",
+        "engine_version", "created",
+        # The columns kept from meta, as save() fills them (COPY saves nothing).
+        *META_COLUMNS, *LIST_COLUMNS,
+    ]  # fmt: skip
+    rows = list(Transcript.objects.filter(project=big).values_list(*columns)[:25])
+    assert rows
+    with connection.cursor() as cursor:
+        raw = cursor.cursor
+        with raw.copy(f"COPY web_transcript ({', '.join(columns)}) FROM STDIN") as copy:
+            for n, row in enumerate(rows):
+                values = list(row)
+                values[0], values[7] = f"copied-{n}", f"{n:064x}"[::-1]
+                for index in (9, 10, 13):  # JSON as its text
+                    values[index] = orjson.dumps(values[index]).decode()
+                copy.write_row(values)
+    assert big.transcripts.count() == 120 + len(rows)
+    assert assert_tallied() == 2
