@@ -9,7 +9,8 @@ on what the diagnosis of generated Claude Code sessions stores; the scan files
 that date each session over nine months; and the search index (one row per
 timeline row, masked text, a tsvector with its GIN index, as migration 0002 of
 search makes it). The rows go in with COPY, the indexes after, so it builds in
-minutes.
+minutes; the COPY fires the triggers that keep each project's tallies (migration
+``web 0009``, ``inspector.web.tally``), as every write of the app does.
 
 Then it asks the pages through Django's test Client, signed in as the owner
 (middleware, views, templates: the real request path), many times each, and

@@ -29,6 +29,7 @@ from django.utils import timezone
 from inspector.diagnosis import REPAIR_RULES
 from inspector.engine import RULES
 from inspector.scan.models import ScanFile, ScanJob
+from inspector.web import tally
 from inspector.web.models import TOKEN_COLUMNS, Project, Transcript
 
 if TYPE_CHECKING:
@@ -155,7 +156,8 @@ def summarize(transcripts: QuerySet[Transcript]) -> Summary:
         cursor.execute(_FINDINGS_SQL[vendor].replace("ROWS", sql), params)
         for rule, findings, sessions in cursor.fetchall():
             summary.findings[rule] = _number(findings)
-            summary.sessions_per_rule[rule] = int(sessions)
+            # NULL where every session has the rule at 0 (the FILTER kept no row).
+            summary.sessions_per_rule[rule] = int(sessions or 0)
     summary.sessions_per_rule = {r: n for r, n in summary.sessions_per_rule.items() if n}
     return summary
 
@@ -349,22 +351,104 @@ def unreadable_files(project: Project) -> QuerySet[ScanFile]:
     )
 
 
-def project_list(owner: Any) -> QuerySet[Project]:
-    return Project.objects.filter(owner=owner).annotate(
-        sessions=Count("transcripts", distinct=True),
-        needing_repair=Count(
-            "transcripts", filter=Q(transcripts__needs_repair=True), distinct=True
-        ),
+def project_list(owner: Any) -> list[Project]:
+    """The owner's projects by name, each with ``sessions`` and ``needing_repair``: its
+    transcripts'.
+
+    From the tallies the database keeps (``web.tally``) where it keeps them, else
+    counted here.
+    """
+    # By name, as the model orders projects (a query that groups ignores that order).
+    projects = Project.objects.filter(owner=owner).order_by("name", "pk")
+    if not tally.available(projects.db):
+        return list(
+            projects.annotate(
+                sessions=Count("transcripts", distinct=True),
+                needing_repair=Count(
+                    "transcripts", filter=Q(transcripts__needs_repair=True), distinct=True
+                ),
+            )
+        )
+    found = list(projects.only("name", "slug", "created"))
+    totals = tally.totals_per_project(
+        (project.pk for project in found), ("sessions", "needs_repair"), projects.db
     )
+    for project in found:
+        counted = totals.get(project.pk, {})
+        project.sessions = int(counted.get("sessions", 0))  # type: ignore[attr-defined]
+        project.needing_repair = int(counted.get("needs_repair", 0))  # type: ignore[attr-defined]
+    return found
 
 
-def project_totals(project: Project) -> dict[str, Any]:
-    sessions = sessions_of(project)
-    summary = summarize(sessions)
+def project_summary(project: Project, tallies: dict[tally.Key, Any] | None = None) -> Summary:
+    """``summarize(sessions_of(project))``, from the database's tallies where it keeps them.
+
+    ``tallies``: the project's, when the caller has read them (``project_tallies``).
+    """
+    if tallies is None:
+        tallies = project_tallies(project)
+    if tallies is None:
+        return summarize(sessions_of(project))
+    return summary_of_tallies(tallies)
+
+
+def project_tallies(project: Project) -> dict[tally.Key, Any] | None:
+    """The project's tallies (``web.tally``), or ``None`` where the database keeps none."""
+    if not tally.available(Transcript.objects.db):
+        return None
+    return tally.project_tallies(project.pk, project.owner_id)
+
+
+def summary_of_tallies(tallies: dict[tally.Key, Any]) -> Summary:
+    """A ``Summary`` from a project's tallies (``web.tally``): what ``summarize`` adds up."""
+    plain = {
+        key: int(value) for (key, rule, day), value in tallies.items() if day is None and not rule
+    }
+    summary = Summary(
+        sessions=plain.get("sessions", 0),
+        subagents=plain.get("subagents", 0),
+        linked=plain.get("linked", 0),
+        messages=plain.get("messages", 0),
+        needs_repair=plain.get("needs_repair", 0),
+        empty=plain.get("empty", 0),
+        conversations=plain.get("sessions", 0)
+        - plain.get("listed", 0)
+        + plain.get("conversations", 0),
+        conversations_needing_repair=plain.get("needs_repair", 0)
+        - plain.get("listed_repair", 0)
+        + plain.get("conversations_repair", 0),
+        tokens_in=plain.get("tokens_in", 0),
+        tokens_out=plain.get("tokens_out", 0),
+        cache_read=plain.get("cache_read", 0),
+        cache_write=plain.get("cache_write", 0),
+        size=plain.get("size", 0),
+    )
+    if not summary.sessions:
+        return summary
+    per_rule: dict[str, dict[str, Any]] = {}
+    for (key, rule, _), value in tallies.items():
+        if rule:
+            per_rule.setdefault(rule, {})[key] = value
+    for rule in sorted(per_rule):
+        counted = per_rule[rule]
+        if counted.get("rule_rows", 0) > 0:  # in some session's counts, if only as 0
+            summary.findings[rule] = _number(counted.get("findings", 0))
+        if counted.get("rule_sessions", 0):
+            summary.sessions_per_rule[rule] = int(counted["rule_sessions"])
+    return summary
+
+
+def project_totals(
+    project: Project,
+    tallies: dict[tally.Key, Any] | None = None,
+    unreadable: list[ScanFile] | None = None,
+) -> dict[str, Any]:
+    """The dashboard's totals; ``tallies`` and ``unreadable`` the project's, if read already."""
+    summary = project_summary(project, tallies)
     return {
         "summary": summary,
         "size": summary.size,
-        "unreadable": unreadable_files(project).count(),
+        "unreadable": unreadable_files(project).count() if unreadable is None else len(unreadable),
     }
 
 
@@ -407,20 +491,39 @@ def _first_day(first_timestamp: Any) -> date | None:
     return None
 
 
-def day_chart(project: Project) -> dict[str, Any] | None:
+def day_chart(
+    project: Project,
+    tallies: dict[tally.Key, Any] | None = None,
+    unreadable: list[ScanFile] | None = None,
+) -> dict[str, Any] | None:
     """Stacked bars per day: sessions needing repair, clean ones, and unreadable files.
 
     Files with no messages are left out (the dashboard says how many in one
     line): a folder's empty files, all dated the day of the scan, would
     otherwise dwarf every day of real sessions. With its axes: a few session
-    counts up the side, a few dates along the bottom.
+    counts up the side, a few dates along the bottom. ``tallies`` and
+    ``unreadable``: the project's, if the caller read them already.
     """
     days: dict[date, Counter[str]] = {}
     sessions = Transcript.objects.filter(owner=project.owner_id, project=project).exclude(
         message_count=0
     )
-    _count_days(_days_of_columns(sessions, days), days)
-    for started, finished in unreadable_files(project).values_list("started", "finished"):
+    if _in_utc() and (tallies is not None or tally.available(sessions.db)):
+        # The tallies count the sessions per UTC day of ``first_at`` (``web.tally``).
+        if tallies is None:
+            tallies = tally.project_tallies(project.pk, project.owner_id)
+        for (key, _, day), value in tallies.items():
+            if day is not None and key in _DAY_TALLIES:
+                days.setdefault(day, Counter())[_DAY_TALLIES[key]] += int(value)
+        _count_days(sessions.exclude(_DATED), days)
+    else:
+        _count_days(_days_of_columns(sessions, days), days)
+    moments = (
+        unreadable_files(project).values_list("started", "finished")
+        if unreadable is None
+        else [(file.started, file.finished) for file in unreadable]
+    )
+    for started, finished in moments:
         at = started or finished
         if at is not None:
             days.setdefault(timezone.localdate(at), Counter())["unreadable"] += 1
@@ -500,9 +603,8 @@ def _days_of_columns(
     (``Transcript.fill_columns``): reading every session's meta was most of a
     big project's day chart.
     """
-    dated = Q(first_at__gte=_EARLIEST, first_at__lt=_LATEST)
     per_day = (
-        sessions.filter(dated)
+        sessions.filter(_DATED)
         .order_by()
         .annotate(day=TruncDate("first_at"))
         .values_list("day", "needs_repair")
@@ -510,7 +612,16 @@ def _days_of_columns(
     )
     for day, needs_repair, count in per_day:
         days.setdefault(day, Counter())["repair" if needs_repair else "clean"] += count
-    return sessions.exclude(dated)
+    return sessions.exclude(_DATED)
+
+
+_DATED = Q(first_at__gte=_EARLIEST, first_at__lt=_LATEST)
+_DAY_TALLIES = {"day_repair": "repair", "day_clean": "clean"}
+
+
+def _in_utc() -> bool:
+    """Whether the current time zone's days are UTC's, which the tallies count in."""
+    return timezone.get_current_timezone_name() in ("UTC", "Etc/UTC")
 
 
 DAY_KINDS = ("repair", "clean", "unreadable")

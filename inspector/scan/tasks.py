@@ -48,6 +48,7 @@ from inspector.scan.sources import (
     session_start,
     zip_started,
 )
+from inspector.web import tally
 from inspector.web.diskfull import DISK_FULL, is_disk_full
 from inspector.web.models import Project, Transcript
 from inspector.web.store import (
@@ -492,6 +493,9 @@ def complete_if_done(job_id: int, counted: tuple[int, int] | None = None) -> boo
     )
     if won:
         delete_stored(job)
+        if tally.available():
+            # Every file of the scan appended its project's tallies: one row per key again.
+            tally.fold(job.project_id)
     return bool(won)
 
 

@@ -63,7 +63,10 @@ def project_detail(request: SignedInRequest, slug: str) -> HttpResponse:
     if request.htmx:
         context["page"] = reports.page_of(sessions, number, PAGE_SIZE)
         return render(request, "scan/project.html#sessions", context)
-    totals = reports.project_totals(project)
+    # Each read once for the totals, the charts and the list of unreadable files.
+    tallies = reports.project_tallies(project)
+    unreadable = list(reports.unreadable_files(project))
+    totals = reports.project_totals(project, tallies, unreadable)
     # Unfiltered, the table is the sessions with messages: the totals counted them.
     summary = totals["summary"]
     count = None if form.filtered else summary.sessions - summary.empty
@@ -71,8 +74,8 @@ def project_detail(request: SignedInRequest, slug: str) -> HttpResponse:
         "page": reports.page_of(sessions, number, PAGE_SIZE, count),
         "totals": totals,
         "rule_chart": reports.rule_chart(totals["summary"]),
-        "day_chart": reports.day_chart(project),
-        "unreadable": reports.unreadable_files(project),
+        "day_chart": reports.day_chart(project, tallies, unreadable),
+        "unreadable": unreadable,
         "jobs": project.scan_jobs.all()[:5],
         "scan_form": ScanForm(initial={"project": project.name}),
         "watched": watched_rows(project),

@@ -12,8 +12,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django import template
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.formats import localize
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import Truncator
 
 from inspector.diagnosis.model import Row
 from inspector.diagnosis.select import Filters, SessionMap
@@ -172,6 +176,129 @@ def day_bars(bars: list[dict[str, Any]]) -> SafeString:
                 f'height="{part["height"]}" class="bar-{escape(part["kind"])}"></rect>'
             )
         out.append("</g>\n")
+    return SafeString("".join(out))
+
+
+@register.simple_tag
+def project_rows(projects: Any) -> SafeString:
+    """The project list's rows (``scan.reports.project_list``: ``sessions``, ``needing_repair``).
+
+    Plain strings, as ``day_bars``: the template loop, a lookup per cell, cost about
+    35 ms of the list of 150 projects. The names are escaped; the date is the
+    ``date:"Y-m-d"`` of the project's creation in the current time zone.
+    """
+    out = []
+    for project in projects:
+        url = escape(reverse("scan:project", args=[project.slug]))
+        repair = int(project.needing_repair)
+        cell = f'<span class="bad-text">{repair}</span>' if repair else "0"
+        out.append(
+            f'    <tr>\n      <td><a href="{url}">{escape(project.name)}</a></td>\n'
+            f'      <td class="num">{int(project.sessions)}</td>\n'
+            f'      <td class="num">{cell}</td>\n'
+            f"      <td>{timezone.localdate(project.created).isoformat()}</td>\n    </tr>\n"
+        )
+    return SafeString("".join(out))
+
+
+@register.simple_tag
+def unreadable_rows(files: Any) -> SafeString:
+    """The dashboard's unreadable files (``scan.reports.unreadable_files``), a row each.
+
+    Plain strings, as ``project_rows``: a big project lists hundreds. Path and reason
+    escaped; the link is the file's scan, its text the ``date:"Y-m-d H:i"`` of when
+    the file was read (blank if never).
+    """
+    out = []
+    jobs: dict[int, str] = {}
+    for file in files:
+        url = jobs.get(file.job_id)
+        if url is None:
+            url = jobs[file.job_id] = escape(reverse("scan:job", args=[file.job.public_id]))
+        when = ""
+        if file.finished is not None:
+            t = timezone.localtime(file.finished)
+            when = f"{t.year:04d}-{t.month:02d}-{t.day:02d} {t.hour:02d}:{t.minute:02d}"
+        out.append(
+            f'<tr><td class="path">{escape(file.path)}</td><td>{escape(file.reason)}</td>'
+            f'<td><a href="{url}">{when}</a></td></tr>'
+        )
+    return SafeString("".join(out))
+
+
+_NO_FINDINGS = '<span class="ok-text">none</span>'
+
+
+def _shown(value: Any) -> str:
+    """``{{ value }}`` as a template shows it: localized, then escaped."""
+    return escape(localize(value))
+
+
+@register.simple_tag
+def session_rows(sessions: Any) -> SafeString:
+    """The dashboard's sessions table, a row per session (``scan.reports.page_of``'s page).
+
+    Plain strings, as ``verdicts``: the template loop, its lookups, filters and
+    ``{% url %}`` for each cell, was most of the table's time (about 1 ms a row).
+    What the loop showed, as it showed it: every value escaped, a meta or counts
+    that is not an object showing nothing.
+    """
+    out = []
+    rules: dict[str, str] = {}
+    for t in sessions:
+        meta = t.meta if isinstance(t.meta, dict) else {}
+        prompt = meta.get("first_prompt")
+        url = escape(t.get_absolute_url())
+        when = ""
+        if t.date is not None:
+            moment = timezone.localtime(t.date)
+            when = (
+                f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d} "
+                f"{moment.hour:02d}:{moment.minute:02d}"
+            )
+        title = ""
+        if prompt:
+            title = (
+                f'<a href="{url}" class="title" title="{_shown(prompt)}">'
+                f"{escape(Truncator(localize(prompt)).chars(90))}</a><br>"
+            )
+        parent = ""
+        if t.parent is not None:
+            parent = (
+                f' · subagent of <a href="{escape(t.parent.get_absolute_url())}">'
+                f"{escape(t.parent.relative_path or t.parent.file_name)}</a>"
+            )
+        badges = []
+        counts = t.counts if isinstance(t.counts, dict) else {}
+        for rule, count in counts.items():
+            href = rules.get(rule)
+            if href is None:
+                href = rules[rule] = escape(reverse("rule", args=[rule]))
+            badges.append(
+                f'<a class="badge" href="{href}" title="{escape(rule_title(rule))}">'
+                f"{escape(rule)} \u00d7{_shown(count)}</a> "
+            )
+        if t.needs_repair:
+            chips = '<span class="chip bad">needs repair</span>'
+        elif not t.message_count:
+            chips = '<span class="chip">empty</span>'
+        else:
+            chips = '<span class="chip ok">clean</span>'
+        if t.problems:
+            chips += (
+                ' <span class="chip warn" title="lines or records no reader could read">'
+                f"{t.problems} unreadable line{'' if t.problems == 1 else 's'}</span>"
+            )
+        out.append(
+            f"      <tr>\n        <td>{when}</td>\n"
+            f'        <td>{title}<span class="{"small" if prompt else ""}">'
+            f'<a href="{url}" class="path">{escape(t.relative_path or t.file_name)}</a></span>\n'
+            f'          <span class="muted small">{escape(t.format)}{parent}</span></td>\n'
+            f'        <td class="num">{t.message_count}</td>\n'
+            f"        <td>{''.join(badges) or _NO_FINDINGS}</td>\n"
+            f"        <td>{chips}</td>\n"
+            f"        <td>{verdicts(t.verdicts)}</td>\n      </tr>\n"
+        )
     return SafeString("".join(out))
 
 
