@@ -10,6 +10,10 @@ seeded history (``formats.to_wire``, ids as they are) and times ``guard``:
 - ``last turn``: the same history whose last call lost its result (the
   usual break: the agent was stopped mid-tool): the accepted start is kept,
   the rest repaired;
+- ``reused id``: the stopped history again, its last call under the id of the
+  history's first call (Kimi's ids restart, say): the shortcut that reads only
+  the items after the kept start leaves it to the plain path, which reads the
+  whole body, but the start is still kept as sent;
 - ``5% broken``: a share of all turns broken, every kind of defect in turn.
 
 It prints milliseconds of CPU time per body (the best of a few runs, the
@@ -58,12 +62,24 @@ def bodies(size: int, provider: str) -> dict[str, dict[str, Any]]:
         },
         {"role": "user", "content": "Stop, look elsewhere.", "metadata": {}},
     ]
+    first_id = next(
+        call["tool_call_id"] for m in healthy for call in m["metadata"].get("tool_calls") or ()
+    )
+    reused = [*stopped[:-2], _with_call_id(stopped[-2], first_id), stopped[-1]]
     broken, _ = generate(size, 0.05)
     extra = {"model": "m", "max_tokens": 1024, "tools": []}
-    return {
-        name: {**extra, **formats.to_wire(history, provider)}
-        for name, history in (("accepted", healthy), ("last turn", stopped), ("5% broken", broken))
-    }
+    kinds = (
+        ("accepted", healthy),
+        ("last turn", stopped),
+        ("reused id", reused),
+        ("5% broken", broken),
+    )
+    return {name: {**extra, **formats.to_wire(history, provider)} for name, history in kinds}
+
+
+def _with_call_id(message: dict[str, Any], cid: str) -> dict[str, Any]:
+    calls = [{**call, "tool_call_id": cid} for call in message["metadata"]["tool_calls"]]
+    return {**message, "metadata": {**message["metadata"], "tool_calls": calls}}
 
 
 def main() -> None:
@@ -74,6 +90,7 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     head = " ".join(f"{n:>10}" for n in sizes)
     print(f"{'provider':12} {'body':10} {head}   growth/msg   x check at {sizes[0]}")
+    over: list[str] = []  # the bodies above the 1 ms at the smallest size
     for provider in PROVIDERS:
         times: dict[str, list[float]] = {}
         ratio: dict[str, float] = {}
@@ -94,6 +111,9 @@ def main() -> None:
                 for t, n in zip(row[1:], sizes[1:], strict=True)
             )
             print(f"{provider:12} {name:10} {cells}   {growth:10}   {ratio[name]:6.1f}", flush=True)
+            if row[0] >= 1e-3:
+                over.append(f"{provider} {name} ({row[0] * 1e3:.2f} ms)")
+    print(f"over 1 ms at {sizes[0]} messages: {', '.join(over) or 'none'}")
 
 
 if __name__ == "__main__":

@@ -811,7 +811,13 @@ def _anthropic(wire: Any, start: int, model: str | None, found: _Findings) -> No
                     answered.add(rid)
                     late = late or not at_start
             if before:
-                missing = tuple(u for u in before if u not in answered)
+                # ``answered`` holds only ids of ``before``, each once, as ``before`` does:
+                # all of them answered (the usual turn) is a count, not a walk.
+                missing = (
+                    tuple(u for u in before if u not in answered)
+                    if len(answered) < len(before)
+                    else ()
+                )
                 if missing:
                     text = ANTHROPIC_MISSING_RESULT.format(N=before_at, ids=", ".join(missing))
                     add(before_at, None, text, "missing_result", missing)

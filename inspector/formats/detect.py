@@ -33,6 +33,7 @@ _ANTHROPIC_BLOCKS = frozenset(
 _OPENAI_PARTS = frozenset({"image_url", "input_audio"})
 _RESPONSES_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file"})
 _RESPONSES_ITEMS = frozenset({"message", "reasoning", "item_reference"})
+_CHAT_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call"})
 
 
 def item_shape(item: Any) -> str | None:
@@ -49,9 +50,8 @@ def item_shape(item: Any) -> str | None:
         return "responses"
     if isinstance(item.get("metadata"), dict) and role in ROLES:
         return "canonical"
-    if role in ("tool", "developer", "function") or any(
-        key in item for key in ("tool_calls", "tool_call_id", "function_call")
-    ):
+    # ``isdisjoint`` walks the record's few keys in C: every record of a list is asked.
+    if role in ("tool", "developer", "function") or not _CHAT_KEYS.isdisjoint(item):
         return "openai-chat"
     content = item.get("content")
     if isinstance(content, list):

@@ -109,22 +109,36 @@ def turns(
     (a request body) records are not looked at.
     """
     groups: list[tuple[str, int | None, list[Message]]] = []
+    # The open group in locals, put in ``groups`` when the next one starts: every writer
+    # of the two documents runs this over every message.
+    members: list[Message] | None = None
+    last_role = ""
+    last_rec: int | None = None
     for message in messages:
         role = side(message)
-        rec = origin(message) if by_record else None
-        if groups and groups[-1][0] == role:
-            _, last_rec, members = groups[-1]
-            if rec is not None and last_rec is not None:
-                joins = rec == last_rec
-            elif rec is None and user_text is not None and user_text(message):
-                joins = any(m["role"] == "tool" for m in members)
-            else:
-                joins = True
-            if joins:
-                members.append(message)
-                groups[-1] = (role, last_rec if rec is None else rec, members)
-                continue
-        groups.append((role, rec, [message]))
+        rec = None
+        if by_record:
+            md = message.get("metadata")
+            rec = md.get(REC) if md.__class__ is dict or isinstance(md, dict) else None
+            if rec.__class__ is not int and not isinstance(rec, int):
+                rec = None
+        if members is not None:
+            if last_role == role:
+                if rec is not None and last_rec is not None:
+                    joins = rec == last_rec
+                elif rec is None and user_text is not None and user_text(message):
+                    joins = any(m["role"] == "tool" for m in members)
+                else:
+                    joins = True
+                if joins:
+                    members.append(message)
+                    if rec is not None:
+                        last_rec = rec
+                    continue
+            groups.append((last_role, last_rec, members))
+        members, last_role, last_rec = [message], role, rec
+    if members is not None:
+        groups.append((last_role, last_rec, members))
     return groups
 
 
@@ -173,7 +187,13 @@ def by_origin(messages: list[Message]) -> dict[int, list[Message]]:
     """The parsed messages of each source record, for spotting untouched groups."""
     groups: dict[int, list[Message]] = {}
     for message in messages:
-        rec = origin(message)
-        if rec is not None:
-            groups.setdefault(rec, []).append(message)
+        # ``origin`` inlined: every reader of a record shape runs this over every message.
+        md = message.get("metadata")
+        rec = md.get(REC) if md.__class__ is dict or isinstance(md, dict) else None
+        if rec.__class__ is int or (rec is not None and isinstance(rec, int)):
+            found = groups.get(rec)
+            if found is None:
+                groups[rec] = [message]
+            else:
+                found.append(message)
     return groups

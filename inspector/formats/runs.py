@@ -41,22 +41,31 @@ def join_runs(
     out: list[Message] = []
     out_sources: list[list[int]] = []
     out_causes: dict[int, str] = {}
+    # A message is asked once where the loop asked it twice (as a run's end, then as
+    # the next one's start): every reader of the two documents runs this over every
+    # message. ``known`` is the last message asked, ``known_flag`` its answer.
+    known, known_flag = -1, False
+    total = len(messages)
     index = 0
-    while index < len(messages):
+    while index < total:
         end = index + 1
-        while end < len(messages) and _joinable(messages[end - 1]) and _joinable(messages[end]):
-            end += 1
-        run = messages[index:end]
-        if len(run) > 1 and any(calls_of(m) for m in run[:-1]):
-            out.append(_joined(run))
+        if end < total and (known_flag if known == index else _joinable(messages[index])):
+            while end < total:
+                known, known_flag = end, _joinable(messages[end])
+                if not known_flag:
+                    break
+                end += 1
+        if end - index > 1 and any(calls_of(m) for m in messages[index : end - 1]):
+            out.append(_joined(messages[index:end]))
             out_sources.append([s for i in range(index, end) for s in sources[i]])
         else:
-            run, end = run[:1], index + 1
-            out.append(run[0])
+            end = index + 1
+            out.append(messages[index])
             out_sources.append(sources[index])
-        for at in range(index, end):
-            if at in causes:
-                out_causes[len(out) - 1] = causes[at]
+        if causes:
+            for at in range(index, end):
+                if at in causes:
+                    out_causes[len(out) - 1] = causes[at]
         index = end
     return out, out_sources, out_causes
 
@@ -65,7 +74,7 @@ def split_runs(messages: list[Message]) -> list[Message]:
     """Each message ``join_runs`` made as the messages of its records again: the
     read messages where the repair left it whole, else its parts and calls dealt
     back by count (ids renamed, say); one message if the counts no longer fit."""
-    if not any(_members(m) for m in messages):
+    if not _any_members(messages):
         return messages
     out: list[Message] = []
     for message in messages:
@@ -85,6 +94,15 @@ def split_runs(messages: list[Message]) -> list[Message]:
     return out
 
 
+def _any_members(messages: list[Message]) -> bool:
+    """``any(map(_members, messages))`` in a plain loop: every write asks it of every message."""
+    for message in messages:
+        md = message.get("metadata") if isinstance(message, dict) else None
+        if isinstance(md, dict) and RUN in md and _members(message):
+            return True
+    return False
+
+
 def _members(message: Any) -> list[Message] | None:
     md = message.get("metadata") if isinstance(message, dict) else None
     members = md.get(RUN) if isinstance(md, dict) else None
@@ -95,9 +113,16 @@ def _joinable(message: Message) -> bool:
     if message.get("role") != "assistant":
         return False
     md = message.get("metadata")
-    if not isinstance(md, dict) or not set(md) <= _JOINABLE or not isinstance(md.get(REC), int):
+    if not isinstance(md, dict) or not _JOINABLE.issuperset(md) or not isinstance(md.get(REC), int):
         return False
-    return bool(calls_of(message)) or bool(_parts(message["content"]))
+    # ``bool(calls_of(message)) or bool(_parts(...))``, without making either list.
+    calls = md.get("tool_calls")
+    if isinstance(calls, list) and any(isinstance(c, dict) for c in calls):
+        return True
+    content = message["content"]
+    if isinstance(content, str):
+        return bool(content.strip())
+    return isinstance(content, list) and bool(content)
 
 
 def _parts(content: Any) -> list[Any]:

@@ -68,6 +68,8 @@ from inspector.engine.providers import (
     ProviderProblem,
     Verdict,
     check,
+    check_after,
+    local_cut,
 )
 from inspector.formats.base import FormatError, Parsed
 from inspector.guard import tail
@@ -301,7 +303,7 @@ def _repaired(asked: _Asked, late: list[tuple[int, int, str]] | None = None) -> 
         written = _write(body, parsed, after_cut, cut, provider, exported=exported)
         if written is None:
             continue
-        after = check(provider, written[0], model=model)
+        after = _check_sent(body, written[0], provider, _list_start(parsed, cut), model)
         if after.accepted:
             chosen = (*written, cut, at, exported, after)
             break
@@ -350,7 +352,12 @@ def _kept_start(
         start = _list_start(parsed, cut)
         if start is None or start > first or not _surely_ends_a_span(parsed.messages[cut]):
             continue
-        if not check(provider, {**body, key: items[:start]}, model=model).accepted:
+        # Where no check looks across the cut, the start has the body's problems before
+        # ``first``, the first of them: none, so it is accepted without walking it again.
+        if not (
+            local_cut(provider, body, start, model=model)
+            or check(provider, {**body, key: items[:start]}, model=model).accepted
+        ):
             continue
         head = replace(
             parsed,
@@ -366,6 +373,30 @@ def _kept_start(
             return cut, 0, None
         return cut, len(repaired_head.messages), rest
     return 0, 0, None
+
+
+def _check_sent(
+    body: dict[str, Any], out: dict[str, Any], provider: str, start: int | None, model: str | None
+) -> Verdict:
+    """``check(provider, out)``, for ``out`` written after the first ``start`` items of
+    ``body``, which the provider accepts: from the cut on alone (``check_after``) where
+    ``out`` starts with those items and has the body's other keys, byte for byte, and
+    no check looks across the cut (``local_cut``): then the start has no problem, and
+    the whole's problems are those after it. The check of a long kept start is a walk
+    of it in Python; the comparison is ``orjson``'s."""
+    key = HISTORY_KEYS[provider]
+    if not start or not local_cut(provider, out, start, model=model):
+        return check(provider, out, model=model)
+    sent, items = out[key], body[key]
+    if (
+        len(out) != len(body)
+        or any(k not in body for k in out)
+        or orjson.dumps({k: v for k, v in out.items() if k != key})
+        != orjson.dumps({k: body[k] for k in out if k != key})
+        or orjson.dumps(sent[:start]) != orjson.dumps(items[:start])
+    ):
+        return check(provider, out, model=model)
+    return check_after(provider, out, start, model=model)
 
 
 def _checked_start(parsed: Parsed, whole: Repair, cut: int, is_read_only: Any) -> tuple[int, int]:
@@ -589,7 +620,10 @@ def _renames(messages: list[dict[str, Any]], provider: str) -> dict[str, str]:
 def _list_start(parsed: Parsed, index: int) -> int | None:
     """Where canonical message ``index`` starts in the body's list (0-based), if it is in it."""
     lines = parsed.sources[index] if index < len(parsed.sources) else []
-    return min(lines) - 1 if lines and min(lines) > 0 else None
+    if not lines:
+        return None
+    low = min(lines)  # once: the kept start's search asks it of every message
+    return low - 1 if low > 0 else None
 
 
 def _problem_findings(provider: str, verdict: Verdict, parsed: Parsed | None) -> list[Finding]:

@@ -191,6 +191,26 @@ def test_a_local_cut_splits_the_check(case: tuple[str, dict[str, Any]]) -> None:
         assert list(after.problems) == [p for p in whole.problems if p.index >= start]
 
 
+@PROFILE
+@given(checked_bodies())
+def test_the_sent_body_checked_from_its_kept_start_gets_the_whole_verdict(
+    case: tuple[str, dict[str, Any]],
+) -> None:
+    """The plain path checks what it sends from the kept start's cut on where that
+    start is the body's own accepted items (``_check_sent``): at every start of the body
+    that the provider accepts, that verdict is the check of the whole sent body."""
+    provider, body = case
+    key = HISTORY_KEYS[provider]
+    with plain_only():
+        sent = guard(body, provider).body
+    for start in range(1, len(body[key])):
+        if not check(provider, {**body, key: body[key][:start]}).accepted:
+            continue
+        split = guard_module._check_sent(body, sent, provider, start, None)
+        whole = check(provider, sent)
+        assert (split.state, split.problems) == (whole.state, whole.problems)
+
+
 def test_a_responses_body_whose_start_a_later_output_answers_is_left_to_the_plain_path() -> None:
     """A call of the start answered only after the cut (no later turn between them, so
     the provider takes it): the start alone is refused, so it is not the kept one."""
