@@ -116,6 +116,8 @@ class Rule:
     # Every match starts where one of its needles does (``_at_needles``): its
     # windows are searched by trying the pattern at those places only.
     at_needles: bool = False
+    # Every match holds one of these as written: a text holding none is not searched.
+    requires: tuple[str, ...] = ()
 
     def groups(self) -> list[int]:
         if self.group is not None:
@@ -295,12 +297,20 @@ def _plugin_rules() -> Iterator[Rule]:
     # Its keyword detector: `password: "..."`, `api_key = '...'`, `secret => "..."`;
     # one of them has the value before the name, so it looks further back.
     for pattern, group in keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP.items():
-        back = (
-            REACH
-            if pattern is keyword.PRECEDED_BY_EQUAL_COMPARISON_SIGNS_QUOTES_REQUIRED_REGEX
-            else 9
+        compared = pattern is keyword.PRECEDED_BY_EQUAL_COMPARISON_SIGNS_QUOTES_REQUIRED_REGEX
+        yield Rule(
+            "secret keyword",
+            pattern,
+            None,
+            _KEYWORDS,
+            before=REACH if compared else 9,
+            group=group,
+            # `'value' == password`: its `[!=]{2,3}` holds one of these pairs.
+            requires=_COMPARISONS if compared else (),
         )
-        yield Rule("secret keyword", pattern, None, _KEYWORDS, before=back, group=group)
+
+
+_COMPARISONS = ("==", "!=", "=!", "!!")
 
 
 # gitleaks' rules (inspector/gitleaks.py), each woken by its own keywords. A
@@ -485,6 +495,8 @@ class _Scan:
         woken = sorted({index for key in self.hits for index in _WOKEN[key]})
         for index in woken:
             rule = RULES[index]
+            if rule.requires and not any(part in text for part in rule.requires):
+                continue
             if len(text) <= _SMALL:
                 matches: Iterable[re.Match[str]] = rule.pattern.finditer(text)
             elif rule.before <= _ANCHORED:

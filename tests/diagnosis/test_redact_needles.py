@@ -1,10 +1,11 @@
-"""Rules whose every match starts at one of their needles are tried at those places only.
+"""Two shortcuts of the search, each giving the spans the full search gives.
 
 ``Rule.at_needles`` (gitleaks' rules whose pattern begins with a literal that starts
 with one of their keywords, ``redact._starts_at_needle``) replaces a ``finditer`` over
-each window around the needles by a ``match`` at each needle in it. It is a shortcut
-only: the spans found are those of the windowed search, on the whole test corpus and on
-texts made of each such rule's own matches among ordinary text.
+each window around the needles by a ``match`` at each needle in it. ``Rule.requires``
+skips a rule on a text holding none of the pieces every match of it holds. The spans
+found are those of the full search, on the whole test corpus and on texts made of each
+such rule's own matches among ordinary text.
 """
 
 from __future__ import annotations
@@ -22,14 +23,15 @@ from inspector.redact import RULES, find_secrets
 from tests.testdata import CORPUS
 
 AT_NEEDLES = [rule for rule in RULES if rule.at_needles]
+REQUIRING = [rule for rule in RULES if rule.requires]
 PADDING = "ordinary words and a path /tmp/s.x, a key, ey and sk " * 12  # > redact._SMALL
 
 
 @contextmanager
 def windowed_search() -> Iterator[None]:
-    """Every rule searched by ``finditer`` over its windows, as before the shortcut."""
+    """Every rule searched by ``finditer`` over its windows, on every text it wakes on."""
     saved = redact.RULES
-    redact.RULES = tuple(dataclasses.replace(rule, at_needles=False) for rule in saved)
+    redact.RULES = tuple(dataclasses.replace(rule, at_needles=False, requires=()) for rule in saved)
     try:
         yield
     finally:
@@ -71,7 +73,7 @@ def texts_of_matches(draw: st.DrawFn) -> str:
     """Ordinary text around matches of at-needle rules, some glued to each other."""
     pieces = [PADDING]
     for _ in range(draw(st.integers(1, 4))):
-        rule = draw(st.sampled_from(AT_NEEDLES))
+        rule = draw(st.sampled_from(AT_NEEDLES + REQUIRING))
         match = draw(st.from_regex(rule.pattern, fullmatch=True).filter(str.isprintable))
         glue = draw(st.sampled_from(["", " ", "\n", '"', "=", "x", "\\n"]))
         pieces += [match, glue, draw(st.sampled_from(["", PADDING[:40], PADDING]))]
@@ -102,3 +104,19 @@ def test_what_such_a_rule_matches_begins_with_one_of_its_needles(rule):
         assert begins.startswith(rule.needles)
 
     check()
+
+
+def test_a_rule_that_requires_a_comparison_is_skipped_only_without_one():
+    (rule,) = REQUIRING
+    assert rule.kind == "secret keyword" and set(rule.requires) == {"==", "!=", "=!", "!!"}
+    for operator in ("==", "!=", "===", "!==", "!!", "=!="):
+        text = f"if ('hunter2value' {operator} password) {{}}"
+        assert [m.kind for m in find_secrets(text)] == ["secret keyword"], operator
+        assert both_ways(PADDING + text)[0] == both_ways(PADDING + text)[1]
+    assert find_secrets("if ('hunter2value' = password) {}") == []
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.from_regex(REQUIRING[0].pattern, fullmatch=True))
+def test_what_the_comparison_rule_matches_holds_a_required_pair(text):
+    assert any(part in text for part in REQUIRING[0].requires)
