@@ -29,6 +29,8 @@ import binascii
 import bisect
 import math
 import re
+import re._constants as _sre  # type: ignore[import-not-found]  # no stubs; stdlib since 3.11
+import re._parser as _parser  # type: ignore[import-not-found]
 import tomllib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -65,7 +67,7 @@ from detect_secrets.plugins.twilio import TwilioKeyDetector
 from inspector import gitleaks
 
 # Bumped whenever the rules change, so counts made by older rules are not reused.
-DETECTOR_VERSION = "3"
+DETECTOR_VERSION = "3"  # unchanged by at_needles: a shortcut, the same spans
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +113,11 @@ class Rule:
     # up to ``lead`` name characters before it.
     whole: bool = False
     lead: int = 0
+    # Every match starts where one of its needles does (``_at_needles``): its
+    # windows are searched by trying the pattern at those places only.
+    at_needles: bool = False
+    # Every match holds one of these as written: a text holding none is not searched.
+    requires: tuple[str, ...] = ()
 
     def groups(self) -> list[int]:
         if self.group is not None:
@@ -290,12 +297,20 @@ def _plugin_rules() -> Iterator[Rule]:
     # Its keyword detector: `password: "..."`, `api_key = '...'`, `secret => "..."`;
     # one of them has the value before the name, so it looks further back.
     for pattern, group in keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP.items():
-        back = (
-            REACH
-            if pattern is keyword.PRECEDED_BY_EQUAL_COMPARISON_SIGNS_QUOTES_REQUIRED_REGEX
-            else 9
+        compared = pattern is keyword.PRECEDED_BY_EQUAL_COMPARISON_SIGNS_QUOTES_REQUIRED_REGEX
+        yield Rule(
+            "secret keyword",
+            pattern,
+            None,
+            _KEYWORDS,
+            before=REACH if compared else 9,
+            group=group,
+            # `'value' == password`: its `[!=]{2,3}` holds one of these pairs.
+            requires=_COMPARISONS if compared else (),
         )
-        yield Rule("secret keyword", pattern, None, _KEYWORDS, before=back, group=group)
+
+
+_COMPARISONS = ("==", "!=", "=!", "!!")
 
 
 # gitleaks' rules (inspector/gitleaks.py), each woken by its own keywords. A
@@ -305,19 +320,56 @@ _GITLEAKS_BEFORE = 256
 _GITLEAKS_REACH = 2048
 
 
+def _literal_starts(items: list[tuple[object, object]]) -> set[str] | None:
+    """The literal texts, in lower case, one of which begins every match of this parsed
+    pattern (``re._parser``), or ``None`` when some match may begin otherwise (with a
+    class of characters, a repeat, anything but a literal, a word boundary and groups)."""
+    head = ""
+    for op, argument in items:
+        if op is _sre.LITERAL:
+            head += chr(argument).lower()  # type: ignore[arg-type]
+            continue
+        if head:
+            return {head}
+        if op is _sre.AT and argument is _sre.AT_BOUNDARY:
+            continue  # zero-width: the match still begins here
+        if op is _sre.SUBPATTERN:
+            return _literal_starts(list(argument[-1]))  # type: ignore[index]
+        if op is _sre.BRANCH:
+            starts: set[str] = set()
+            for branch in argument[1]:  # type: ignore[index]
+                found = _literal_starts(list(branch))
+                if found is None:
+                    return None
+                starts |= found
+            return starts
+        return None
+    return {head} if head else None
+
+
+def _starts_at_needle(pattern: re.Pattern[str], needles: tuple[bytes, ...]) -> bool:
+    """Whether each match of ``pattern`` begins with one of ``needles`` (ASCII, as the
+    lower-case search finds them), so its start is a place the needles were found."""
+    starts = _literal_starts(list(_parser.parse(pattern.pattern, pattern.flags)))
+    keys = [needle.decode("ascii") for needle in needles]
+    return bool(starts) and all(any(s.startswith(k) for k in keys) for s in starts)  # type: ignore[union-attr]
+
+
 def _gitleaks_rules() -> Iterator[Rule]:
     for rule in gitleaks.load():
+        needles = tuple(keyword.encode() for keyword in rule.keywords)
         yield Rule(
             rule.id,
             rule.pattern,
             rule.valid,  # type: ignore[arg-type]
-            needles=tuple(keyword.encode() for keyword in rule.keywords),
+            needles=needles,
             # A rule whose pattern starts at its keyword is tried there only.
             before=0 if rule.lead else _GITLEAKS_BEFORE,
             group=rule.group or None,
             reach=1 << 16 if "private-key" in rule.id else _GITLEAKS_REACH,
             whole=True,
             lead=rule.lead,
+            at_needles=not rule.lead and _starts_at_needle(rule.pattern, needles),
         )
 
 
@@ -443,6 +495,8 @@ class _Scan:
         woken = sorted({index for key in self.hits for index in _WOKEN[key]})
         for index in woken:
             rule = RULES[index]
+            if rule.requires and not any(part in text for part in rule.requires):
+                continue
             if len(text) <= _SMALL:
                 matches: Iterable[re.Match[str]] = rule.pattern.finditer(text)
             elif rule.before <= _ANCHORED:
@@ -494,15 +548,39 @@ class _Scan:
 
     def _windowed(self, rule: Rule) -> Iterator[re.Match[str]]:
         length = len(self.text)
+        positions = self._positions(rule)
         windows: list[tuple[int, int]] = []
-        for position in self._positions(rule):
+        for position in positions:
             lo, hi = max(0, position - rule.before), min(length, position + rule.reach)
             if windows and lo <= windows[-1][1]:
                 windows[-1] = (windows[-1][0], hi)
             else:
                 windows.append((lo, hi))
+        if rule.at_needles:
+            yield from self._at_needles(rule, positions, windows)
+            return
         for lo, hi in windows:
             yield from rule.pattern.finditer(self.text, lo, hi)
+
+    def _at_needles(
+        self, rule: Rule, positions: list[int], windows: list[tuple[int, int]]
+    ) -> Iterator[re.Match[str]]:
+        """What ``finditer`` finds in each window, for a rule whose every match starts at
+        a needle: the pattern tried at the needles only, in order, up to the window's end,
+        none inside the match before (as ``finditer`` goes on from a match's end)."""
+        match = rule.pattern.match
+        at = 0
+        for _lo, hi in windows:  # each needle is inside the window it made
+            covered = 0
+            while at < len(positions) and positions[at] < hi:
+                start = positions[at]
+                at += 1
+                if start < covered:
+                    continue
+                found = match(self.text, start, hi)
+                if found is not None:
+                    covered = found.end()
+                    yield found
 
 
 def _unescape(text: str) -> tuple[str, tuple[list[int], list[int]]]:

@@ -236,6 +236,12 @@ INSPECTOR_MAX_DIAGNOSIS_BYTES = env_int("INSPECTOR_MAX_DIAGNOSIS_MB", 2560, mini
 INSPECTOR_SCAN_MAX_BYTES = env_int("INSPECTOR_SCAN_MAX_MB", 2048, minimum=1) * 1024 * 1024
 INSPECTOR_SCAN_MAX_FILES = env_int("INSPECTOR_SCAN_MAX_FILES", 10_000, minimum=1)
 INSPECTOR_ZIP_MAX_RATIO = env_int("INSPECTOR_ZIP_MAX_RATIO", 100, minimum=1)
+# A scan of more files than INSPECTOR_SCAN_BATCH_ABOVE sends one task per
+# INSPECTOR_SCAN_BATCH_FILES files (inspector.scan.tasks.scan_files) instead of one a
+# file: a real session is small, and a task's round trip through the queue was a tenth
+# of its file's time. Each file of a batch still commits on its own.
+INSPECTOR_SCAN_BATCH_ABOVE = env_int("INSPECTOR_SCAN_BATCH_ABOVE", 40, minimum=0)
+INSPECTOR_SCAN_BATCH_FILES = env_int("INSPECTOR_SCAN_BATCH_FILES", 20, minimum=1)
 # Stored bytes with no transcript row (left by a process killed mid-upload) are
 # removed when a scan is retried and when `make run` starts, once this old.
 INSPECTOR_ORPHAN_GRACE_SECONDS = env_int("INSPECTOR_ORPHAN_GRACE_SECONDS", 600, minimum=0)

@@ -1,4 +1,12 @@
-"""The scan's tasks: one ``scan_file`` per file, and ``expand_zip`` for an uploaded zip.
+"""The scan's tasks: ``scan_file`` for one file, ``scan_files`` for a batch of them, and
+``expand_zip`` for an uploaded zip.
+
+A job of at most ``INSPECTOR_SCAN_BATCH_ABOVE`` files sends one ``scan_file`` a file;
+a larger one, one ``scan_files`` per ``INSPECTOR_SCAN_BATCH_FILES`` files (the task's
+round trip through the queue, paid once a batch). A batch runs its files one after the
+other, each exactly as ``scan_file`` runs it, committed on its own: a worker killed in
+the middle of a batch leaves the files before it finished and counted, the rest
+pending, and the batch run again skips the finished ones.
 
 Each task is safe to run twice. ``scan_file`` moves its row from pending to
 an outcome with a conditional UPDATE and bumps the job's counters in SQL
@@ -92,6 +100,40 @@ def scan_file(file_id: int) -> str:
     row = ScanFile.objects.select_related("job__owner", "project").filter(pk=file_id).first()
     if row is None or not row.is_pending:
         return "already finished"
+    return _scan_row(row)
+
+
+@task()
+def scan_files(file_ids: list[int]) -> str:
+    """``scan_file`` for each of ``file_ids`` still pending, in order, each committed on
+    its own; a second run of the batch does only what the first left pending.
+
+    A database error on one file leaves it pending and the batch goes on; the task then
+    fails (with the first such error), so the queue shows it, and the job's retry sends
+    the pending files again, as it does for a failed ``scan_file``.
+    """
+    rows = (
+        ScanFile.objects.select_related("job__owner", "project")
+        .filter(pk__in=file_ids, status=Status.PENDING)
+        .order_by("pk")
+    )
+    counts: dict[str, int] = {}
+    failed: DatabaseError | None = None
+    for row in rows:
+        try:
+            status = _scan_row(row)
+        except DatabaseError as error:
+            log.exception("scanning %s: database error, the file stays pending", row.path)
+            failed = failed or error
+            continue
+        counts[status] = counts.get(status, 0) + 1
+    if failed is not None:
+        raise failed
+    return ", ".join(f"{status} {count}" for status, count in counts.items()) or "already finished"
+
+
+def _scan_row(row: ScanFile) -> str:
+    """Store, diagnose and record one pending file: the work of ``scan_file``."""
     ScanJob.objects.filter(pk=row.job_id).update(current_file=row.path)
     outcome = _scan(row)
     if outcome.finished is None:  # nothing stored: only the outcome to record
@@ -254,7 +296,7 @@ def zip_limits() -> Limits:
 
 
 def start(job: ScanJob, found: list[Found], enqueue: bool = True) -> list[int]:
-    """Record the job's files and, with ``enqueue``, send one task per file.
+    """Record the job's files and, with ``enqueue``, send their tasks (``enqueue_files``).
 
     The total is set before any task is sent, so no worker can see the job
     complete early. Returns the files' ids (to run them inline).
@@ -282,9 +324,23 @@ def start(job: ScanJob, found: list[Found], enqueue: bool = True) -> list[int]:
     if not ids:
         complete_if_done(job.pk)
     elif enqueue:
+        enqueue_files(ids)
+    return ids
+
+
+def enqueue_files(ids: list[int]) -> int:
+    """Send the tasks that scan these files: one ``scan_file`` a file for at most
+    ``INSPECTOR_SCAN_BATCH_ABOVE`` of them, else one ``scan_files`` per
+    ``INSPECTOR_SCAN_BATCH_FILES``. Returns how many tasks were sent."""
+    if len(ids) <= settings.INSPECTOR_SCAN_BATCH_ABOVE:
         for file_id in ids:
             scan_file.enqueue(file_id)
-    return ids
+        return len(ids)
+    size = settings.INSPECTOR_SCAN_BATCH_FILES
+    batches = [ids[at : at + size] for at in range(0, len(ids), size)]
+    for batch in batches:
+        scan_files.enqueue(batch)
+    return len(batches)
 
 
 def retry_pending(job: ScanJob) -> int:
@@ -294,9 +350,10 @@ def retry_pending(job: ScanJob) -> int:
         return 1
     # A killed worker may have left stored bytes without their row.
     sweep_orphans(settings.INSPECTOR_ORPHAN_GRACE_SECONDS)
-    pending = list(job.files.filter(status=Status.PENDING).values_list("pk", flat=True))
-    for file_id in pending:
-        scan_file.enqueue(file_id)
+    pending = list(
+        job.files.filter(status=Status.PENDING).order_by("pk").values_list("pk", flat=True)
+    )
+    enqueue_files(pending)
     # Every file may be in while the job is not marked done (its last step failed).
     complete_if_done(job.pk)
     return len(pending)

@@ -22,6 +22,7 @@ from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
+from django_tasks_db.models import DBTaskResult
 
 from inspector.scan.models import ScanFile, ScanJob
 from inspector.scan.workers import worker_command, worker_env
@@ -118,18 +119,36 @@ def kill_when_paused(worker: subprocess.Popen, marker: Path) -> None:
     assert worker.returncode == -signal.SIGKILL
 
 
+# How the scan's files reach the workers (inspector.scan.tasks.enqueue_files): a task a
+# file (a job of few files), or batches of them, here 4 and 3 files, so each kill point
+# (the second call of its function) lands inside the first batch, one file in.
+PATHS = {
+    "one task a file": (len(SESSIONS) + len(UNREADABLE), 1, "inspector.scan.tasks.scan_file"),
+    "batches of files": (0, 4, "inspector.scan.tasks.scan_files"),
+}
+
+
+@pytest.mark.parametrize("path", PATHS.values(), ids=PATHS.keys())
 @pytest.mark.parametrize("point", KILL_POINTS.values(), ids=KILL_POINTS.keys())
 def test_a_scan_whose_worker_was_killed_completes_each_file_once_after_a_restart(
-    owner, owner_client, database_tasks, media_root, tmp_path, point
+    owner, owner_client, database_tasks, media_root, tmp_path, point, path, settings
 ):
+    settings.INSPECTOR_SCAN_BATCH_ABOVE, settings.INSPECTOR_SCAN_BATCH_FILES, task_path = path
     job = start_scan(owner_client)
     assert job.total == len(SESSIONS) + len(UNREADABLE)
+    queued = DBTaskResult.objects.values_list("task_path", "args_kwargs")
+    per_task = 1 if task_path.endswith("scan_file") else 4
+    assert {task for task, _ in queued} == {task_path}
+    assert len(queued) == -(-job.total // per_task)
 
     marker = tmp_path / "paused"
     kill_when_paused(run_paused_worker(point, marker), marker)
     job.refresh_from_db()
     assert job.status == ScanJob.Status.RUNNING
     assert job.files.filter(status=ScanFile.Status.PENDING).exists()
+    if per_task > 1:  # killed inside the first batch: files of it done, counted once
+        counted = job.new + job.updated + job.unchanged + job.duplicate + job.unreadable
+        assert 1 <= job.done == counted < per_task
 
     # The restart: a fresh worker at once, nothing else. It finds the killed
     # worker's task still marked running, sees that worker's process is gone and
@@ -164,6 +183,12 @@ def test_a_scan_whose_worker_was_killed_completes_each_file_once_after_a_restart
     assert statuses == clean
     assert (job.new, job.unreadable) == (len(SESSIONS), len(UNREADABLE))
     assert not orphans(media_root)
+    # Every task of the scan ran to its end, the killed one too (run again), and no
+    # other was sent (no file was scanned by a task of its own beside its batch's).
+    assert set(DBTaskResult.objects.values_list("task_path", "status")) == {
+        (task_path, "SUCCESSFUL")
+    }
+    assert DBTaskResult.objects.count() == len(queued)
 
 
 def test_a_running_worker_takes_up_a_killed_workers_task_within_a_few_beats(

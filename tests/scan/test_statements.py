@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 
 from inspector.scan.jobs import folder_job
 from inspector.scan.models import ScanFile
-from inspector.scan.tasks import scan_file, start
+from inspector.scan.tasks import scan_file, scan_files, start
 from inspector.web.store import project_for
 
 # A new transcript: the file's row; the job's current file; the owner's transcripts of
@@ -94,3 +94,19 @@ def test_statements_per_scanned_file_are_pinned(owner, mixed_tree):
     }
     expected[last] += LAST
     assert {path: len(sql) for path, sql in again.items()} == expected, again
+
+
+@pytest.mark.django_db
+def test_a_batch_reads_its_files_rows_once_and_sends_each_files_statements_else(
+    owner, other_user, mixed_tree
+):
+    # The same tree for two owners (no twin of the other's to copy): file by file, then
+    # as one batch, which reads its files' rows in one query instead of one a file.
+    one_by_one = scan_counting(owner, mixed_tree)
+    job, found = folder_job(other_user, project_for(other_user, "mixed"), mixed_tree)
+    ids = start(job, found, enqueue=False)
+    with CaptureQueriesContext(connection) as queries:
+        scan_files.call(ids)
+    batch = statements(queries.captured_queries)
+    assert len(batch) == sum(map(len, one_by_one.values())) - (len(ids) - 1)
+    assert len(ids) == len(one_by_one) > 1
