@@ -26,8 +26,10 @@ from tests.formats.shapes import replace_somewhere
 from tests.testdata import read
 
 EXAMPLES = {"ci": 150, "dev": 30, "fuzz": 5000}[os.environ.get("HYPOTHESIS_PROFILE", "ci")]
-# A loader that takes longer than this on a small mutated file is hanging.
-BUDGET_SECONDS = 10
+# A loader that takes longer than this on a small mutated file is hanging: a guard against
+# a hang or a blow-up, not a speed claim (speed is bench's). 10 s was once passed by the
+# 50,000-record input on a 2-core machine at load 8, while it takes ~1 s idle.
+BUDGET_SECONDS = 60
 
 # One real file of each registered shape (``registry.seed_of``: its smallest corpus file
 # with a call answered): a shape added to ``formats.FORMATS`` is fuzzed from its own file.
