@@ -169,7 +169,3 @@ class Diagnosis(Summary):
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-    @property
-    def accepted_after(self) -> bool:
-        return all(not verdict["after"] for verdict in self.providers.values())

@@ -51,7 +51,7 @@ from typing import Any
 from inspector.formats import linked
 from inspector.formats.base import FormatError, Parsed
 from inspector.formats.jsondoc import text_of
-from inspector.formats.jsonl import head_records, read_jsonl
+from inspector.formats.jsonl import Record, RecordReader, head_records, read_jsonl
 from inspector.formats.private import REC, Message, call_id, kept_calls
 from inspector.formats.private import metadata as _md
 from inspector.formats.records import LogState, state_facts
@@ -158,13 +158,7 @@ def _is_event(record: Any) -> bool:
 def parse(data: bytes) -> Parsed:
     read = read_jsonl(data)
     state = _Reading()
-    for rec, record in enumerate(read.records):
-        if not record.ok:
-            continue  # named in read.problems
-        try:
-            state.event(rec, record.line, record.value)
-        except FormatError as exc:
-            raise FormatError(str(exc), unread=state.sure) from None
+    state.read_all(read)
     if not state.messages:
         raise FormatError("no event holds a message (user.message, assistant.message, ...)")
     started = state.started
@@ -187,7 +181,7 @@ def parse(data: bytes) -> Parsed:
     )
 
 
-class _Reading:
+class _Reading(RecordReader):
     def __init__(self) -> None:
         self.messages: list[Message] = []
         self.sources: list[list[int]] = []
@@ -197,9 +191,10 @@ class _Reading:
         self.started: set[str] = set()
         self.names: dict[str, str] = {}
         self.subagent = 0
-        self.sure = False
+        super().__init__()
 
-    def event(self, rec: int, line: int, value: Any) -> None:
+    def record(self, rec: int, record: Record) -> None:
+        value, line = record.value, record.line
         if not isinstance(value, dict):
             raise FormatError(f"line {line}: a record that is not an object")
         kind = value.get("type")

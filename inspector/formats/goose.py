@@ -56,7 +56,7 @@ import orjson
 
 from inspector.formats.base import FormatError, Parsed, epoch_time
 from inspector.formats.jsondoc import text_of
-from inspector.formats.jsonl import Record, head_records, read_jsonl
+from inspector.formats.jsonl import Record, RecordReader, head_records, read_jsonl
 from inspector.formats.private import (
     REC,
     Message,
@@ -143,13 +143,7 @@ def _is_message(value: Any) -> bool:
 def parse(data: bytes) -> Parsed:
     read = read_jsonl(data)
     reader = _Reader()
-    for rec, record in enumerate(read.records):
-        if not record.ok:
-            continue  # named in read.problems
-        try:
-            reader.record(rec, record, first=rec == 0)
-        except FormatError as exc:
-            raise FormatError(str(exc), unread=reader.sure) from None
+    reader.read_all(read)
     if not reader.messages:
         raise FormatError("no line holds a Goose message ('role', 'created', 'content')")
     meta: dict[str, Any] = {"hidden_messages": reader.hidden, "session": reader.session}
@@ -159,17 +153,17 @@ def parse(data: bytes) -> Parsed:
     return Parsed(NAME, reader.messages, reader.sources, read.problems, meta=meta, state=state)
 
 
-class _Reader:
+class _Reader(RecordReader):
     def __init__(self) -> None:
         self.messages: list[Message] = []
         self.sources: list[list[int]] = []
         self.hidden: list[int] = []
         self.session: dict[str, Any] = {}
-        self.sure = False  # a Goose line was read: the file is Goose's
+        super().__init__()
 
-    def record(self, rec: int, record: Record, *, first: bool) -> None:
+    def record(self, rec: int, record: Record) -> None:
         value, line = record.value, record.line
-        if first and isinstance(value, dict) and "role" not in value:
+        if rec == 0 and isinstance(value, dict) and "role" not in value:
             if not set(value) & _META_KEYS:
                 keys = ", ".join(sorted(map(str, value))) or "none"
                 raise FormatError(f"line {line}: not Goose's session metadata (keys: {keys})")

@@ -14,6 +14,8 @@ Public API (kept small on purpose; other shape modules may use it):
   short or glued.
 - ``iter_jsonl(data, out)``: the same, one value at a time as it is decoded,
   for a reader that looks at every record anyway.
+- ``RecordReader``: a reader's walk over the decoded records, refusing the file
+  as unread once a record has shown it is the shape's.
 - ``head_records(head, limit)``: the decodable records among the first
   complete lines of a sample, for ``sniff``.
 - ``join_lines(raws, final_newline)``: the inverse of splitting, for writers.
@@ -255,6 +257,32 @@ _HEAD_LINES = 50
 # the diagnosis of a small file. One entry, replaced whole (atomic under threads), keyed
 # by the bytes' equality; ``forget_head`` drops it when a file has been read.
 _head_memo: tuple[bytes, list[tuple[int, Any]]] | None = None
+
+
+class RecordReader:
+    """A JSON Lines reader that takes the records of a file one at a time (``read_all``).
+
+    Its ``record`` hook reads one record (Copilot, Goose and Kimi Code override
+    it) and sets ``sure`` once a record has shown the file is its shape's: a
+    ``FormatError`` after that refuses the file as unread (``FormatError.unread``)
+    instead of letting a more generic shape read it. Lines that could not be
+    decoded are not handed over: ``read_jsonl`` names them in its problems.
+    """
+
+    def __init__(self) -> None:
+        self.sure = False
+
+    def record(self, rec: int, record: Record) -> None:
+        """Hook: read record ``rec`` (decoded); ``FormatError`` for one the shape refuses."""
+        raise NotImplementedError
+
+    def read_all(self, read: JsonlFile) -> None:
+        try:
+            for rec, record in enumerate(read.records):
+                if record.ok:
+                    self.record(rec, record)
+        except FormatError as exc:
+            raise FormatError(str(exc), unread=self.sure) from None
 
 
 def record_type(value: Any, line: int, types: Collection[str], writer: str) -> str:

@@ -53,7 +53,7 @@ import orjson
 from inspector.formats import linked
 from inspector.formats.base import FormatError, Parsed, epoch_time, token_count
 from inspector.formats.jsondoc import text_of
-from inspector.formats.jsonl import head_records, read_jsonl
+from inspector.formats.jsonl import Record, RecordReader, head_records, read_jsonl
 from inspector.formats.private import REC, Message, call_id, kept_calls
 from inspector.formats.private import metadata as _md
 from inspector.formats.records import DROP, LogState, state_facts
@@ -114,13 +114,7 @@ def sniff(head: bytes) -> float:
 def parse(data: bytes) -> Parsed:
     read = read_jsonl(data)
     reading = _Reading()
-    for rec, record in enumerate(read.records):
-        if not record.ok:
-            continue
-        try:
-            reading.record(rec, record.line, record.value)
-        except FormatError as exc:
-            raise FormatError(str(exc), unread=reading.sure) from None
+    reading.read_all(read)
     reading.history = [h for h in reading.history if not _blank_step(h[0])]
     messages = [m for m, _, _ in reading.history]
     if not messages:
@@ -146,7 +140,7 @@ def parse(data: bytes) -> Parsed:
     )
 
 
-class _Reading:
+class _Reading(RecordReader):
     def __init__(self) -> None:
         # Each: the message, its line, its facts.
         self.history: list[tuple[Message, int, dict[str, Any]]] = []
@@ -154,9 +148,10 @@ class _Reading:
         self.call_events: dict[str, str] = {}  # call id -> its tool.call event's uuid
         self.cwd: str | None = None
         self.compactions = 0
-        self.sure = False
+        super().__init__()
 
-    def record(self, rec: int, line: int, value: Any) -> None:
+    def record(self, rec: int, record: Record) -> None:
+        value, line = record.value, record.line
         if not isinstance(value, dict):
             raise FormatError(f"line {line}: a record that is not an object")
         kind = value.get("type")
