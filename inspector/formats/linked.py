@@ -20,7 +20,9 @@ records). ``ChainedWriter`` is their writer on the record-log base
 - a record whose parent was the record right before it in the file is
   re-linked to whatever comes right before it now (a new record, or the one
   before a record the repair dropped), so the chain runs through the new
-  records and past the dropped ones.
+  records and past the dropped ones; where the file holds a record twice (a
+  reply written again as it grew) and a record after its first copy links to
+  it, that link goes through the records put after the last copy too.
 
 A shape subclasses it with ``CHAIN`` (its keys) and the hooks ``rewrite``,
 ``new`` and ``follows``; its module's ``serialise`` is the subclass's.
@@ -218,7 +220,13 @@ def _relinked(out: list[tuple[int | None, Any]], read: LogState, chain: Chain) -
         previous[at] = last
         value = record.value
         last = value.get(chain.id) if chained and isinstance(value, dict) else None
-    lines: list[bytes] = []
+    # Each line: its bytes as read, or the value to write.
+    lines: list[bytes | dict[str, Any]] = []
+    # The kept records that followed the record before them in the file (chain links),
+    # each line's position by that record's parent id, for an id the file holds twice.
+    links: dict[Any, list[tuple[int, dict[str, Any]]]] = {}
+    # Inserted runs of new records: (their first line, parent id, last id).
+    runs: list[tuple[int, Any, Any]] = []
     before_id: Any = None
     before_time: Any = None
     before_index: int | None = None
@@ -233,7 +241,11 @@ def _relinked(out: list[tuple[int | None, Any]], read: LogState, chain: Chain) -
                 fresh[chain.time] = before_time
             if chained:
                 fresh[chain.parent] = before_id
-            lines.append(dump_line(fresh, read.crlf))
+                if before_index is None and runs:
+                    runs[-1] = (*runs[-1][:2], own)
+                else:
+                    runs.append((len(lines), before_id, own))
+            lines.append(fresh)
             before_id, before_time, before_index = own, fresh.get(chain.time), None
             continue
         if value is None and not records[index].ok:
@@ -245,14 +257,26 @@ def _relinked(out: list[tuple[int | None, Any]], read: LogState, chain: Chain) -
         linked = chained and current.get(chain.parent) == previous.get(index)
         if moved and linked and current.get(chain.parent) != before_id:
             value = {**current, chain.parent: before_id}
+        elif linked and not moved:
+            links.setdefault(current.get(chain.parent), []).append((len(lines), current))
         if value is None:
             lines.append(records[index].raw)
         else:
-            lines.append(dump_line(value, read.crlf))
+            lines.append(value)
             current = value
         before_id = current.get(chain.id) if chained else before_id
         before_time, before_index = current.get(chain.time), index
-    return join_lines(lines, read.final_newline)
+    # A record the file holds twice (a reply written again as it grew): a link to its first
+    # copy, before the records the repair put after its last, goes through them too, or the
+    # chain would resume past them.
+    for start, parent, last in runs:
+        for at, current in links.get(parent, ()):
+            if at < start:
+                lines[at] = {**current, chain.parent: last}
+    return join_lines(
+        [line if isinstance(line, bytes) else dump_line(line, read.crlf) for line in lines],
+        read.final_newline,
+    )
 
 
 def _readable_before(records: Any, index: int) -> int | None:

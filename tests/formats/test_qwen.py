@@ -168,3 +168,37 @@ def test_a_recording_whose_resumed_branch_holds_no_message_is_refused_as_qwens()
     with pytest.raises(FormatError, match="no record holds a message") as caught:
         load(data)
     assert caught.value.unread
+
+
+def test_a_repair_after_a_reply_written_twice_stays_on_the_branch_qwen_resumes():
+    # A reply Qwen wrote twice under one uuid (its thought, then the whole reply), with a
+    # title record between the copies that names it as parent: the result the repair adds
+    # after the last copy must be on the chain from the last record, or the repaired file
+    # resumes past it and still needs repair (found by the damaged-recordings property).
+    source = (
+        FOLDER / "jazzyalex-agent-sessions__qwen_019f0000-0000-7000-8000-000000000004.rewound.jsonl"
+    )
+    lines = read(source).splitlines(keepends=True)
+    uuids = [orjson.loads(line)["uuid"] for line in lines]
+    first, second = (n for n, u in enumerate(uuids) if uuids.count(u) == 2)
+    title = next(
+        n for n, line in enumerate(lines) if orjson.loads(line).get("parentUuid") == uuids[first]
+    )
+    assert title > second  # as the fixture has it; then moved between the two copies
+    moved = [*lines[: first + 1], lines[title], *lines[first + 1 : title], *lines[title + 1 :]]
+    parsed = load(b"".join(moved))
+    fixed = repair(parsed)
+    assert [a.rule for a in fixed.actions] == ["PAIR-1"]
+    written = qwen.serialise(fixed.messages, parsed)
+    again = load(written)
+    assert repair(again).actions == []
+    chain = {r["uuid"]: r["parentUuid"] for r in records(written)}
+    added = next(r for r in records(written) if r["type"] == "tool_result")
+    assert chain[orjson.loads(lines[title])["uuid"]] == added["uuid"]
+    assert added["parentUuid"] == uuids[first]
+    # Nothing else changed: every record but the re-linked title is as it was, in order.
+    title_uuid = orjson.loads(lines[title])["uuid"]
+    out = [line for line in written.splitlines(keepends=True) if b'"tool_result"' not in line]
+    assert [line for line in out if orjson.loads(line)["uuid"] != title_uuid] == [
+        line for line in moved if orjson.loads(line)["uuid"] != title_uuid
+    ]
