@@ -62,6 +62,7 @@ CORPUS_FILES += [
     (CORPUS / "hermes" / "derived__session_20260214_093012_a1b2c3.cut-after-calls.json", "hermes"),
     (CORPUS / "hermes" / "derived__gateway-transcript.cut-after-call.jsonl", "hermes"),
     (CORPUS / "goose" / "derived__20250929_140310.cut-after-calls.jsonl", "goose"),
+    (CORPUS / "goose" / "derived__20250929_1.export.cut-after-calls.json", "goose"),
     (CORPUS / "kiro" / "derived__kiro-cli-session.issue-6110.jsonl", "kiro"),
     (CORPUS / "openhands" / "derived__basic.crashed-in-edit.json", "openhands"),
     (CORPUS / "openhands" / "All-Hands-AI-OpenHands__tests_runtime_trajs_basic.json", "openhands"),
