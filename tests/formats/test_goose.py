@@ -239,3 +239,11 @@ def test_a_created_time_no_clock_can_show_leaves_the_fact_unsaid_and_the_session
     assert facts[0] is not None and facts[0]["at"] is None
     assert all(f and f["at"] for f in facts[1:])
     assert not diagnose(parsed).needs_repair
+
+
+def test_an_export_s_first_message_is_a_message_not_a_metadata_line():
+    doc = orjson.loads(read(EXPORT))
+    doc["conversation"][0].pop("role")
+    with pytest.raises(FormatError, match="message 1: role None") as caught:
+        goose.parse(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    assert caught.value.unread
