@@ -1,4 +1,5 @@
-"""Goose's sessions (block/goose): the JSON Lines files of versions before its database.
+"""Goose's sessions (block/goose): the JSON Lines files of versions before its database,
+and what ``goose session export --format json`` writes.
 
 Goose kept each session as ``sessions/<name>.jsonl`` under its data folder
 (``~/.local/share/goose/``; ``$XDG_DATA_HOME/goose``): a first line of
@@ -22,8 +23,27 @@ Goose's own notes (``toolConfirmationRequest``, ``systemNotification``,
 Newer Goose moved sessions into a database (``sessions.db``), importing these
 files once; ``local/goose_db.py`` reads and fixes that one.
 
+An export (``crates/goose-cli/src/commands/session.rs``,
+``handle_session_export``) is ``serde_json::to_string_pretty`` of the
+``Session`` (``crates/goose/src/session/model.rs``): one object whose first
+fields are ``id`` and ``working_dir``, then ``name``, ``created_at``, the
+token counts (newer Goose nests them in ``usage`` / ``accumulated_usage``),
+... and ``conversation``, the list of those same ``Message`` objects (printed
+with a final newline, or written by ``--output`` without one). Newer Goose
+writes a successful result's ``value`` as ``CallToolResult`` (``{"content":
+[...], "isError"}``) and still reads the older content list.
+``goose session import <file>`` reads one back into a new session
+(``serde_json::from_str::<Session>``, its conversation replacing the new
+one's). The ``--format yaml`` and ``markdown`` exports are not read: the
+markdown one does not hold the calls' ids, and a YAML one is read by no
+reader here yet.
+
 Reading (``parse``)
 -------------------
+- An export's ``conversation`` is read as a session file's message lines
+  (``sources``: each message's 1-based place in it; ``meta["session"]``: the
+  ``Session``'s other fields). An export cut short (not one JSON document),
+  or without a conversation list, is refused as Goose's.
 - A ``toolRequest`` is a call of the assistant message it is in; each
   ``toolResponse`` (Goose writes them in the user message after the call) is
   a tool message of its own, before the rest of that user message.
@@ -43,19 +63,26 @@ unchanged session comes back byte for byte. Otherwise every line whose
 messages did not change is written as it was, the metadata line and hidden
 messages in their places; a changed line keeps its ``id``, ``created`` and
 ``metadata``. A result the repair adds is a ``toolResponse`` item (success,
-its text as a text item, as older Goose writes them) in the user line after
-the call, or a new user line (its ``created`` the line before's).
+its text as a text item: a ``CallToolResult`` where the file's results are
+ones, else a content list as older Goose writes them) in the user line after
+the call, or a new user line written as serde writes a new ``Message``
+(``id`` null, ``created`` the line before's, ``metadata`` visible to both,
+which Goose's reader requires). An export comes back as the ``Session``
+object with its conversation so repaired, each untouched message as it was,
+``message_count`` the conversation's, laid out as serde wrote it (indented
+by two, or compact) and ending as it did; ``goose session import`` reads it.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from inspector.formats.base import FormatError, Parsed, epoch_time
-from inspector.formats.jsondoc import text_of
+from inspector.formats.jsondoc import dump_like, read_json, text_of
 from inspector.formats.jsonl import Record, RecordReader, head_records, read_jsonl
 from inspector.formats.private import (
     REC,
@@ -72,7 +99,7 @@ from inspector.formats.records import DROP, LogState, RecordWriter
 NAME = "goose"
 PROVIDER = "anthropic"
 # What the upload form and the lists call this shape, and the extension its files take.
-LABEL = "Goose session (JSONL)"
+LABEL = "Goose session (JSONL) or session export (JSON)"
 EXTENSION = "jsonl"
 
 # A Goose message is read with the content written in it: a blank one is blank in the file.
@@ -112,8 +139,18 @@ _META_KEYS = frozenset(
 )
 
 
+# How ``goose session export --format json`` opens: serde's ``Session``, whose first
+# fields are ``id`` then ``working_dir`` (pretty-printed, or compact as the API's export).
+_EXPORT_OPEN = re.compile(
+    rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"id"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"working_dir"\s*:'
+)
+
+
 def sniff(head: bytes) -> float:
-    """A metadata line then Goose messages (``created`` and a list of typed items)."""
+    """An export (a ``Session`` object), or a metadata line then Goose messages (``created``
+    and a list of typed items)."""
+    if _EXPORT_OPEN.match(head):
+        return 0.95
     records = head_records(head)
     if not records:
         return 0.0
@@ -141,6 +178,9 @@ def _is_message(value: Any) -> bool:
 
 
 def parse(data: bytes) -> Parsed:
+    doc = _export(data)
+    if doc is not None:
+        return _parse_export(data, doc)
     read = read_jsonl(data)
     reader = _Reader()
     reader.read_all(read)
@@ -153,8 +193,62 @@ def parse(data: bytes) -> Parsed:
     return Parsed(NAME, reader.messages, reader.sources, read.problems, meta=meta, state=state)
 
 
+def _export(data: bytes) -> dict[str, Any] | None:
+    """The ``Session`` object of an export, or None for a file of lines.
+
+    A file that opens as an export but is not one JSON document (cut short)
+    is refused: its messages cannot be told apart line by line.
+    """
+    opens = _EXPORT_OPEN.match(data) is not None
+    if not opens and not data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
+        return None
+    try:
+        doc = read_json(data)
+    except FormatError as exc:
+        if opens:
+            raise FormatError(f"a Goose session export that is {exc}", unread=True) from None
+        return None  # lines, each its own document
+    if not isinstance(doc, dict) or "working_dir" not in doc or "conversation" not in doc:
+        if opens:
+            raise FormatError("a Goose session export without 'conversation'", unread=True)
+        return None
+    return doc
+
+
+def _parse_export(data: bytes, doc: dict[str, Any]) -> Parsed:
+    """An export: its ``conversation``'s messages read as the lines of a session file."""
+    conversation = doc["conversation"]
+    if not isinstance(conversation, list):
+        raise FormatError(
+            "a Goose session export whose 'conversation' holds no messages", unread=True
+        )
+    records = [Record(n, b"", value) for n, value in enumerate(conversation, 1)]
+    reader = _Reader("message")
+    reader.sure = True  # the export's opening and its 'working_dir' say it is Goose's
+    for rec, record in enumerate(records):
+        try:
+            reader.record(rec, record)
+        except FormatError as exc:
+            raise FormatError(f"the export's conversation, {exc}", unread=True) from None
+    if not reader.messages:
+        raise FormatError(
+            "the export's conversation holds no message Goose sends the model", unread=True
+        )
+    session = {k: v for k, v in doc.items() if k != "conversation"}
+    meta: dict[str, Any] = {"hidden_messages": reader.hidden, "session": session}
+    if isinstance(doc.get("working_dir"), str):
+        meta["cwd"] = doc["working_dir"]
+    final_newline = data.endswith(b"\n")
+    originals = by_origin(reader.messages)
+    state = ExportState(data, records, final_newline, False, originals, doc=doc)
+    return Parsed(NAME, reader.messages, reader.sources, [], meta=meta, state=state)
+
+
 class _Reader(RecordReader):
-    def __init__(self) -> None:
+    def __init__(self, unit: str = "line") -> None:
+        # What a record is: a line (the first may be the session's metadata), or a message
+        # of an export's conversation; a refusal names it so.
+        self.unit = unit
         self.messages: list[Message] = []
         self.sources: list[list[int]] = []
         self.hidden: list[int] = []
@@ -163,7 +257,7 @@ class _Reader(RecordReader):
 
     def record(self, rec: int, record: Record) -> None:
         value, line = record.value, record.line
-        if rec == 0 and isinstance(value, dict) and "role" not in value:
+        if rec == 0 and self.unit == "line" and isinstance(value, dict) and "role" not in value:
             if not set(value) & _META_KEYS:
                 keys = ", ".join(sorted(map(str, value))) or "none"
                 raise FormatError(f"line {line}: not Goose's session metadata (keys: {keys})")
@@ -171,25 +265,25 @@ class _Reader(RecordReader):
             self.sure = "working_dir" in value
             return
         if not isinstance(value, dict):
-            raise FormatError(f"line {line}: a record that is not an object")
+            raise FormatError(f"{self.unit} {line}: a record that is not an object")
         role = value.get("role")
         if role not in _ROLES:
-            raise FormatError(f"line {line}: role {role!r} is not one Goose writes")
+            raise FormatError(f"{self.unit} {line}: role {role!r} is not one Goose writes")
         content = value.get("content")
         if not isinstance(content, list):
-            raise FormatError(f"line {line}: a {role} message without a 'content' list")
+            raise FormatError(f"{self.unit} {line}: a {role} message without a 'content' list")
         self.sure = self.sure or isinstance(value.get("created"), int)
         md = value.get("metadata")
         if isinstance(md, dict) and md.get("agentVisible") is False:
             self.hidden.append(line)
             return
-        for message in _messages(role, content, line):
+        for message in _messages(role, content, f"{self.unit} {line}"):
             message["metadata"][REC] = rec
             self.messages.append(message)
             self.sources.append([line])
 
 
-def _messages(role: str, content: list[Any], line: int) -> list[Message]:
+def _messages(role: str, content: list[Any], where: str) -> list[Message]:
     parts: list[Any] = []
     calls: list[dict[str, Any]] = []
     results: list[Message] = []
@@ -197,11 +291,11 @@ def _messages(role: str, content: list[Any], line: int) -> list[Message]:
         kind = item.get("type") if isinstance(item, dict) else None
         if kind not in _KNOWN:
             what = f"of type {kind!r}" if kind is not None else "that is not a typed object"
-            raise FormatError(f"line {line}: a {role} content item {what} this reader cannot read")
+            raise FormatError(f"{where}: a {role} content item {what} this reader cannot read")
         assert isinstance(item, dict)
         if kind == "text":
             if not isinstance(item.get("text"), str):
-                raise FormatError(f"line {line}: a text item without a string 'text'")
+                raise FormatError(f"{where}: a text item without a string 'text'")
             parts.append({"type": "text", "text": item["text"]})
         elif kind == "thinking" and isinstance(item.get("thinking"), str):
             part = {"type": "thinking", "thinking": item["thinking"]}
@@ -216,11 +310,11 @@ def _messages(role: str, content: list[Any], line: int) -> list[Message]:
         elif kind in _CALLS and role == "assistant" and isinstance(item.get("id"), str):
             calls.append(_call(item))
         elif kind == "toolResponse" and role == "user" and isinstance(item.get("id"), str):
-            results.append(_result(item, line))
+            results.append(_result(item, where))
         elif kind in _NOTES:
             parts.append({"type": NOTE_PART, "item": item})
         else:
-            raise FormatError(f"line {line}: a {role} {kind} item this reader cannot read")
+            raise FormatError(f"{where}: a {role} {kind} item this reader cannot read")
     md: dict[str, Any] = {"tool_calls": calls} if calls else {}
     out = list(results)
     if parts or calls or not results:
@@ -237,7 +331,7 @@ def _call(item: dict[str, Any]) -> dict[str, Any]:
     return {"tool_call_id": item["id"], "name": name, "arguments": value.get("arguments", {})}
 
 
-def _result(item: dict[str, Any], line: int) -> Message:
+def _result(item: dict[str, Any], where: str) -> Message:
     found = item.get("toolResult")
     result: dict[str, Any] = found if isinstance(found, dict) else {}
     md: dict[str, Any] = {"tool_call_id": item["id"]}
@@ -251,7 +345,7 @@ def _result(item: dict[str, Any], line: int) -> Message:
     if isinstance(value, dict) and value.get("isError") is True:
         md["is_error"] = True
     if not isinstance(items, list):
-        raise FormatError(f"line {line}: a toolResponse whose result holds no content list")
+        raise FormatError(f"{where}: a toolResponse whose result holds no content list")
     texts = []
     for content in items:
         if isinstance(content, dict) and isinstance(content.get("text"), str):
@@ -269,6 +363,14 @@ class LineState(LogState):
     """The file as read, and the messages read from each of its records."""
 
     originals: dict[int, list[Message]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ExportState(LineState):
+    """An export as read: its ``conversation``'s messages are the records, ``doc`` the
+    ``Session`` object around them."""
+
+    doc: dict[str, Any] = field(default_factory=dict)
 
 
 class LineGroupsWriter(RecordWriter[LineState]):
@@ -353,13 +455,18 @@ class LineGroupsWriter(RecordWriter[LineState]):
             self.insert(self.at, (self.new, self.template()))
             self.pending = []
 
-    def emit(self) -> bytes:
+    def settle(self) -> None:
+        """Place the results still pending and note each original line whose messages changed
+        (written again from them, or dropped when none is left)."""
         self._flush()
         records = self.state.records
         for rec, old in self.state.originals.items():
             group = self.groups.get(rec, [])
             if [public(m) for m in group] != [public(m) for m in old]:
                 self.changed[rec] = self.record(group, records[rec].value) if group else DROP
+
+    def emit(self) -> bytes:
+        self.settle()
         return super().emit()
 
     def new_record(self, item: Any) -> Any:
@@ -368,26 +475,89 @@ class LineGroupsWriter(RecordWriter[LineState]):
 
 
 class _Writer(LineGroupsWriter):
+    def __init__(self, state: LineState, before: list[Message]) -> None:
+        super().__init__(state, before)
+        self._wrapped: bool | None = None
+
     def answers(self, rec: int) -> bool:
         value = self.state.records[rec].value if rec >= 0 else None
         return isinstance(value, dict) and value.get("role") == "user"
 
     def record(self, group: list[Message], template: Any) -> Any:
-        return _record(group, template)
+        return _record(group, template, self.wrapped)
+
+    @property
+    def wrapped(self) -> bool:
+        """Whether the file's results are newer Goose's ``CallToolResult`` (``{"content",
+        "isError"}``), which a result the repair adds then is too; else a content list
+        (what older Goose writes, and newer Goose still reads)."""
+        if self._wrapped is None:
+            self._wrapped = any(_wraps(r.value) for r in self.state.records if r.ok)
+        return self._wrapped
 
     def template(self) -> Any:
-        """A new line's ``created`` is the line's before it."""
+        """A new line as serde writes a new ``Message`` (``id`` null, the default visible
+        ``metadata``, which Goose's reader requires), its ``created`` the line's before it."""
+        created = 0
         for record in reversed(self.state.records[: self.at + 1]):
-            created = record.value.get("created") if isinstance(record.value, dict) else None
-            if isinstance(created, int):
-                return {"created": created}
-        return {"created": 0}
+            found = record.value.get("created") if isinstance(record.value, dict) else None
+            if isinstance(found, int):
+                created = found
+                break
+        return {
+            "id": None,
+            "role": "user",
+            "created": created,
+            "content": [],
+            "metadata": {"userVisible": True, "agentVisible": True},
+        }
 
 
-serialise = _Writer.serialise
+class _ExportWriter(_Writer):
+    """An export written back: the ``Session`` object with its ``conversation`` repaired
+    (each untouched message as it was) and its ``message_count`` the conversation's,
+    laid out as serde's ``to_string_pretty`` (or compact) wrote it."""
+
+    STATE = ExportState
+
+    def emit(self) -> bytes:
+        self.settle()
+        state = self.state
+        assert isinstance(state, ExportState)
+        conversation: list[Any] = []
+        for item in self.order():
+            if isinstance(item, int):
+                change = self.changed.get(item)
+                conversation.append(state.records[item].value if change is None else change)
+            else:
+                conversation.append(self.new_record(item))
+        doc = {**state.doc, "conversation": conversation}
+        if isinstance(doc.get("message_count"), int):
+            doc["message_count"] = len(conversation)
+        return dump_like(doc, state.data)
 
 
-def _record(group: list[Message], template: Any) -> dict[str, Any]:
+def serialise(messages: list[Message], original: Parsed) -> bytes:
+    """Write ``messages`` back into the session file or export ``original`` was read from."""
+    if isinstance(original.state, ExportState):
+        return _ExportWriter.serialise(messages, original)
+    return _Writer.serialise(messages, original)
+
+
+def _wraps(value: Any) -> bool:
+    """Whether a line holds a ``toolResponse`` whose success value is a ``CallToolResult``."""
+    content = value.get("content") if isinstance(value, dict) else None
+    for item in content if isinstance(content, list) else ():
+        if not isinstance(item, dict) or item.get("type") != "toolResponse":
+            continue
+        result = item.get("toolResult")
+        if isinstance(result, dict) and result.get("status") == "success":
+            if isinstance(result.get("value"), dict):
+                return True
+    return False
+
+
+def _record(group: list[Message], template: Any, wrapped: bool = False) -> dict[str, Any]:
     base: dict[str, Any] = dict(template) if isinstance(template, dict) else {}
     role = "assistant" if any(m["role"] == "assistant" for m in group) else "user"
     found = base.get("content")
@@ -403,11 +573,15 @@ def _record(group: list[Message], template: Any) -> dict[str, Any]:
         if message["role"] == "tool":
             cid = call_id(metadata(message))
             old = responses.get(cid)
-            if old is not None and _result(old, 0)["content"] == text_of(message.get("content")):
+            if old is not None and _result(old, "")["content"] == text_of(message.get("content")):
                 items.append(old)
             else:
                 text = text_of(message.get("content"))
-                result = {"status": "success", "value": [{"type": "text", "text": text}]}
+                items_of: Any = [{"type": "text", "text": text}]
+                if wrapped:
+                    error = metadata(message).get("is_error") is True
+                    items_of = {"content": items_of, "isError": error}
+                result = {"status": "success", "value": items_of}
                 items.append({"type": "toolResponse", "id": cid, "toolResult": result})
             continue
         items.extend(_items(message.get("content")))

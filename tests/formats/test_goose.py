@@ -1,4 +1,4 @@
-"""Goose's session JSONL: read as Goose's messages, repaired in its lines."""
+"""Goose's session JSONL and its session export: read as Goose's messages, repaired in place."""
 
 from __future__ import annotations
 
@@ -14,22 +14,35 @@ from tests.testdata import CORPUS, files, read
 FILES = files(CORPUS / "goose")
 HEALTHY = CORPUS / "goose" / "derived__20250929_140310.healthy.jsonl"
 CUT = CORPUS / "goose" / "derived__20250929_140310.cut-after-calls.jsonl"
+# What ``goose session export --format json`` writes (serde's pretty ``Session``).
+EXPORT = CORPUS / "goose" / "derived__20250929_1.export.healthy.json"
+EXPORT_CUT = CORPUS / "goose" / "derived__20250929_1.export.cut-after-calls.json"
 
 
 def lines(data: bytes) -> list[dict]:
     return [orjson.loads(line) for line in data.splitlines()]
 
 
+def session_of(data: bytes) -> tuple[dict, list[dict]]:
+    """The session's fields and its messages, from the file: an export's ``Session`` object,
+    or a session file's metadata line and message lines."""
+    if data.lstrip().startswith(b"{\n"):
+        doc = orjson.loads(data)
+        return {k: v for k, v in doc.items() if k != "conversation"}, doc["conversation"]
+    records = lines(data)
+    return records[0], records[1:]
+
+
 def unanswered(data: bytes) -> list[str]:
-    """Counted from the lines: each toolRequest id no toolResponse item answers."""
-    items = [i for record in lines(data)[1:] for i in record["content"]]
+    """Counted from the file: each toolRequest id no toolResponse item answers."""
+    items = [i for record in session_of(data)[1] for i in record["content"]]
     asked = [i["id"] for i in items if i["type"] == "toolRequest"]
     answered = {i["id"] for i in items if i["type"] == "toolResponse"}
     return [c for c in asked if c not in answered]
 
 
-def test_the_corpus_holds_a_healthy_and_a_cut_session():
-    assert FILES == sorted([HEALTHY, CUT])
+def test_the_corpus_holds_a_healthy_and_a_cut_session_each_as_lines_and_as_an_export():
+    assert FILES == sorted([HEALTHY, CUT, EXPORT, EXPORT_CUT])
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
@@ -38,9 +51,10 @@ def test_each_session_reads_as_goose_and_comes_back_byte_for_byte(path):
     parsed = load(data)
     assert parsed.format == "goose"
     assert parsed.problems == []
-    assert parsed.meta["cwd"] == lines(data)[0]["working_dir"]
+    session, messages = session_of(data)
+    assert parsed.meta["cwd"] == session["working_dir"]
     assert goose.serialise(list(parsed.messages), parsed) == data
-    items = [i for record in lines(data)[1:] for i in record["content"]]
+    items = [i for record in messages for i in record["content"]]
     results = [m for m in parsed.messages if m["role"] == "tool"]
     assert len(results) == sum(i["type"] == "toolResponse" for i in items)
 
@@ -51,7 +65,7 @@ def test_findings_are_the_calls_no_response_answers(path):
     found = [f for f in findings(load(data)) if f[0].startswith(("PAIR-", "ID-"))]
     assert sorted(call for _, _, call in found) == sorted(unanswered(data))
     assert {rule for rule, _, _ in found} <= {"PAIR-1"}
-    assert (path == CUT) == bool(found)
+    assert (path in (CUT, EXPORT_CUT)) == bool(found)
 
 
 def test_the_cut_session_repaired_in_goose_lines_reads_back_clean():
@@ -91,9 +105,88 @@ def test_the_timeline_shows_when_each_line_was_written():
 
 def test_sniff_claims_goose_and_no_other_agent():
     assert goose.sniff(read(HEALTHY)) == goose.sniff(read(CUT)) == 0.95
-    for other in files(CORPUS / "cursor") + files(CORPUS / "hermes"):
+    assert goose.sniff(read(EXPORT)) == goose.sniff(read(EXPORT_CUT)) == 0.95
+    for other in files(CORPUS / "cursor") + files(CORPUS / "hermes") + files(CORPUS / "openhands"):
         assert goose.sniff(read(other)) == 0, other.name
-    assert load(read(CUT)).format == "goose"
+    assert load(read(CUT)).format == load(read(EXPORT_CUT)).format == "goose"
+
+
+def test_an_export_written_compact_is_read_as_one_too():
+    doc = orjson.loads(read(EXPORT_CUT))
+    data = orjson.dumps(doc)  # serde_json::to_string, as Goose's API exports it
+    assert goose.sniff(data) == 0.95
+    parsed = load(data)
+    assert parsed.format == "goose" and goose.serialise(list(parsed.messages), parsed) == data
+    written, again = repaired_round_trip(goose, parsed)
+    assert b"\n" not in written and repair(again).actions == []
+
+
+def test_the_cut_export_repaired_is_goose_s_export_with_the_calls_answered():
+    data = read(EXPORT_CUT)
+    written, again = repaired_round_trip(goose, load(data))
+    assert again.format == "goose" and repair(again).actions == []
+    before, after = orjson.loads(data), orjson.loads(written)
+    assert list(after) == list(before)  # the Session's fields, in serde's order
+    fields = [k for k in before if k not in ("conversation", "message_count")]
+    assert {k: after[k] for k in fields} == {k: before[k] for k in fields}
+    old = before["conversation"]
+    assert after["conversation"][: len(old)] == old  # each message as it was
+    (added,) = after["conversation"][len(old) :]  # one user message answering both calls
+    assert after["message_count"] == len(old) + 1
+    # A Message as serde writes one: Goose's reader requires each of these fields.
+    assert list(added) == ["id", "role", "created", "content", "metadata"]
+    assert added["role"] == "user" and added["id"] is None
+    assert added["created"] == old[-1]["created"]
+    assert added["metadata"] == {"userVisible": True, "agentVisible": True}
+    assert [i["id"] for i in added["content"]] == unanswered(data)
+    # The file's results are CallToolResults ({"content", "isError"}): the new ones too.
+    for item in added["content"]:
+        assert item["type"] == "toolResponse" and item["toolResult"]["status"] == "success"
+        assert set(item["toolResult"]["value"]) == {"content", "isError"}
+    assert unanswered(written) == []
+    # Laid out as serde's to_string_pretty, and like the file, without a final newline.
+    assert written == orjson.dumps(after, option=orjson.OPT_INDENT_2)
+    assert data.endswith(b"}") and written.endswith(b"}")
+
+
+def test_an_export_s_conversation_is_read_with_the_rules_of_the_lines():
+    """The same session as lines and as an export: the same messages, the same findings."""
+    for lines_file, export in ((HEALTHY, EXPORT), (CUT, EXPORT_CUT)):
+        a, b = load(read(lines_file)), load(read(export))
+        assert [m["role"] for m in a.messages] == [m["role"] for m in b.messages]
+        assert [r for r, _, _ in findings(a)] == [r for r, _, _ in findings(b)]
+        assert message_facts(a) == message_facts(b)
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (read(EXPORT)[:-200], "not a single JSON document"),
+        (
+            orjson.dumps({**orjson.loads(read(EXPORT)), "conversation": None}),
+            "'conversation' holds no messages",
+        ),
+        (
+            orjson.dumps(
+                {k: v for k, v in orjson.loads(read(EXPORT)).items() if k != "conversation"}
+            ),
+            "without 'conversation'",
+        ),
+    ],
+    ids=["cut-short", "null-conversation", "no-conversation"],
+)
+def test_an_export_that_holds_no_readable_conversation_is_refused_as_goose_s(data, reason):
+    with pytest.raises(FormatError, match=reason) as caught:
+        goose.parse(data)
+    assert caught.value.unread
+
+
+def test_an_unknown_item_in_an_export_names_the_message_it_is_in():
+    doc = orjson.loads(read(EXPORT))
+    doc["conversation"][2]["content"].append({"type": "hologram"})
+    with pytest.raises(FormatError, match=r"message 3: .*hologram") as caught:
+        goose.parse(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    assert caught.value.unread
 
 
 @pytest.mark.parametrize(
@@ -146,3 +239,11 @@ def test_a_created_time_no_clock_can_show_leaves_the_fact_unsaid_and_the_session
     assert facts[0] is not None and facts[0]["at"] is None
     assert all(f and f["at"] for f in facts[1:])
     assert not diagnose(parsed).needs_repair
+
+
+def test_an_export_s_first_message_is_a_message_not_a_metadata_line():
+    doc = orjson.loads(read(EXPORT))
+    doc["conversation"][0].pop("role")
+    with pytest.raises(FormatError, match="message 1: role None") as caught:
+        goose.parse(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    assert caught.value.unread

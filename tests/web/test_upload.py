@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import orjson
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django.utils.html import escape
 
+from inspector.diagnosis import diagnose
+from inspector.formats import load
 from inspector.web.models import Transcript
 from tests.testdata import CORPUS, read
 from tests.web.conftest import BROKEN_CANONICAL, BROKEN_CLAUDE_CODE, HEALTHY_CANONICAL
@@ -62,6 +65,7 @@ CORPUS_FILES += [
     (CORPUS / "hermes" / "derived__session_20260214_093012_a1b2c3.cut-after-calls.json", "hermes"),
     (CORPUS / "hermes" / "derived__gateway-transcript.cut-after-call.jsonl", "hermes"),
     (CORPUS / "goose" / "derived__20250929_140310.cut-after-calls.jsonl", "goose"),
+    (CORPUS / "goose" / "derived__20250929_1.export.cut-after-calls.json", "goose"),
     (CORPUS / "kiro" / "derived__kiro-cli-session.issue-6110.jsonl", "kiro"),
     (CORPUS / "openhands" / "derived__basic.crashed-in-edit.json", "openhands"),
     (CORPUS / "openhands" / "All-Hands-AI-OpenHands__tests_runtime_trajs_basic.json", "openhands"),
@@ -190,3 +194,23 @@ def test_a_reader_crash_is_a_form_error_not_a_500(owner_client, monkeypatch):
     monkeypatch.setattr(inspector.formats, "load", crash)
     html = _form_error(post_file(owner_client, HEALTHY_CANONICAL))
     assert "bug" in html and Transcript.objects.count() == 0
+
+
+def test_an_uploaded_goose_export_downloads_repaired_as_a_goose_export(owner_client):
+    """What `goose session export --format json` writes, cut as a crash leaves it: the
+    repaired download is the same Session object with the calls answered."""
+    path = CORPUS / "goose" / "derived__20250929_1.export.cut-after-calls.json"
+    data = read(path)
+    response = post_file(owner_client, data, path.name)
+    assert response.status_code == 302
+    transcript = Transcript.objects.get()
+    got = owner_client.get(reverse("download", args=[transcript.public_id, "repaired"]))
+    assert got.status_code == 200
+    written = b"".join(got.streaming_content) if got.streaming else got.content
+    assert got["Content-Disposition"].endswith(f'{path.stem}.repaired.json"')  # still JSON
+    again = load(written)
+    assert again.format == "goose" and not diagnose(again).needs_repair
+    before, after = orjson.loads(data), orjson.loads(written)
+    assert list(after) == list(before)
+    assert after["conversation"][: len(before["conversation"])] == before["conversation"]
+    assert len(after["conversation"]) == after["message_count"] == before["message_count"] + 1
