@@ -222,8 +222,7 @@ def _relinked(out: list[tuple[int | None, Any]], read: LogState, chain: Chain) -
         last = value.get(chain.id) if chained and isinstance(value, dict) else None
     # Each line: its bytes as read, or the value to write.
     lines: list[bytes | dict[str, Any]] = []
-    # The kept records that followed the record before them in the file (chain links),
-    # each line's position by that record's parent id, for an id the file holds twice.
+    # The kept records not re-linked on the way, each line's position by its parent's id.
     links: dict[Any, list[tuple[int, dict[str, Any]]]] = {}
     # Inserted runs of new records: (their first line, parent id, last id).
     runs: list[tuple[int, Any, Any]] = []
@@ -257,7 +256,7 @@ def _relinked(out: list[tuple[int | None, Any]], read: LogState, chain: Chain) -
         linked = chained and current.get(chain.parent) == previous.get(index)
         if moved and linked and current.get(chain.parent) != before_id:
             value = {**current, chain.parent: before_id}
-        elif linked and not moved:
+        elif chained:
             links.setdefault(current.get(chain.parent), []).append((len(lines), current))
         if value is None:
             lines.append(records[index].raw)
@@ -266,13 +265,12 @@ def _relinked(out: list[tuple[int | None, Any]], read: LogState, chain: Chain) -
             current = value
         before_id = current.get(chain.id) if chained else before_id
         before_time, before_index = current.get(chain.time), index
-    # A record the file holds twice (a reply written again as it grew): a link to its first
-    # copy, before the records the repair put after its last, goes through them too, or the
-    # chain would resume past them.
-    for start, parent, last in runs:
+    # Every other record that names as parent the record new ones were put after goes
+    # through them too (where the file holds that record, or its child, twice: a reply or
+    # title written again), or the chain Qwen or Copilot resumes would pass beside them.
+    for _start, parent, last in runs:
         for at, current in links.get(parent, ()):
-            if at < start:
-                lines[at] = {**current, chain.parent: last}
+            lines[at] = {**current, chain.parent: last}
     return join_lines(
         [line if isinstance(line, bytes) else dump_line(line, read.crlf) for line in lines],
         read.final_newline,
