@@ -78,6 +78,10 @@ class Agent:
     # and the command resuming a profile's session (``{profile}``: its name).
     profiles: str = ""
     profile_resume: str = ""
+    # Named profiles kept as homes beside the default one, ``<default_home><this><name>``
+    # in the same folder (OpenClaw's ``--profile <name>``: ~/.openclaw-<name>), listed too
+    # where no variable names the state folder itself; ``profile_resume`` resumes them.
+    sibling_profiles: str = ""
     # What a file the agent keeps beside a session ``<id>.jsonl`` ends with after the id
     # (``<id>.json``: Kiro's facts), holding that session's facts: no session of its own.
     facts: tuple[str, ...] = ()
@@ -111,6 +115,8 @@ class Agent:
         """Every folder holding this agent's sessions: ``root``, then each profile's."""
         first = self.root(environ, home)
         values = os.environ if environ is None else environ
+        if self.sibling_profiles:
+            return [first, *self._sibling_homes(values, home)]
         if not self.profiles or any(values.get(n, "").strip() for n in self._variables()):
             return [first]
         folder = (first.parent if self.sessions else first) / self.profiles
@@ -123,8 +129,33 @@ class Agent:
     def _variables(self) -> tuple[str, ...]:
         return tuple(n for n in (self.env, *(n for n, _ in self.more_env), self.home_env) if n)
 
+    def _sibling_homes(self, values: Mapping[str, str], home: Path | None) -> list[Path]:
+        """The session folders of the profiles beside the default home, by name."""
+        if any(values.get(n, "").strip() for n in (self.env, *(n for n, _ in self.more_env))):
+            return []  # a variable names the state folder: the agent reads that one only
+        moved = values.get(self.home_env, "").strip() if self.home_env else ""
+        folder = ((Path(moved) if moved else (home or Path.home())) / self.default_home).parent
+        try:
+            named = sorted(
+                p for p in folder.iterdir() if self._sibling_profile(p.name) and p.is_dir()
+            )
+        except OSError:
+            return []
+        return [p / self.sessions if self.sessions else p for p in named]
+
+    def _sibling_profile(self, name: str) -> str:
+        """The profile a home folder of this name is, beside the default home ('' if none)."""
+        prefix = Path(self.default_home).name + self.sibling_profiles
+        rest = name[len(prefix) :] if name.startswith(prefix) else ""
+        # The agent's own rule for a profile's name; "default" is the default home itself.
+        return rest if _PROFILE_NAME.fullmatch(rest) and rest.lower() != "default" else ""
+
     def profile_of(self, path: Path | None) -> str:
         """The profile whose home holds ``path`` (``<profiles>/<name>/<folder>/<session>``)."""
+        if self.sibling_profiles and path is not None and "**" not in self.pattern:
+            # <home>/<sessions>/<pattern>: the home is as many folders up as those name
+            up = len(Path(self.sessions).parts) + len(Path(self.pattern).parts) - 1
+            return self._sibling_profile(path.parents[up].name) if len(path.parents) > up else ""
         if not self.profiles or path is None or len(path.parts) < 4:
             return ""
         return path.parts[-3] if path.parts[-4] == self.profiles else ""
@@ -171,6 +202,9 @@ class Agent:
         )
         return f"cd {_quoted(cwd)} && {command}" if cwd else command
 
+
+# A profile's name as OpenClaw allows it (src/cli/profile-utils.ts PROFILE_NAME_RE).
+_PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 # The file names of layouts where a session is a folder named by its id.
 _FOLDER_NAMED = (
@@ -282,6 +316,13 @@ AGENTS: tuple[Agent, ...] = (
         sessions="agents",
         pattern="*/sessions/*.jsonl",
         resume="openclaw agent --agent {owner} --session-id {session} --message continue",
+        # src/cli/profile.ts: `--profile <name>` (`--dev`: the profile "dev") makes the state
+        # folder ~/.openclaw-<name> before anything runs, unless $OPENCLAW_STATE_DIR is set.
+        sibling_profiles="-",
+        profile_resume=(
+            "openclaw --profile {profile} agent --agent {owner} --session-id {session}"
+            " --message continue"
+        ),
         skip_names=("sessions.json", "*.trajectory.jsonl", "*.checkpoint.*.jsonl"),
         # src/agents/session-write-lock.ts: <session>.jsonl.lock ({"pid", "createdAt"}) while
         # a run writes the session.

@@ -298,3 +298,69 @@ def test_a_state_db_sessions_timeline_shows_each_rows_time_and_a_replys_tokens(t
     assert replies and all(f["tokens_out"] is not None and f["tokens_out"] > 40 for f in replies)
     others = [f for f, role in zip(facts, roles, strict=True) if role != "assistant"]
     assert all(f["tokens_out"] is None for f in others)
+
+
+# --- OpenClaw's named profiles (src/cli/profile.ts: `--profile <name>` -> ~/.openclaw-<name>) ---
+
+
+def test_openclaw_lists_each_profiles_state_folder_beside_the_default_one(tmp_path: Path):
+    odd = (".openclaw-default", ".openclaw-", ".openclaw-.x", ".openclaw-bad name", ".openclawwork")
+    for name in (".openclaw-work", ".openclaw-dev", *odd):
+        (tmp_path / name).mkdir()
+    (tmp_path / ".openclaw-file").write_bytes(b"")  # a file, not a state folder
+    assert OPENCLAW.roots({}, tmp_path) == [
+        tmp_path / ".openclaw" / "agents",
+        tmp_path / ".openclaw-dev" / "agents",
+        tmp_path / ".openclaw-work" / "agents",
+    ]
+    # $OPENCLAW_HOME moves the home the profiles are in too.
+    moved = tmp_path / "moved"
+    (moved / ".openclaw-team").mkdir(parents=True)
+    assert OPENCLAW.roots({"OPENCLAW_HOME": str(moved)}, tmp_path) == [
+        moved / ".openclaw" / "agents",
+        moved / ".openclaw-team" / "agents",
+    ]
+    # A state folder named by its variable is the only one OpenClaw reads, whatever the profile.
+    named = {"OPENCLAW_STATE_DIR": str(tmp_path / "state")}
+    assert OPENCLAW.roots(named, tmp_path) == [tmp_path / "state" / "agents"]
+
+
+def test_openclaw_profile_of_a_session_is_its_state_folders_suffix(tmp_path: Path):
+    work = tmp_path / ".openclaw-work" / "agents" / "main" / "sessions" / "a.jsonl"
+    assert OPENCLAW.profile_of(work) == "work"
+    assert OPENCLAW.resume_command("a", work) == (
+        "openclaw --profile work agent --agent main --session-id a --message continue"
+    )
+    plain = tmp_path / ".openclaw" / "agents" / "main" / "sessions" / "a.jsonl"
+    assert OPENCLAW.profile_of(plain) == ""
+    assert OPENCLAW.resume_command("a", plain).startswith("openclaw agent --agent main ")
+    # An agent folder named like a profile is not one: only the state folder counts.
+    odd = tmp_path / ".openclaw" / "agents" / ".openclaw-x" / "sessions" / "a.jsonl"
+    assert OPENCLAW.profile_of(odd) == ""
+    assert OPENCLAW.profile_of(Path("a.jsonl")) == ""
+
+
+def test_a_profiles_openclaw_session_is_listed_fixed_and_resumed_with_its_profile(
+    agent_home: Home,
+):
+    import os
+
+    sessions_dir = agent_home.root / ".openclaw-work" / "agents" / "ops" / "sessions"
+    sessions_dir.mkdir(parents=True)
+    path = sessions_dir / "8555a0a4.jsonl"
+    path.write_bytes(read(CORPUS / "pi" / PI_CUT))
+    os.utime(path, (path.stat().st_mtime - 3600,) * 2)
+    record = record_of(path)
+    assert record["agent"] == "openclaw" and record["verdict"] == "needs repair"
+    sid = orjson.loads(read(CORPUS / "pi" / PI_CUT).split(b"\n", 1)[0])["id"]  # its header's id
+    resume = f"openclaw --profile work agent --agent ops --session-id {sid} --message continue"
+    assert record["resume"].endswith(f" && {resume}")  # in the folder the session ran in
+    before = snapshot(agent_home.root)
+    status, out = run("fix", str(path))
+    assert status == 0 and resume in out, out
+    # The fix wrote the session, its backup and its note, nothing else in the tree.
+    after = snapshot(agent_home.root)
+    changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
+    assert {p.parent for p in changed} == {sessions_dir}, sorted(map(str, changed))
+    assert {p.name.split(".ti-backup-")[0] for p in changed} == {path.name}
+    assert record_of(path)["verdict"] == "clean"
