@@ -82,6 +82,9 @@ class Agent:
     # in the same folder (OpenClaw's ``--profile <name>``: ~/.openclaw-<name>), listed too
     # where no variable names the state folder itself; ``profile_resume`` resumes them.
     sibling_profiles: str = ""
+    # A variable whose value the agent appends to ``default_home``'s name as it is
+    # (Hermes: $HERMES_DATA_DIR_SUFFIX, ``-dev`` for ~/.hermes-dev), where no variable names it.
+    home_suffix_env: str = ""
     # What a file the agent keeps beside a session ``<id>.jsonl`` ends with after the id
     # (``<id>.json``: Kiro's facts), holding that session's facts: no session of its own.
     facts: tuple[str, ...] = ()
@@ -103,7 +106,8 @@ class Agent:
         else:
             moved = values.get(self.home_env, "").strip() if self.home_env else ""
             user = Path(moved) if moved else (home or Path.home())
-            base = user / self.default_home
+            suffix = values.get(self.home_suffix_env, "") if self.home_suffix_env else ""
+            base = user / (self.default_home + suffix.replace("\0", ""))
             if self.legacy_homes and not base.exists():
                 older = (user / name for name in self.legacy_homes)
                 base = next((folder for folder in older if folder.is_dir()), base)
@@ -420,6 +424,8 @@ AGENTS: tuple[Agent, ...] = (
         # named_profile_home); `hermes -p <name>` sets HERMES_HOME to it before anything runs.
         profiles="profiles",
         profile_resume="hermes -p {profile} --resume {session}",
+        # hermes_constants._get_platform_default_hermes_home: ~/.hermes + $HERMES_DATA_DIR_SUFFIX.
+        home_suffix_env="HERMES_DATA_DIR_SUFFIX",
     ),
     Agent(
         # block/goose: its data folder is $GOOSE_PATH_ROOT/data, else $XDG_DATA_HOME/goose

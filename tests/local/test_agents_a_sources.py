@@ -149,6 +149,42 @@ def test_hermes_lists_each_named_profile_as_a_home_of_its_own(tmp_path: Path):
     assert BY_NAME["kiro"].roots({}, tmp_path) == [BY_NAME["kiro"].root({}, tmp_path)]
 
 
+def test_hermes_data_dir_suffix_is_appended_to_its_default_home_as_it_is(tmp_path: Path):
+    suffixed = {"HERMES_DATA_DIR_SUFFIX": "-dev"}
+    assert HERMES.root(suffixed, tmp_path) == tmp_path / ".hermes-dev" / "sessions"
+    assert (
+        HERMES.root({"HERMES_DATA_DIR_SUFFIX": ""}, tmp_path) == tmp_path / ".hermes" / "sessions"
+    )
+    # The suffixed home has its profiles as the default one has.
+    (tmp_path / ".hermes-dev" / "profiles" / "work").mkdir(parents=True)
+    assert HERMES.roots(suffixed, tmp_path) == [
+        tmp_path / ".hermes-dev" / "sessions",
+        tmp_path / ".hermes-dev" / "profiles" / "work" / "sessions",
+    ]
+    # $HERMES_HOME names the home whatever the suffix.
+    both = {"HERMES_HOME": str(tmp_path / "h"), "HERMES_DATA_DIR_SUFFIX": "-dev"}
+    assert HERMES.root(both, tmp_path) == tmp_path / "h" / "sessions"
+
+
+def test_list_finds_hermes_sessions_in_the_suffixed_home(agent_home: Home, monkeypatch):
+    import os
+
+    monkeypatch.setenv("HERMES_DATA_DIR_SUFFIX", "-dev")
+    folder = agent_home.root / ".hermes-dev" / "sessions"
+    folder.mkdir(parents=True)
+    path = folder / f"session_{HERMES_SID}.json"
+    path.write_bytes(read(HERMES_LOG))
+    os.utime(path, (path.stat().st_mtime - 3600,) * 2)
+    record = record_of(path)
+    assert record["agent"] == "hermes" and record["verdict"] == "needs repair"
+    assert record["resume"] == f"hermes --resume {HERMES_SID}"
+    # The unsuffixed home is not Hermes's now: its sessions there are not listed as its.
+    default = [p for p in agent_home.all() if ".hermes" in p.parts]
+    _, out = run("list", "--json")
+    records = {r["path"]: r for r in map(orjson.loads, out.splitlines())}
+    assert default and all(records.get(str(p), {}).get("agent") != "hermes" for p in default)
+
+
 def test_a_profiles_session_is_listed_fixed_and_resumed_with_its_profile(agent_home: Home):
     folder = agent_home.root / ".hermes" / "profiles" / "work" / "sessions"
     folder.mkdir(parents=True)
@@ -241,7 +277,7 @@ def test_the_readme_names_each_agents_variables_and_resume_command(name):
     for template in (agent.resume, agent.profile_resume):
         if template:
             assert template.split("{", 1)[0].strip() in readme, template
-    variables = [agent.env, agent.home_env, *(env for env, _ in agent.more_env)]
+    variables = [agent.env, agent.home_env, agent.home_suffix_env, *(e for e, _ in agent.more_env)]
     for variable in filter(None, variables):
         assert f"${variable}" in readme, variable
 
