@@ -85,6 +85,12 @@ class Agent:
     # A variable whose value the agent appends to ``default_home``'s name as it is
     # (Hermes: $HERMES_DATA_DIR_SUFFIX, ``-dev`` for ~/.hermes-dev), where no variable names it.
     home_suffix_env: str = ""
+    # An editor extension's: the editors it runs in, each (its folder, the command opening
+    # it). A folder is under the base (``$env``, else ``~/default_home``), or under the
+    # user's home where it starts ``~/`` (a remote server's); ``sessions`` is under each.
+    # The first is ``root``; the others holding sessions are listed too; ``{editor}`` in
+    # ``resume`` is the command of the editor whose folder holds the session.
+    editors: tuple[tuple[str, str], ...] = ()
     # What a file the agent keeps beside a session ``<id>.jsonl`` ends with after the id
     # (``<id>.json``: Kiro's facts), holding that session's facts: no session of its own.
     facts: tuple[str, ...] = ()
@@ -111,6 +117,8 @@ class Agent:
             if self.legacy_homes and not base.exists():
                 older = (user / name for name in self.legacy_homes)
                 base = next((folder for folder in older if folder.is_dir()), base)
+        if self.editors:
+            base = base / self.editors[0][0]
         return base / self.sessions if self.sessions else base
 
     def roots(
@@ -121,6 +129,8 @@ class Agent:
         values = os.environ if environ is None else environ
         if self.sibling_profiles:
             return [first, *self._sibling_homes(values, home)]
+        if self.editors:
+            return [first, *self._other_editors(first, home)]
         if not self.profiles or any(values.get(n, "").strip() for n in self._variables()):
             return [first]
         folder = (first.parent if self.sessions else first) / self.profiles
@@ -132,6 +142,29 @@ class Agent:
 
     def _variables(self) -> tuple[str, ...]:
         return tuple(n for n in (self.env, *(n for n, _ in self.more_env), self.home_env) if n)
+
+    def _other_editors(self, first: Path, home: Path | None) -> list[Path]:
+        """The session folders of the other editors the extension runs in, where they are."""
+        base = first.parents[len(Path(self.sessions).parts)]  # the base the first editor is in
+        folders = [
+            ((home or Path.home()) / folder[2:] if folder.startswith("~/") else base / folder)
+            / self.sessions
+            for folder, _ in self.editors[1:]
+        ]
+        return [folder for folder in folders if folder.is_dir()]
+
+    def editor_of(self, path: Path | None) -> str:
+        """The command opening the editor whose folder holds ``path`` (the first's if none)."""
+        if not self.editors:
+            return ""
+        up = len(Path(self.sessions).parts) + len(Path(self.pattern).parts) - 1
+        if path is not None and "**" not in self.pattern and len(path.parents) > up:
+            holder = path.parents[up].parts
+            for folder, command in self.editors:
+                tail = Path(folder.removeprefix("~/")).parts
+                if holder[-len(tail) :] == tail:
+                    return command
+        return self.editors[0][1]
 
     def _sibling_homes(self, values: Mapping[str, str], home: Path | None) -> list[Path]:
         """The session folders of the profiles beside the default home, by name."""
@@ -202,8 +235,9 @@ class Agent:
         chosen = self.profile_resume if profile else self.db_resume if in_db else self.resume
         template = template or chosen
         command = template.format(
-            session=session, path=path or "", owner=owner or "main", profile=profile
-        )
+            session=session, path=path or "", owner=owner or "main", profile=profile,
+            editor=self.editor_of(path),
+        )  # fmt: skip
         return f"cd {_quoted(cwd)} && {command}" if cwd else command
 
 
@@ -227,6 +261,18 @@ def _quoted(text: str) -> str:
 # ~/.config on Linux, ~/Library/Application Support on macOS (which no variable moves).
 _VSCODE_ENV = "" if sys.platform == "darwin" else "XDG_CONFIG_HOME"
 _VSCODE_HOME = "Library/Application Support" if sys.platform == "darwin" else ".config"
+
+# The editors a VS Code extension runs in, by their folder in appData (and the folder
+# their remote server keeps on the machine it runs on), with the command opening each.
+_VSCODE_EDITORS = (
+    ("Code", "code"),
+    ("Code - Insiders", "code-insiders"),
+    ("VSCodium", "codium"),
+    ("Cursor", "cursor"),
+    ("Windsurf", "windsurf"),
+    ("~/.vscode-server/data", "code"),
+    ("~/.cursor-server/data", "cursor"),
+)
 
 # A Cline / Roo Code task's other files: the UI's log and the task's metadata.
 _CLINE_TASK_FILES = ("ui_messages.json", "task_metadata.json")
@@ -384,9 +430,10 @@ AGENTS: tuple[Agent, ...] = (
         format="cline",
         env=_VSCODE_ENV,
         default_home=_VSCODE_HOME,
-        sessions="Code/User/globalStorage/saoudrizwan.claude-dev/tasks",
+        sessions="User/globalStorage/saoudrizwan.claude-dev/tasks",
+        editors=_VSCODE_EDITORS,
         pattern="*/api_conversation_history.json",
-        resume="code .  # then Cline > History > task {session}",
+        resume="{editor} .  # then Cline > History > task {session}",
         id_from_folder=True,
         skip_names=_CLINE_TASK_FILES,
     ),
@@ -396,9 +443,10 @@ AGENTS: tuple[Agent, ...] = (
         format="cline",
         env=_VSCODE_ENV,
         default_home=_VSCODE_HOME,
-        sessions="Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks",
+        sessions="User/globalStorage/rooveterinaryinc.roo-cline/tasks",
+        editors=_VSCODE_EDITORS,
         pattern="*/api_conversation_history.json",
-        resume="code .  # then Roo Code > History > task {session}",
+        resume="{editor} .  # then Roo Code > History > task {session}",
         id_from_folder=True,
         skip_names=_CLINE_TASK_FILES,
     ),

@@ -13,7 +13,8 @@ import pytest
 from inspector import cli
 from inspector.local import fix, sessions
 from inspector.local.agents import BY_NAME, never_a_session
-from tests.local.conftest import Home, changed, snapshot
+from tests.local.conftest import CLINE_BROKEN, Home, changed, snapshot
+from tests.testdata import CORPUS, read
 
 
 def run(*argv: str) -> tuple[int, str]:
@@ -152,3 +153,51 @@ def test_the_watcher_leaves_out_what_agents_keep_beside_their_sessions():
         assert never_a_session(name), name
     for name in ("api_conversation_history.json", "0c1d2e3f.jsonl", "session-1.json"):
         assert not never_a_session(name), name
+
+
+# --- Cline / Roo Code in the other editors they run in (VS Code's forks, remote servers) ---
+
+CLINE_TASK = "1769053680585"
+
+
+@pytest.mark.parametrize(
+    ("agent", "extension", "folder", "command"),
+    [
+        ("cline-vscode", "saoudrizwan.claude-dev", ".config/Cursor", "cursor"),
+        ("cline-vscode", "saoudrizwan.claude-dev", ".config/VSCodium", "codium"),
+        ("roo-code", "rooveterinaryinc.roo-cline", ".config/Windsurf", "windsurf"),
+        ("roo-code", "rooveterinaryinc.roo-cline", ".config/Code - Insiders", "code-insiders"),
+        ("cline-vscode", "saoudrizwan.claude-dev", ".vscode-server/data", "code"),
+        ("roo-code", "rooveterinaryinc.roo-cline", ".cursor-server/data", "cursor"),
+    ],
+)
+def test_an_extensions_task_in_another_editor_is_listed_fixed_and_reopened_there(
+    agent_home: Home, monkeypatch, agent, extension, folder, command
+):
+    if BY_NAME[agent].env:  # Linux: VS Code's appData is $XDG_CONFIG_HOME, else ~/.config
+        monkeypatch.delenv(BY_NAME[agent].env, raising=False)
+    tasks = agent_home.root / folder / "User" / "globalStorage" / extension / "tasks"
+    path = tasks / CLINE_TASK / "api_conversation_history.json"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(read(CORPUS / "cline" / CLINE_BROKEN))
+    os.utime(path, (time.time() - 3600,) * 2)
+    assert tasks in BY_NAME[agent].roots()
+    record = listed(agent_home)[str(path)]
+    assert record["agent"] == agent and record["verdict"] == "needs repair"
+    assert record["resume"].startswith(f"{command} .  # then ")
+    before = snapshot(agent_home.root)
+    status, out = run("fix", str(path))
+    assert status == 0 and f"{command} .  # then " in out, out
+    (backup,) = fix.backups_of(path)
+    note = backup.with_name(backup.name + fix.NOTE_SUFFIX)
+    assert changed(before, snapshot(agent_home.root)) == {path, backup, note}
+
+
+def test_an_editor_folder_with_no_tasks_is_not_listed_and_vs_code_stays_first(tmp_path: Path):
+    (tmp_path / ".config" / "Cursor" / "User").mkdir(parents=True)  # Cursor, no Cline in it
+    cline = BY_NAME["cline-vscode"]
+    first = tmp_path / ".config" / "Code" / "User" / "globalStorage" / "saoudrizwan.claude-dev"
+    assert cline.roots({}, tmp_path) == [first / "tasks"]
+    assert cline.resume_command("t", first / "tasks" / "t" / "api_conversation_history.json") == (
+        "code .  # then Cline > History > task t"
+    )

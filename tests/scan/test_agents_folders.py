@@ -118,7 +118,8 @@ def test_list_prints_each_agents_own_resume_command(agent_home: Home):
         resume = records[str(path)]["resume"]
         if agent.name == "kiro":
             assert resume == f"kiro-cli chat --resume-id {path.stem}", resume
-        head = agent.resume.split("{", 1)[0].split("#", 1)[0].strip()
+        template = agent.resume.replace("{editor}", agent.editor_of(path))  # an extension's
+        head = template.split("{", 1)[0].split("#", 1)[0].strip()
         assert head and head in resume, (agent.name, resume)
         seen.add(agent.name)
     assert {"kiro", "cursor", "droid", "copilot", "qwen", "kimi-code", "openclaw"} <= seen
