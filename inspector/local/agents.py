@@ -451,6 +451,20 @@ AGENTS: tuple[Agent, ...] = (
         skip_names=_CLINE_TASK_FILES,
     ),
     Agent(
+        # Kilo Code's extension (a fork of Roo Code): the same task folders as Cline's.
+        name="kilo-code",
+        label="Kilo Code (VS Code)",
+        format="cline",
+        env=_VSCODE_ENV,
+        default_home=_VSCODE_HOME,
+        sessions="User/globalStorage/kilocode.kilo-code/tasks",
+        editors=_VSCODE_EDITORS,
+        pattern="*/api_conversation_history.json",
+        resume="{editor} .  # then Kilo Code > History > task {session}",
+        id_from_folder=True,
+        skip_names=_CLINE_TASK_FILES,
+    ),
+    Agent(
         # NousResearch/hermes-agent: $HERMES_HOME (~/.hermes)/sessions/ holds the CLI's session
         # logs (session_<id>.json, rewritten after each step) and the gateway's transcripts
         # (<id>.jsonl) beside sessions.json, the gateway's index. `hermes --resume` reads the

@@ -306,7 +306,8 @@ def _agents_a(home: Home, age: float) -> float:
     age += 60
     storage = home.root / ".config" / "Code" / "User" / "globalStorage"
     for extension, stamp in (("saoudrizwan.claude-dev", "1769053680586"),
-                             ("rooveterinaryinc.roo-cline", "1769053680587")):  # fmt: skip
+                             ("rooveterinaryinc.roo-cline", "1769053680587"),
+                             ("kilocode.kilo-code", "1769053680588")):  # fmt: skip
         task = storage / extension / "tasks" / stamp
         home.healthy.append(
             _place(home, task / "api_conversation_history.json", cline_answered(), age)

@@ -169,6 +169,8 @@ CLINE_TASK = "1769053680585"
         ("roo-code", "rooveterinaryinc.roo-cline", ".config/Code - Insiders", "code-insiders"),
         ("cline-vscode", "saoudrizwan.claude-dev", ".vscode-server/data", "code"),
         ("roo-code", "rooveterinaryinc.roo-cline", ".cursor-server/data", "cursor"),
+        ("kilo-code", "kilocode.kilo-code", ".config/Code", "code"),
+        ("kilo-code", "kilocode.kilo-code", ".config/Cursor", "cursor"),
     ],
 )
 def test_an_extensions_task_in_another_editor_is_listed_fixed_and_reopened_there(
