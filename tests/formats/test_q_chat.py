@@ -196,3 +196,22 @@ def test_the_timeline_shows_prompt_times_request_starts_and_the_model():
     assert facts[1] is not None
     assert facts[1]["at"] == "2025-09-12T08:14:03.530000Z"  # request_start_timestamp_ms
     assert facts[1]["model"] == doc["history"][0]["request_metadata"]["model_id"]
+
+
+def test_a_result_no_tool_use_asked_for_becomes_a_prompt_holding_the_note():
+    doc = doc_of(read(HEALTHY_ROW))
+    # The reply before entry 3's results made no tool use (as Q's invariants find a
+    # ToolUseResults after a Response): those results answer nothing.
+    doc["history"][1]["assistant"] = {
+        "Response": {"message_id": "m-2", "content": "I will not run anything."}
+    }
+    data = orjson.dumps(doc)
+    parsed = formats.load(data)
+    repair = repair_parsed(parsed)
+    assert "PAIR-3" in {a.rule for a in repair.actions}
+    after = doc_of(q_chat.serialise(repair.messages, parsed))
+    prompt = after["history"][2]["user"]["content"]["Prompt"]["prompt"]
+    result = doc["history"][2]["user"]["content"]["ToolUseResults"]["tool_use_results"][0]
+    assert result["tool_use_id"] in prompt and "exit_status" in prompt  # its content is kept
+    assert after["history"][1]["assistant"] == doc["history"][1]["assistant"]
+    assert not diagnose(formats.load(orjson.dumps(after), "q-chat")).needs_repair
