@@ -48,6 +48,9 @@ its ``ToolUseResults``), or, after the last entry, into ``next_message``
 ``Error`` and the engine's words as its ``Text``. Nothing else changes; an
 unchanged document is given back byte for byte.
 
+A conversation whose history is empty (``/save`` after ``/clear``, which keeps
+the ``transcript``) reads as no message: nothing to repair.
+
 The timeline shows a user message's ``timestamp`` and, where an entry has
 ``request_metadata``, when its request started and the model it went to.
 """
@@ -121,8 +124,6 @@ def _parse(doc: dict[str, Any], data: bytes) -> Parsed:
         found = _user_messages(following, len(history))
         messages.extend(found)
         sources.extend([len(history) + 1] for _ in found)
-    if not messages:
-        raise FormatError("the conversation holds no message")
     meta = {"session_id": doc["conversation_id"], "cwd": _cwd(doc), "model": _model_of(doc)}
     state = {"data": data, "doc": doc, "groups": by_origin(messages)}
     return Parsed(NAME, messages, sources, meta={k: v for k, v in meta.items() if v}, state=state)

@@ -215,3 +215,13 @@ def test_a_result_no_tool_use_asked_for_becomes_a_prompt_holding_the_note():
     assert result["tool_use_id"] in prompt and "exit_status" in prompt  # its content is kept
     assert after["history"][1]["assistant"] == doc["history"][1]["assistant"]
     assert not diagnose(formats.load(orjson.dumps(after), "q-chat")).needs_repair
+
+
+def test_a_cleared_conversation_reads_as_no_message_and_is_written_back_as_it_is():
+    doc = doc_of(read(HEALTHY_ROW))
+    doc["history"], doc["valid_history_range"] = [], [0, 0]
+    data = orjson.dumps(doc)
+    parsed = formats.load(data)
+    assert parsed.format == "q-chat" and parsed.messages == []
+    assert not diagnose(parsed).needs_repair
+    assert q_chat.serialise(parsed.messages, parsed) == data
