@@ -338,3 +338,15 @@ def test_rows_of_two_folders_sharing_a_conversation_id_get_names_of_their_own(ho
                                              shared=True), quiet_seconds=0)  # fmt: skip
     assert outcome.status == "fixed", outcome.reason
     assert value_of(db, "/home/dev/copy", v2=True) == read(KILLED)  # the other row is untouched
+
+
+def test_fix_finds_a_kiro_conversation_by_its_id_and_list_gives_its_resume(home):
+    db = q_db_path(home, "kiro-cli")
+    make_db(db, {CWD: read(KILLED)}, v2=True)
+    cid = orjson.loads(read(KILLED))["conversation_id"]
+    _, listed = run("list", "--json")
+    (record,) = [orjson.loads(line) for line in listed.splitlines()]
+    assert record["resume"] == f"cd {CWD} && kiro-cli chat --resume-id {cid}"
+    status, out = run("fix", cid)
+    assert status == 0, out
+    assert not diagnose(formats.load(value_of(db, CWD, v2=True), "q-chat")).needs_repair
