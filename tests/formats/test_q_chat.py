@@ -225,3 +225,50 @@ def test_a_cleared_conversation_reads_as_no_message_and_is_written_back_as_it_is
     assert parsed.format == "q-chat" and parsed.messages == []
     assert not diagnose(parsed).needs_repair
     assert q_chat.serialise(parsed.messages, parsed) == data
+
+
+def test_a_repeated_tool_use_id_is_renamed_in_the_use_and_its_result_alike():
+    doc = doc_of(read(HEALTHY_ROW))
+    first = doc["history"][0]["assistant"]["ToolUse"]["tool_uses"][0]["id"]
+    second = doc["history"][1]["assistant"]["ToolUse"]["tool_uses"][0]
+    second["id"] = second["id"].replace(second["id"], first)
+    results = doc["history"][2]["user"]["content"]["ToolUseResults"]["tool_use_results"]
+    results[0]["tool_use_id"] = first
+    data = orjson.dumps(doc)
+    parsed = formats.load(data)
+    repair = repair_parsed(parsed)
+    assert "ID-1" in {a.rule for a in repair.actions}
+    after = doc_of(q_chat.serialise(repair.messages, parsed))
+    use = after["history"][1]["assistant"]["ToolUse"]["tool_uses"][0]
+    (result,) = after["history"][2]["user"]["content"]["ToolUseResults"]["tool_use_results"]
+    assert use["id"] == result["tool_use_id"] == f"{first}_1"
+    assert {k: v for k, v in use.items() if k != "id"} == {
+        k: v for k, v in second.items() if k != "id"
+    }  # orig_name and orig_args kept
+    assert result["content"] == results[0]["content"] and result["status"] == "Success"
+    assert after["history"][0] == doc["history"][0]
+    assert not diagnose(formats.load(orjson.dumps(after), "q-chat")).needs_repair
+
+
+def test_images_are_kept_whole_through_a_repair_of_their_entry():
+    doc = doc_of(read(KILLED_ROW))
+    image = {"format": "Png", "source": {"Bytes": [137, 80, 78, 71, 13, 10, 26, 10]}}
+    doc["history"][0]["user"]["images"] = [image]
+    data = orjson.dumps(doc)
+    parsed = formats.load(data)
+    assert parsed.messages[0]["content"][1] == {"type": q_chat.IMAGE_PART, "block": image}
+    assert q_chat.serialise(parsed.messages, parsed) == data
+    after = doc_of(q_chat.serialise(repair_parsed(parsed).messages, parsed))
+    assert after["history"][0]["user"]["images"] == [image]
+
+
+def test_a_rewritten_user_message_keeps_its_prompt_and_images():
+    doc = doc_of(read(HEALTHY_ROW))
+    image = {"format": "Jpeg", "source": {"Bytes": [255, 216, 255]}}
+    doc["history"][2]["user"]["content"] = {"Prompt": {"prompt": "look at this instead"}}
+    doc["history"][2]["user"]["images"] = [image]
+    data = orjson.dumps(doc)
+    after = doc_of(repaired(data))
+    user = after["history"][2]["user"]
+    assert user["content"]["CancelledToolUses"]["prompt"] == "look at this instead"
+    assert user["images"] == [image]
