@@ -266,7 +266,7 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
         users = []
     following = doc.get("next_message")
     end = len(doc["history"])
-    if _same(users, [m for m in groups.get(end, [])]):
+    if _same(users, groups.get(end, [])):
         new_next = following
     elif not users:
         new_next = None
@@ -276,7 +276,10 @@ def serialise(messages: list[Message], original: Parsed) -> bytes:
     out = {**doc, "history": history, "next_message": new_next}
     span = doc.get("valid_history_range")
     if len(history) != end and isinstance(span, list) and len(span) == 2:
-        out["valid_history_range"] = [min(int(span[0]), len(history)), len(history)]
+        # An entry a repair dropped (a blank reply) shortens the range Q sends; Q sets it
+        # again before each request (enforce_conversation_invariants).
+        start = span[0] if isinstance(span[0], int) and not isinstance(span[0], bool) else 0
+        out["valid_history_range"] = [min(start, len(history)), len(history)]
     return dump_like(out, bytes(state["data"]))
 
 

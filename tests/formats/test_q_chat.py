@@ -231,7 +231,7 @@ def test_a_repeated_tool_use_id_is_renamed_in_the_use_and_its_result_alike():
     doc = doc_of(read(HEALTHY_ROW))
     first = doc["history"][0]["assistant"]["ToolUse"]["tool_uses"][0]["id"]
     second = doc["history"][1]["assistant"]["ToolUse"]["tool_uses"][0]
-    second["id"] = second["id"].replace(second["id"], first)
+    second["id"] = first
     results = doc["history"][2]["user"]["content"]["ToolUseResults"]["tool_use_results"]
     results[0]["tool_use_id"] = first
     data = orjson.dumps(doc)
@@ -272,3 +272,22 @@ def test_a_rewritten_user_message_keeps_its_prompt_and_images():
     user = after["history"][2]["user"]
     assert user["content"]["CancelledToolUses"]["prompt"] == "look at this instead"
     assert user["images"] == [image]
+
+
+def test_a_blank_reply_dropped_by_the_repair_takes_its_entry_with_it():
+    doc = doc_of(read(PAIRS))
+    doc["history"][1][1] = {"Response": {"message_id": "m-blank", "content": "  "}}
+    doc["history"].append(
+        [copy.deepcopy(doc["history"][0][0]), {"Response": {"message_id": "m-3", "content": "ok"}}]
+    )
+    doc["history"][2][0]["content"] = {"Prompt": {"prompt": "and now?"}}
+    doc["valid_history_range"] = [0, 3]
+    data = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
+    parsed = formats.load(data)
+    repair = repair_parsed(parsed)
+    assert "MSG-1" in {a.rule for a in repair.actions}
+    after = doc_of(q_chat.serialise(repair.messages, parsed))
+    assert len(after["history"]) == 2 and after["valid_history_range"] == [0, 2]
+    merged = after["history"][1][0]["content"]["CancelledToolUses"]
+    assert merged["prompt"] == "The user interrupted the tool execution.\nand now?"
+    assert not diagnose(formats.load(orjson.dumps(after), "q-chat")).needs_repair
