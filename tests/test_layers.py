@@ -40,7 +40,12 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("inspector.local.opencode",),
     ("inspector.local.opencode_db",),
     ("inspector.local.rowdb",),
-    ("inspector.local.goose_db", "inspector.local.hermes_db", "inspector.local.opencode_v2"),
+    (
+        "inspector.local.goose_db",
+        "inspector.local.hermes_db",
+        "inspector.local.opencode_v2",
+        "inspector.local.q_db",
+    ),
     ("inspector.local.openhands",),
     ("inspector.local.stores",),
     ("inspector.local.sessions", "inspector.local.fix", "inspector.local.databases"),

@@ -19,7 +19,8 @@ Floors, each importing only those below it (``tests/test_layers.py`` holds them)
 - ``rowdb``: ``RowDatabase``, the kind for a session kept as message rows of
   an agent's SQLite database (fix in one transaction, undo), on which
   ``goose_db`` (Goose's ``sessions.db``) and ``hermes_db`` (Hermes's
-  ``state.db``) state only their rows, and ``opencode_v2`` (OpenCode's
+  ``state.db``) state only their rows, ``q_db`` (Amazon Q's and Kiro CLI's
+  ``data.sqlite3``) its one conversation row, and ``opencode_v2`` (OpenCode's
   event-sourced sessions: ``event`` rows and the ``session_message`` rows
   projected from them) its events; ``openhands``: OpenHands' event files;
 - ``stores``: the registry of store kinds by ``Agent.store``;

@@ -274,6 +274,11 @@ _VSCODE_EDITORS = (
     ("~/.cursor-server/data", "cursor"),
 )
 
+# Where Rust's dirs::data_local_dir() is (Amazon Q's and Kiro CLI's data folder):
+# $XDG_DATA_HOME or ~/.local/share on Linux, ~/Library/Application Support on macOS.
+_DATA_ENV = "" if sys.platform == "darwin" else "XDG_DATA_HOME"
+_DATA_HOME = "Library/Application Support" if sys.platform == "darwin" else ".local/share"
+
 # A Cline / Roo Code task's other files: the UI's log and the task's metadata.
 _CLINE_TASK_FILES = ("ui_messages.json", "task_metadata.json")
 
@@ -524,6 +529,37 @@ AGENTS: tuple[Agent, ...] = (
         facts=(".json",),
     ),
     # --- end agents-a ---
+    # --- kirodb (issue 27): Amazon Q Developer CLI and Kiro CLI's data.sqlite3 ---
+    Agent(
+        # aws/amazon-q-developer-cli (chat-cli util/paths.rs database_path_static): Rust's
+        # dirs::data_local_dir()/amazon-q/data.sqlite3 ($XDG_DATA_HOME or ~/.local/share on
+        # Linux, ~/Library/Application Support on macOS); a conversation per folder in its
+        # conversations table (q_db.py), resumed by `q chat --resume` in that folder.
+        name="amazon-q",
+        label="Amazon Q Developer CLI",
+        format="q-chat",
+        env=_DATA_ENV,
+        default_home=_DATA_HOME,
+        sessions="amazon-q",
+        pattern="data.sqlite3/*",  # none: the database lists its conversations (q_db)
+        resume="q chat --resume",
+        store="q",
+    ),
+    Agent(
+        # Kiro CLI's own copy of Q's database: dirs::data_local_dir()/kiro-cli/data.sqlite3,
+        # its conversations in conversations_v2 since December 2025 (several a folder);
+        # `kiro-cli chat --resume-id <conversation_id>` in the folder resumes that one.
+        name="kiro-db",
+        label="Kiro CLI (data.sqlite3)",
+        format="q-chat",
+        env=_DATA_ENV,
+        default_home=_DATA_HOME,
+        sessions="kiro-cli",
+        pattern="data.sqlite3/*",
+        resume="kiro-cli chat --resume-id {session}",
+        store="q",
+    ),
+    # --- end kirodb ---
     # --- agents-b (issue 27): Copilot CLI, Qwen Code, Kimi Code, Factory Droid ---
     Agent(
         # github/copilot-cli: COPILOT_HOME (default ~/.copilot) holds session-state/<id>/

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from inspector.local import goose_db, hermes_db, opencode, stores
+from inspector.local import goose_db, hermes_db, opencode, q_db, stores
 from inspector.local.outcome import StoreError
 from inspector.local.store import FILE
 
@@ -47,11 +47,12 @@ STALE_SECONDS = 6 * 3600
 
 # The agents' databases, each by the name its agent gives it, with what lists its sessions
 # (each named ``<db>/<sessionID>``, read through its store, read-only): OpenCode's (its
-# event-sourced sessions too), Goose's, Hermes's.
+# event-sourced sessions too), Goose's, Hermes's, Amazon Q's / Kiro CLI's.
 DATABASES: dict[str, Callable[[Path], list[tuple[Path, int, float]]]] = {
     "opencode.db": opencode.db_sessions,
     goose_db.DB_NAME: goose_db.sessions,
     hermes_db.DB_NAME: hermes_db.sessions,
+    q_db.DB_NAME: q_db.sessions,
 }
 
 # What each database's listing and reading need: table -> columns. Goose and Hermes both
@@ -69,9 +70,16 @@ TABLES: dict[str, dict[str, frozenset[str]]] = {
         "sessions": frozenset({"id", "started_at"}),
         "messages": frozenset({"id", "session_id", "role", "content", "timestamp"}),
     },
+    # Q's conversations table; Kiro CLI's databases keep it beside conversations_v2.
+    q_db.DB_NAME: {"conversations": frozenset({"key", "value"})},
 }
 # What a refusal calls each.
-AGENTS = {"opencode.db": "OpenCode", goose_db.DB_NAME: "Goose", hermes_db.DB_NAME: "Hermes"}
+AGENTS = {
+    "opencode.db": "OpenCode",
+    goose_db.DB_NAME: "Goose",
+    hermes_db.DB_NAME: "Hermes",
+    q_db.DB_NAME: "Amazon Q / Kiro CLI",
+}
 
 
 class Unreadable(ValueError):

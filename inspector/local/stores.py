@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from inspector.local import goose_db, hermes_db, opencode, opencode_db, opencode_v2, openhands
+from inspector.local import (
+    goose_db,
+    hermes_db,
+    opencode,
+    opencode_db,
+    opencode_v2,
+    openhands,
+    q_db,
+)
 from inspector.local.agents import Agent
 from inspector.local.store import FILE, LocalStore
 
@@ -26,6 +34,8 @@ STORES: dict[str, tuple[LocalStore, ...]] = {
     "hermes": (hermes_db.STORE,),
     # agents-c (issue 27): OpenHands' file store, one event a file in a session's events/.
     "openhands": (openhands.STORE,),
+    # kirodb (issue 27): Amazon Q's and Kiro CLI's data.sqlite3, a conversation a row.
+    "q": (q_db.STORE,),
 }
 
 

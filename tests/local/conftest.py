@@ -229,6 +229,7 @@ def agent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
     home.healthy.append(healthy_oc)
     home.stores.add(healthy_oc)
     age = _agents_a(home, age)
+    age = _q_databases(home, age)
 
     # --- agents-b (issue 27): one healthy session of each, in its agent's own folder ---
     for relative, source in (
@@ -343,6 +344,17 @@ def _agents_a(home: Home, age: float) -> float:
 
 
 # --- end agents-a ---
+
+
+# --- kirodb (issue 27): Amazon Q's and Kiro CLI's data folders, with no database yet (their
+# databases are made in tests/local/test_q_db.py): listed as empty, warned of by none.
+def _q_databases(home: Home, age: float) -> float:
+    for folder in ("amazon-q", "kiro-cli"):
+        (home.root / ".local" / "share" / folder).mkdir(parents=True)
+    return age
+
+
+# --- end kirodb ---
 
 
 # What a node of a tree is: ("dir",), ("file", bytes, mode) or ("link", target).
