@@ -1,0 +1,214 @@
+"""The OpenHands CLI's conversations (the V1 SDK's events), read, diagnosed and written back.
+
+The files are DERIVED from the SDK's event models (tests/data/corpus/README.md):
+a healthy test-fixing session and the four ways its events break (a crash
+while a tool ran, an observation written twice, an observation of no call,
+and an older SDK's conversation whose unanswered action a user turn follows).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from inspector.formats import FormatError, load, openhands_cli
+from inspector.formats.jsondoc import text_of
+from inspector.formats.private import calls_of
+from tests.formats.shapes import findings, repaired_round_trip
+from tests.testdata import CORPUS, files, read
+
+FOLDER = CORPUS / "openhands-cli"
+HEALTHY = FOLDER / "derived__healthy.json"
+CRASHED = FOLDER / "derived__crashed-in-edit.json"
+TWICE = FOLDER / "derived__observation-twice.json"
+STRAY = FOLDER / "derived__stray-observation.json"
+LEGACY = FOLDER / "derived__legacy-unanswered-then-user.json"
+
+
+def events(data: bytes) -> list[dict[str, Any]]:
+    value = orjson.loads(data)
+    assert isinstance(value, list)
+    return value
+
+
+def unmatched(stream: list[dict[str, Any]]) -> list[str]:
+    """The SDK's ``get_unmatched_actions``: actions no observation, rejection or error answers."""
+    by_action = {e.get("action_id") for e in stream if e["kind"] in openhands_cli.RESULTS}
+    by_call = {e["tool_call_id"] for e in stream if e["kind"] == "AgentErrorEvent"}
+    return [
+        e["tool_call_id"]
+        for e in stream
+        if e["kind"] == "ActionEvent"
+        and e.get("action") is not None
+        and e["id"] not in by_action
+        and e["tool_call_id"] not in by_call
+    ]
+
+
+@pytest.mark.parametrize("path", files(FOLDER), ids=lambda p: p.name)
+def test_every_conversation_reads_as_its_shape_and_comes_back_byte_for_byte(path):
+    data = read(path)
+    parsed = load(data)
+    assert parsed.format == "openhands-cli"
+    assert parsed.problems == []
+    assert openhands_cli.serialise(list(parsed.messages), parsed) == data
+
+
+def test_a_healthy_conversation_reads_as_the_sdk_sends_it_and_needs_nothing():
+    parsed = load(read(HEALTHY))
+    assert findings(parsed) == []
+    roles = [m["role"] for m in parsed.messages]
+    assert roles == ["system", "user", "assistant", "tool", "assistant", "tool", "tool",
+                     "assistant", "tool", "assistant", "tool"]  # fmt: skip
+    # The two calls of one llm_response_id are one assistant message, as events_to_messages.
+    pair = parsed.messages[4]
+    assert [c["tool_call_id"] for c in calls_of(pair)] == ["toolu_01B", "toolu_01C"]
+    assert text_of(pair["content"]).startswith("The parser chokes")
+    assert parsed.sources[4] == [5, 6]
+    stream = events(read(HEALTHY))
+    facts = openhands_cli.timeline_facts(parsed)
+    assert [f["at"] for f in facts if f] == [stream[r[0] - 1]["timestamp"] for r in parsed.sources]
+
+
+def test_a_crash_while_the_tool_ran_gets_the_error_event_the_sdk_itself_writes():
+    data = read(CRASHED)
+    stream = events(data)
+    assert unmatched(stream) == ["toolu_01E"]
+    parsed = load(data)
+    assert [(rule, call) for rule, _, call in findings(parsed)] == [("PAIR-1", "toolu_01E")]
+    written, again = repaired_round_trip(openhands_cli, parsed)
+    out = events(written)
+    assert out[: len(stream)] == stream
+    made = out[-1]
+    assert list(made) == ["id", "timestamp", "source", "parent_id", "tool_name",
+                          "tool_call_id", "error", "kind"]  # fmt: skip
+    assert made["kind"] == "AgentErrorEvent" and made["source"] == "agent"
+    assert made["tool_call_id"] == "toolu_01E" and made["tool_name"] == "file_editor"
+    assert made["parent_id"] == stream[-1]["id"]
+    assert made["timestamp"] == stream[-1]["timestamp"]
+    assert made["error"].startswith("Tool call was interrupted; no result.")
+    # The SDK no longer finds the action pending, so it does not run it again on resume.
+    assert unmatched(out) == []
+    assert openhands_cli.serialise(list(again.messages), again) == written
+    # Deterministic: the same conversation is repaired into the same bytes.
+    assert repaired_round_trip(openhands_cli, load(data))[0] == written
+
+
+def test_an_older_conversations_unanswered_action_is_answered_before_the_user_turn():
+    data = read(LEGACY)
+    stream = events(data)
+    assert all("parent_id" not in e for e in stream)
+    written, _ = repaired_round_trip(openhands_cli, load(data))
+    out = events(written)
+    at = next(i for i, e in enumerate(stream) if e.get("tool_call_id") == "toolu_01E")
+    assert out[: at + 1] == stream[: at + 1] and out[at + 2 :] == stream[at + 1 :]
+    assert out[at + 1]["kind"] == "AgentErrorEvent" and "parent_id" not in out[at + 1]
+    assert unmatched(out) == []
+
+
+@pytest.mark.parametrize(("path", "call"), [(TWICE, "toolu_01E"), (STRAY, "toolu_01X")])
+def test_an_observation_that_answers_nothing_becomes_the_users_note_in_its_place(path, call):
+    data = read(path)
+    stream = events(data)
+    parsed = load(data)
+    assert ("PAIR-3", call) in {(rule, c) for rule, _, c in findings(parsed)}
+    written, _ = repaired_round_trip(openhands_cli, parsed)
+    out = events(written)
+    assert len(out) == len(stream)
+    changed = [(old, new) for old, new in zip(stream, out, strict=True) if old != new]
+    assert len(changed) == 1
+    old, new = changed[0]
+    assert old["kind"] == "ObservationEvent" and new["kind"] == "MessageEvent"
+    for key in ("id", "timestamp", "parent_id"):
+        assert new[key] == old[key]
+    assert new["source"] == "user" and new["llm_message"]["role"] == "user"
+    said = new["llm_message"]["content"][0]["text"]
+    assert said.startswith(f"[note: a tool result for call {call} arrived with no matching call")
+    assert old["observation"]["content"][0]["text"] in said
+
+
+def test_a_branched_conversation_is_refused_saying_why():
+    stream = events(read(HEALTHY))
+    stream[5] = {**stream[5], "parent_id": stream[2]["id"]}
+    with pytest.raises(FormatError, match="branches") as caught:
+        openhands_cli.parse(orjson.dumps(stream))
+    assert caught.value.unread
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"kind": "MysteryEvent"}, "kind"),
+        ({"source": "robot"}, "source"),
+        ({"id": 7}, "id"),
+        ({"timestamp": None}, "timestamp"),
+        ({"tool_call": None}, "tool_call"),
+    ],
+    ids=["kind", "source", "id", "timestamp", "tool-call"],
+)
+def test_an_event_this_reader_does_not_know_refuses_the_file_naming_it(change, said):
+    stream = events(read(HEALTHY))
+    stream[2] = {**stream[2], **change}
+    with pytest.raises(FormatError, match=said) as caught:
+        openhands_cli.parse(orjson.dumps(stream))
+    assert caught.value.unread
+
+
+def test_an_action_that_never_validated_and_has_no_result_never_started():
+    stream = events(read(CRASHED))
+    stream[-1] = {**stream[-1]}
+    del stream[-1]["action"]
+    parsed = openhands_cli.parse(orjson.dumps(stream))
+    assert parsed.not_started == {"toolu_01E"}
+
+
+def test_sniff_sees_the_sdks_events_and_leaves_other_json_lists_alone():
+    for path in files(FOLDER):
+        assert openhands_cli.sniff(read(path)[:4096]) > 0.9
+    for other in ("openhands", "openai-chat", "cline", "pydantic-ai", "ai-sdk", "goose"):
+        for path in files(CORPUS / other):
+            assert openhands_cli.sniff(read(path)[:4096]) == 0, path
+
+
+@st.composite
+def damaged_conversation(draw: st.DrawFn) -> bytes:
+    """A conversation with events dropped, doubled (a new id) or swapped."""
+    stream = events(read(draw(st.sampled_from([HEALTHY, CRASHED, LEGACY]))))
+    linked = "parent_id" in stream[1]
+    for n in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(1, len(stream) - 1))
+        kind = draw(st.sampled_from(["drop", "double", "swap"]))
+        if kind == "drop" and len(stream) > 2:
+            del stream[at]
+        elif kind == "double":
+            stream.insert(at, {**stream[at], "id": f"dddd{n:04d}-0000-4000-8000-{at:012d}"})
+        elif kind == "swap" and at + 1 < len(stream):
+            stream[at], stream[at + 1] = stream[at + 1], stream[at]
+    if linked:  # relinked as the SDK links what it appends
+        nodes = [e for e in stream if e["kind"] not in openhands_cli.NOT_NODES]
+        for before, event in itertools.pairwise(nodes):
+            event["parent_id"] = before["id"]
+    return orjson.dumps(stream, option=orjson.OPT_INDENT_2)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(damaged_conversation())
+def test_any_damaged_conversation_is_repaired_in_its_events_and_reads_back_clean(data):
+    try:
+        parsed = openhands_cli.parse(data)
+    except FormatError:
+        return
+    written, again = repaired_round_trip(openhands_cli, parsed)
+    assert openhands_cli.serialise(list(again.messages), again) == written
+    out = events(written)
+    assert unmatched(out) == []
+    ids = [e["id"] for e in out]
+    assert len(ids) == len(set(ids))
+    if "parent_id" in events(data)[1]:
+        nodes = [e for e in out if e["kind"] not in openhands_cli.NOT_NODES]
+        assert all(b["parent_id"] == a["id"] for a, b in itertools.pairwise(nodes))
