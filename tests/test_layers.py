@@ -42,6 +42,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("inspector.local.rowdb",),
     ("inspector.local.goose_db", "inspector.local.hermes_db", "inspector.local.opencode_v2"),
     ("inspector.local.openhands",),
+    ("inspector.local.openhands_cli",),
     ("inspector.local.stores",),
     ("inspector.local.sessions", "inspector.local.fix", "inspector.local.databases"),
     ("inspector.local",),

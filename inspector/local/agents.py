@@ -490,6 +490,24 @@ AGENTS: tuple[Agent, ...] = (
         id_from_folder=True,
         store="openhands",
     ),
+    Agent(
+        # OpenHands/OpenHands-CLI (locations.py get_conversations_dir): the CLI's conversations,
+        # which the V1 SDK's LocalConversation keeps in <dir>/<id hex>/ (base_state.json and
+        # events/event-<index>-<event id>.json); <dir> is $OPENHANDS_CONVERSATIONS_DIR, else
+        # $OPENHANDS_PERSISTENCE_DIR/conversations, else ~/.openhands/conversations.
+        # `openhands --resume <id>` (argparsers/util.py add_resume_args) continues one.
+        name="openhands-cli",
+        label="OpenHands CLI",
+        format="openhands-cli",
+        env="OPENHANDS_CONVERSATIONS_DIR",
+        more_env=(("OPENHANDS_PERSISTENCE_DIR", "conversations"),),
+        default_home=".openhands/conversations",
+        sessions="",
+        pattern="*/events",
+        resume="openhands --resume {session}",
+        id_from_folder=True,
+        store="openhands-cli",
+    ),
     # --- end agents-c ---
 )
 

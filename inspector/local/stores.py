@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from inspector.local import goose_db, hermes_db, opencode, opencode_db, opencode_v2, openhands
+from inspector.local import (
+    goose_db,
+    hermes_db,
+    opencode,
+    opencode_db,
+    opencode_v2,
+    openhands,
+    openhands_cli,
+)
 from inspector.local.agents import Agent
 from inspector.local.store import FILE, LocalStore
 
@@ -24,6 +32,9 @@ STORES: dict[str, tuple[LocalStore, ...]] = {
     "goose": (goose_db.STORE,),
     # agents-c (issue 27): Hermes's state.db, what `hermes --resume` reads, where it exists.
     "hermes": (hermes_db.STORE,),
+    # ohcli (issue 27): the OpenHands CLI's conversations (the V1 SDK's events/event-<n>-<id>.json).
+    # Before OpenHands' own: both name a session by its events/ folder, and for_path asks in order.
+    "openhands-cli": (openhands_cli.STORE,),
     # agents-c (issue 27): OpenHands' file store, one event a file in a session's events/.
     "openhands": (openhands.STORE,),
 }
