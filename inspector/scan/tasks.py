@@ -39,7 +39,7 @@ from django.db.models.fields.json import KT
 from django.tasks import task
 from django.utils import timezone
 
-from inspector.local import databases, openhands, stores
+from inspector.local import databases, stores
 from inspector.local.outcome import StoreError
 from inspector.local.store import FILE
 from inspector.scan.models import ScanFile, ScanJob, refresh_scan_started
@@ -414,7 +414,7 @@ def _read(row: ScanFile) -> bytes:
     if row.job.source == ScanJob.Source.FOLDER:
         path = Path(row.source)
         if path.is_dir():  # an OpenHands session: its events, read as one list (sources.walk)
-            return openhands.export_bytes(path)
+            return stores.for_path(path).read(path)
         if path.parent.name in DATABASES and path.parent.is_file():  # a database's session
             try:
                 return stores.for_path(path).read(path)  # read-only
