@@ -95,19 +95,22 @@ NOT_NODES = frozenset({"ConversationStateUpdateEvent", "ConversationErrorEvent"}
 ROOT = "__root__"  # event/types.py ROOT_PARENT_ID
 _SOURCES = frozenset({"agent", "user", "environment", "hook"})
 _KIND = re.compile(rb'"kind"\s*:\s*"(' + b"|".join(k.encode() for k in sorted(KINDS)) + rb')"')
+_START = re.compile(
+    rb'\s*\[\s*\{\s*"id"\s*:\s*"[^"\\]{1,100}"\s*,\s*"timestamp"\s*:\s*"[^"\\]{1,64}"\s*,'
+    rb'\s*"source"\s*:\s*"(agent|user|environment|hook)"\s*[,}]'
+)
 _ERROR_HEADER = "[An error occurred during execution.]\n"  # tool/schema.py Observation
 # The namespace of the ids of the events a repair adds (uuid5 of the event before and the call).
 _NEW_IDS = uuid.UUID("6f1c4d3e-2a5b-4c7d-8e9f-0a1b2c3d4e5f")
 
 
 def sniff(head: bytes) -> float:
-    """A JSON list of objects of an SDK event's ``kind``, with ``source`` and ``timestamp``."""
-    start = head.lstrip()
-    if not start.startswith(b"[") or not start[1:].lstrip().startswith(b"{"):
+    """A JSON list of the SDK's events: each opens on ``id`` (a string), ``timestamp``,
+    ``source``, as the models dump them; its ``kind`` is last, past a long first event."""
+    start = _START.match(head)
+    if not start:
         return 0.0
-    if not _KIND.search(head) or b'"source"' not in head or b'"timestamp"' not in head:
-        return 0.0
-    return 0.95
+    return 0.95 if _KIND.search(head) else 0.92
 
 
 @dataclass(slots=True)

@@ -28,6 +28,7 @@ CRASHED = FOLDER / "derived__crashed-in-edit.json"
 TWICE = FOLDER / "derived__observation-twice.json"
 STRAY = FOLDER / "derived__stray-observation.json"
 LEGACY = FOLDER / "derived__legacy-unanswered-then-user.json"
+SDK = FOLDER / "derived__sdk-fixture-v1_49_4_mcp.events.json"  # the SDK's own events
 
 
 def events(data: bytes) -> list[dict[str, Any]]:
@@ -73,6 +74,37 @@ def test_a_healthy_conversation_reads_as_the_sdk_sends_it_and_needs_nothing():
     stream = events(read(HEALTHY))
     facts = openhands_cli.timeline_facts(parsed)
     assert [f["at"] for f in facts if f] == [stream[r[0] - 1]["timestamp"] for r in parsed.sources]
+
+
+def test_the_sdks_own_conversation_reads_with_every_call_answered():
+    parsed = load(read(SDK))
+    assert findings(parsed) == [] and parsed.not_started == set()
+    calls = [c["name"] for m in parsed.messages for c in calls_of(m)]
+    assert calls == ["terminal", "file_editor", "read_file", "no_such_tool", "finish"]
+    results = [m for m in parsed.messages if m["role"] == "tool"]
+    assert [r["metadata"]["tool_call_id"] for r in results] == [
+        "call_terminal", "call_file_editor", "call_read_file", "call_no_such_tool", "call_finish"
+    ]  # fmt: skip
+    # The MCP tool's two text parts, and the SDK's error for the tool it does not have.
+    assert results[2]["content"] == [
+        {"type": "text", "text": "[Tool 'read_file' executed.]"},
+        {"type": "text", "text": ""},
+    ]
+    assert results[3]["content"].startswith("Tool 'no_such_tool' not found.")
+
+
+@pytest.mark.parametrize(("cut", "outcome"), [(7, "unknown"), (9, "not_started")])
+def test_the_sdks_conversation_cut_where_a_crash_cuts_it_is_answered_as_it_ran(cut, outcome):
+    """Cut after its MCP call (it may have run), or after its call the SDK could not
+    validate (no ``action``: the SDK never runs it)."""
+    stream = events(read(SDK))[:cut]
+    parsed = openhands_cli.parse(orjson.dumps(stream, option=orjson.OPT_INDENT_2))
+    written, _ = repaired_round_trip(openhands_cli, parsed)
+    made = events(written)[-1]
+    assert made["kind"] == "AgentErrorEvent" and made["tool_call_id"] == stream[-1]["tool_call_id"]
+    said = {"unknown": "may have partly run", "not_started": "never started"}[outcome]
+    assert said in made["error"] or outcome == "not_started", made["error"]
+    assert unmatched(events(written)) == []
 
 
 def test_a_crash_while_the_tool_ran_gets_the_error_event_the_sdk_itself_writes():
