@@ -58,7 +58,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def place(conversations: Path, source: Path, cid: str = CID, *, age: float = AGE) -> Path:
+def place(
+    conversations: Path, source: Path, cid: str = CID, *, age: float = AGE, workspace: str = ""
+) -> Path:
     """The conversation's events as the SDK's EventLog writes them, and its base_state.json."""
     stream: list[dict[str, Any]] = orjson.loads(read(source))
     events = conversations / cid / "events"
@@ -66,6 +68,8 @@ def place(conversations: Path, source: Path, cid: str = CID, *, age: float = AGE
     for index, event in enumerate(stream):
         (events / f"event-{index:05d}-{event['id']}.json").write_bytes(orjson.dumps(event))
     state: dict[str, Any] = {"id": cid, "execution_status": "idle"}
+    if workspace:
+        state["workspace"] = {"working_dir": workspace, "kind": "LocalWorkspace"}
     nodes = [e for e in stream if e["kind"] not in NOT_NODES]
     if any("parent_id" in e for e in stream):
         state["leaf_event_id"] = nodes[-1]["id"]
@@ -92,6 +96,16 @@ def test_list_finds_conversations_with_their_verdict_and_the_clis_resume_command
     assert records[str(broken)]["resume"] == f"openhands --resume {CID}"
     assert records[str(broken)]["agent"] == "openhands-cli"
     assert status == 1
+
+
+def test_the_resume_command_runs_in_the_conversations_workspace(home):
+    """The CLI makes the folder it runs in the resumed conversation's workspace."""
+    path = place(home / ".openhands" / "conversations", CRASHED, workspace="/home/dev/my project")
+    _, out = run("list", "--json")
+    resume = f"cd '/home/dev/my project' && openhands --resume {CID}"
+    assert listed(out)[str(path)]["resume"] == resume
+    status, out = run("fix", str(path))
+    assert status == 0 and resume in out, out
 
 
 @pytest.mark.parametrize("variable", ["OPENHANDS_CONVERSATIONS_DIR", "OPENHANDS_PERSISTENCE_DIR"])
