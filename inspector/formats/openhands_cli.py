@@ -262,8 +262,8 @@ def parse(data: bytes) -> Parsed:
         try:
             kind = _check(event, rec)
             sure = True
-            if kind != "ActionEvent":
-                batch = None
+            if kind not in SILENT and kind != "ActionEvent":
+                batch = None  # the SDK batches a response's actions among LLM events only
             if kind in SILENT:
                 (state.trail[-1] if state.trail else state.lead).append(rec)
             elif kind == "SystemPromptEvent":
@@ -299,7 +299,9 @@ def parse(data: bytes) -> Parsed:
                     unrun.add(call["tool_call_id"])
                 if batch == rid and state.kinds and state.kinds[-1] == "calls":
                     messages[-1]["metadata"]["tool_calls"].append(call)
-                    state.origin[-1].append(rec)
+                    # Bookkeeping between two actions of the response stays between them.
+                    state.origin[-1] += [*state.trail[-1], rec]
+                    state.trail[-1] = []
                     sources[-1].append(rec + 1)
                     continue
                 thought = _parts(_field(event, "thought", _where(rec)), f"{_where(rec)}'s thought")
@@ -405,9 +407,15 @@ class _Writer(RecordWriter[_State]):
         if kind != "calls" or m.get("content") != old.get("content"):
             raise FormatError(f"a repair that changes a {kind} event is not written back")
         new_calls, old_calls = calls_of(m), calls_of(old)
-        kept: list[dict[str, Any]] = []
+        actions = [e for e in events if e.get("kind") == "ActionEvent"]
+        out: list[dict[str, Any] | None] = []  # None: a removed call's action
         j = 0
-        for event, call in zip(events, old_calls, strict=True):
+        calls = iter(zip(actions, old_calls, strict=True))
+        for event in events:
+            if event.get("kind") != "ActionEvent":
+                out.append(event)  # bookkeeping between the response's actions
+                continue
+            _, call = next(calls)
             if j < len(new_calls) and new_calls[j].get("name") == call.get("name"):
                 new_id = call_id(new_calls[j])
                 j += 1
@@ -415,13 +423,19 @@ class _Writer(RecordWriter[_State]):
                     self.renames[call["tool_call_id"]] = new_id
                     event = dict(event, tool_call_id=new_id)
                     event["tool_call"] = dict(event["tool_call"], id=new_id)
-                kept.append(event)
+                out.append(event)
+            else:
+                out.append(None)
         if j != len(new_calls):
             raise FormatError("a repair that adds a call is not written back")
-        if not kept:  # every call removed: its thought stays as the agent's message
-            return [_said(events[0], text_of(m.get("content")))]
-        if kept[0]["id"] != events[0]["id"]:
-            kept[0] = dict(kept[0], thought=events[0].get("thought", []))
+        first = actions[0]
+        kept = [e for e in out if e is not None]
+        if not any(e.get("kind") == "ActionEvent" for e in kept):
+            # Every call removed: its thought stays, as the agent's message in its place.
+            return [_said(first, text_of(m.get("content"))), *kept]  # its first event: first
+        lead = next(e for e in kept if e.get("kind") == "ActionEvent")
+        if lead["id"] != first["id"]:  # the response's thought goes on its first kept action
+            kept[kept.index(lead)] = dict(lead, thought=first.get("thought", []))
         return kept
 
     def on_original(self, m: Message, src: int, moved: bool) -> None:  # pragma: no cover

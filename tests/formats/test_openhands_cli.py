@@ -244,3 +244,22 @@ def test_any_damaged_conversation_is_repaired_in_its_events_and_reads_back_clean
     if "parent_id" in events(data)[1]:
         nodes = [e for e in out if e["kind"] not in openhands_cli.NOT_NODES]
         assert all(b["parent_id"] == a["id"] for a, b in itertools.pairwise(nodes))
+
+
+def test_bookkeeping_between_two_actions_of_one_response_splits_no_message():
+    """The SDK batches a response's actions among the events it sends (events_to_messages)."""
+    stream = events(read(HEALTHY))
+    pair = [i for i, e in enumerate(stream) if e.get("llm_response_id") == "chatcmpl-7a2"]
+    update = {"id": "99990000-0000-4000-8000-000000000001",
+              "timestamp": stream[pair[0]]["timestamp"], "source": "environment",
+              "key": "execution_status", "value": "running",
+              "kind": "ConversationStateUpdateEvent"}  # fmt: skip
+    between = [*stream[: pair[1]], update, *stream[pair[1] :]]
+    parsed = openhands_cli.parse(orjson.dumps(between))
+    assert findings(parsed) == []
+    # Cut after the second action: both calls answered, the bookkeeping left where it was.
+    cut = between[: pair[1] + 2]
+    written, _ = repaired_round_trip(openhands_cli, openhands_cli.parse(orjson.dumps(cut)))
+    out = events(written)
+    assert out[: len(cut)] == cut
+    assert [e["kind"] for e in out[len(cut) :]] == ["AgentErrorEvent", "AgentErrorEvent"]
