@@ -102,6 +102,39 @@ def session_of(path: Path) -> Path | None:
     return None
 
 
+def event_index(name: str) -> tuple[int, str] | None:
+    """The index and event id an event file's name says (``event-00003-<id>.json``), or None."""
+    match = _EVENT.fullmatch(name)
+    return (int(match.group(1)), match.group(2)) if match else None
+
+
+def export_members(members: list[tuple[str, bytes]]) -> bytes:
+    """A conversation's event files given by name and bytes (a zip's members), as ``read``
+    gives them: the events in index order, one list; ``StoreError`` where the SDK would not
+    read them so (a gap, an index twice, a file that does not hold its event)."""
+    found: list[tuple[int, str, bytes]] = []
+    for name, data in members:
+        said = event_index(name)
+        if said is not None:
+            found.append((said[0], said[1], data))
+    found.sort()
+    values = []
+    for n, (index, name_id, data) in enumerate(found):
+        if index != n:
+            what = "twice" if index < n else "after a gap"
+            raise StoreError(f"event {index} comes {what} (the SDK reads none after)")
+        try:
+            value = orjson.loads(data)
+        except orjson.JSONDecodeError as error:
+            raise StoreError(f"event {index} is not JSON ({error})") from None
+        if not isinstance(value, dict) or value.get("id") != name_id:
+            raise StoreError(f"event {index}'s file does not hold the event its name says")
+        values.append(value)
+    if not values:
+        raise StoreError("no event file")
+    return orjson.dumps(values, option=orjson.OPT_INDENT_2)
+
+
 def events(path: Path) -> list[Event]:
     """The conversation's events in index order; ``StoreError`` for one the SDK would misread."""
     safe_name(path.parent.name, "the conversation id")
