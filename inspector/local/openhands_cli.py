@@ -108,28 +108,33 @@ def event_index(name: str) -> tuple[int, str] | None:
     return (int(match.group(1)), match.group(2)) if match else None
 
 
+def _event_value(name: str, index: int, position: int, name_id: str, data: bytes) -> Any:
+    """The event a file named ``name`` holds, found at ``position`` of its folder in index
+    order; ``StoreError`` where the SDK would not read it there (``EventLog``'s rules)."""
+    if index != position:
+        what = "twice" if index < position else "after a gap"
+        raise StoreError(f"{name}: index {index} comes {what} (the SDK reads none after)")
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        raise StoreError(f"{name} is not JSON ({error})") from None
+    if not isinstance(value, dict) or value.get("id") != name_id:
+        raise StoreError(f"{name} does not hold the event its name says")
+    return value
+
+
 def export_members(members: list[tuple[str, bytes]]) -> bytes:
     """A conversation's event files given by name and bytes (a zip's members), as ``read``
     gives them: the events in index order, one list; ``StoreError`` where the SDK would not
     read them so (a gap, an index twice, a file that does not hold its event)."""
-    found: list[tuple[int, str, bytes]] = []
+    found: list[tuple[int, str, str, bytes]] = []
     for name, data in members:
         said = event_index(name)
         if said is not None:
-            found.append((said[0], said[1], data))
+            found.append((said[0], said[1], name, data))
     found.sort()
-    values = []
-    for n, (index, name_id, data) in enumerate(found):
-        if index != n:
-            what = "twice" if index < n else "after a gap"
-            raise StoreError(f"event {index} comes {what} (the SDK reads none after)")
-        try:
-            value = orjson.loads(data)
-        except orjson.JSONDecodeError as error:
-            raise StoreError(f"event {index} is not JSON ({error})") from None
-        if not isinstance(value, dict) or value.get("id") != name_id:
-            raise StoreError(f"event {index}'s file does not hold the event its name says")
-        values.append(value)
+    values = [_event_value(name, i, n, name_id, data)
+              for n, (i, name_id, name, data) in enumerate(found)]  # fmt: skip
     if not values:
         raise StoreError("no event file")
     return orjson.dumps(values, option=orjson.OPT_INDENT_2)
@@ -142,16 +147,8 @@ def events(path: Path) -> list[Event]:
     for index, name_id, file in _event_files(path):
         if file.is_symlink() or not file.is_file():
             raise StoreError(f"{file} is a link or not a file")
-        if index != len(out):
-            what = "twice" if out and index == out[-1].index else "after a gap"
-            raise StoreError(f"{file.name}: index {index} comes {what} (the SDK reads none after)")
         data = file.read_bytes()
-        try:
-            value = orjson.loads(data)
-        except orjson.JSONDecodeError as error:
-            raise StoreError(f"{file.name} is not JSON ({error})") from None
-        if not isinstance(value, dict) or value.get("id") != name_id:
-            raise StoreError(f"{file.name} does not hold the event its name says")
+        value = _event_value(file.name, index, len(out), name_id, data)
         out.append(Event(file, index, name_id, data, value))
     if not out:
         raise StoreError(f"{path} holds no event")
