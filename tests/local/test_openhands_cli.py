@@ -169,6 +169,14 @@ def test_fix_writes_the_missing_result_moves_the_leaf_and_undo_puts_every_byte_b
     assert {p for p in changed(before, restored) if restored.get(p) != ("dir",)} == set()
 
 
+def test_fix_takes_the_conversation_by_its_id_or_its_own_folder(home):
+    path = place(home / ".openhands" / "conversations", CRASHED)
+    for named in (CID, str(path.parent), f"{path.parent}/"):
+        status, out = run("fix", "--dry-run", named)
+        assert status == 1 and "Dry run: nothing was written." in out, (named, out)
+        assert str(path / "event-00009-") in out
+
+
 def test_a_result_inserted_before_later_events_renames_them_to_their_next_index(home):
     path = place(home / ".openhands" / "conversations", LEGACY)
     names = sorted(p.name for p in path.iterdir())
