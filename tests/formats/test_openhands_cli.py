@@ -263,3 +263,27 @@ def test_bookkeeping_between_two_actions_of_one_response_splits_no_message():
     out = events(written)
     assert out[: len(cut)] == cut
     assert [e["kind"] for e in out[len(cut) :]] == ["AgentErrorEvent", "AgentErrorEvent"]
+
+
+@pytest.mark.parametrize("thought", ["fromisoformat reads the offset; I will use it.", ""])
+def test_a_call_cut_mid_arguments_goes_its_thought_stays_and_the_cut_is_noted(thought):
+    """A crash while the model streamed the call: its arguments are no JSON (INT-1, INT-2)."""
+    stream = events(read(CRASHED))
+    cut = {**stream[-1], "thought": [{"cache_prompt": False, "type": "text", "text": thought}]}
+    cut["tool_call"] = {**cut["tool_call"], "arguments": '{"command": "str_repl'}
+    del cut["action"]  # the SDK could not validate it
+    parsed = openhands_cli.parse(orjson.dumps([*stream[:-1], cut], option=orjson.OPT_INDENT_2))
+    assert {"INT-1", "INT-2"} <= {rule for rule, _, _ in findings(parsed)}
+    written, _ = repaired_round_trip(openhands_cli, parsed)
+    out = events(written)
+    assert out[: len(stream) - 1] == stream[:-1]
+    assert not any(e["kind"] == "ActionEvent" and e["id"] == cut["id"] for e in out)
+    note = out[-1]
+    assert note["kind"] == "MessageEvent" and note["source"] == "user"
+    assert "interrupted before its call to file_editor" in note["llm_message"]["content"][0]["text"]
+    if thought:  # the prose stays, as the agent's message in the action's place
+        said = out[-2]
+        assert said["id"] == cut["id"] and said["kind"] == "MessageEvent"
+        assert said["llm_message"]["content"][0]["text"] == thought
+    else:  # nothing but the cut call: no message is left of it
+        assert len(out) == len(stream)
