@@ -536,9 +536,11 @@ def _target(
 
 def _names(session: sessions.Session, target: str) -> bool:
     stem = session.path.stem
-    # A session that is a folder (OpenHands' events/) is named by its path as found too.
+    # A session that is a folder (OpenHands' events/) is named by its path as found too,
+    # and by the folder holding it (the conversation's own: <id>/ beside its base_state.json).
+    beside = str(session.path.parent) if session.path.name == "events" else None
     return target in (stem, session.guessed_id, session.path.name, str(session.path)) or (
-        len(target) >= 8 and stem.endswith(target)
+        (len(target) >= 8 and stem.endswith(target)) or target.rstrip("/") == beside
     )
 
 

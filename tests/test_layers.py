@@ -47,6 +47,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "inspector.local.q_db",
     ),
     ("inspector.local.openhands",),
+    ("inspector.local.openhands_cli",),
     ("inspector.local.stores",),
     ("inspector.local.sessions", "inspector.local.fix", "inspector.local.databases"),
     ("inspector.local",),

@@ -23,6 +23,8 @@ Floors, each importing only those below it (``tests/test_layers.py`` holds them)
   ``data.sqlite3``) its one conversation row, and ``opencode_v2`` (OpenCode's
   event-sourced sessions: ``event`` rows and the ``session_message`` rows
   projected from them) its events; ``openhands``: OpenHands' event files;
+- ``openhands_cli``: the OpenHands CLI's conversations (the V1 SDK's event
+  files and ``base_state.json``), on ``openhands``'s way of writing files;
 - ``stores``: the registry of store kinds by ``Agent.store``;
 - ``sessions``: finding sessions and diagnosing them; ``fix``: repairing one
   in place, safely, and undoing that. Both ask ``stores`` and name no kind;

@@ -95,7 +95,8 @@ class Agent:
     # (``<id>.json``: Kiro's facts), holding that session's facts: no session of its own.
     facts: tuple[str, ...] = ()
     # Where the agent notes the folder a session was started in when its records do not
-    # say: a JSON file (from the session file's folder) and its key.
+    # say: a JSON file (from the session file's folder) and its key (dotted: a field inside
+    # another).
     cwd_noted: tuple[str, str] | tuple[()] = ()
     # The session's file is its folder's name and this (the other files matching ``pattern``
     # in that folder are its sub-agents': the Cline CLI's <id>/<id>.messages.json).
@@ -634,6 +635,27 @@ AGENTS: tuple[Agent, ...] = (
         resume="openhands --conversation {session}",
         id_from_folder=True,
         store="openhands",
+    ),
+    Agent(
+        # OpenHands/OpenHands-CLI (locations.py get_conversations_dir): the CLI's conversations,
+        # which the V1 SDK's LocalConversation keeps in <dir>/<id hex>/ (base_state.json and
+        # events/event-<index>-<event id>.json); <dir> is $OPENHANDS_CONVERSATIONS_DIR, else
+        # $OPENHANDS_PERSISTENCE_DIR/conversations, else ~/.openhands/conversations.
+        # `openhands --resume <id>` (argparsers/util.py add_resume_args) continues one, in the
+        # folder it was started in: the CLI gives the resumed conversation the current folder
+        # as its workspace (setup.py get_work_dir), the old one is base_state.json's.
+        name="openhands-cli",
+        label="OpenHands CLI",
+        format="openhands-cli",
+        env="OPENHANDS_CONVERSATIONS_DIR",
+        more_env=(("OPENHANDS_PERSISTENCE_DIR", "conversations"),),
+        default_home=".openhands/conversations",
+        sessions="",
+        pattern="*/events",
+        resume="openhands --resume {session}",
+        id_from_folder=True,
+        store="openhands-cli",
+        cwd_noted=("base_state.json", "workspace.working_dir"),
     ),
     # --- end agents-c ---
 )

@@ -183,7 +183,9 @@ def _replace(target: Path, data: bytes, temporary_folder: Path, confined: Confin
         confined.unlink(temporary)
 
 
-def _apply(changes: list[Change], temporary: Path, confined: Confined, *, back: bool) -> None:
+def apply_changes(
+    changes: list[Change], temporary: Path, confined: Confined, *, back: bool
+) -> None:
     for change in reversed(changes) if back else changes:
         data = change.old if back else change.new
         if data is None:
@@ -241,9 +243,9 @@ def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
         return Outcome(path, "refused", f"{reason}; nothing was changed")
     temporary = base / _TEMP
     try:
-        _apply(planned, temporary, confined, back=False)
+        apply_changes(planned, temporary, confined, back=False)
     except OSError as error:
-        _apply(planned, temporary, confined, back=True)
+        apply_changes(planned, temporary, confined, back=True)
         confined.rmtree(folder)
         return Outcome(path, "failed", f"could not write {error}; the session is as it was")
     try:
@@ -252,7 +254,7 @@ def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
     except (OSError, StoreError):
         clean = False
     if not clean:
-        _apply(planned, temporary, confined, back=True)
+        apply_changes(planned, temporary, confined, back=True)
         confined.rmtree(folder)
         return Outcome(path, "failed", "the repaired session did not read back clean; it is back")
     result.status = "fixed"
@@ -305,8 +307,8 @@ def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> O
         if old is not None and sha256(old) != entry.get("original_sha256"):
             return Outcome(path, "refused", f"{folder} is not the copy fix made", backup=folder)
         restore.append(Change(target, old, None))
-    _apply([Change(c.path, None, c.old) for c in restore], confined.roots[1] / _TEMP, confined,
-           back=False)  # fmt: skip
+    back = [Change(c.path, None, c.old) for c in restore]
+    apply_changes(back, confined.roots[1] / _TEMP, confined, back=False)
     confined.rmtree(folder)
     return Outcome(path, "restored", f"restored from {folder}", backup=folder)
 

@@ -232,7 +232,9 @@ def noted_cwd(checked: Checked) -> str:
         value = orjson.loads(note.read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return ""
-    found = value.get(key) if isinstance(value, dict) else None
+    found: object = value
+    for part in key.split("."):  # a dotted key names a field inside another
+        found = found.get(part) if isinstance(found, dict) else None
     return found if isinstance(found, str) else ""
 
 

@@ -19,6 +19,7 @@ from inspector.local import (
     opencode_db,
     opencode_v2,
     openhands,
+    openhands_cli,
     q_db,
 )
 from inspector.local.agents import Agent
@@ -32,6 +33,9 @@ STORES: dict[str, tuple[LocalStore, ...]] = {
     "goose": (goose_db.STORE,),
     # agents-c (issue 27): Hermes's state.db, what `hermes --resume` reads, where it exists.
     "hermes": (hermes_db.STORE,),
+    # ohcli (issue 27): the OpenHands CLI's conversations (the V1 SDK's events/event-<n>-<id>.json).
+    # Before OpenHands' own: both name a session by its events/ folder, and for_path asks in order.
+    "openhands-cli": (openhands_cli.STORE,),
     # agents-c (issue 27): OpenHands' file store, one event a file in a session's events/.
     "openhands": (openhands.STORE,),
     # kirodb (issue 27): Amazon Q's and Kiro CLI's data.sqlite3, a conversation a row.

@@ -13,11 +13,12 @@ import os
 import re
 import sqlite3
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
-from inspector.local import openhands
+from inspector.local import openhands, openhands_cli
 from inspector.local.agents import facts_of_a_session
 from inspector.local.databases import DATABASES, is_row_of
 from inspector.local.outcome import StoreError
@@ -83,7 +84,13 @@ def walk(root: Path) -> tuple[list[Found], list[str]]:
     for directory, subdirectories, names in os.walk(root):
         subdirectories.sort()
         folder = Path(directory)
-        if openhands.is_session(folder) and any(openhands.session_of(folder / n) for n in names):
+        if openhands_cli.is_session(folder):
+            # An OpenHands CLI conversation: its event files are one session, read as its events.
+            found.append(
+                _found_events(folder, folder.relative_to(root).as_posix(), openhands_cli.stat)
+            )
+            names = [n for n in names if openhands_cli.session_of(folder / n) is None]
+        elif openhands.is_session(folder) and any(openhands.session_of(folder / n) for n in names):
             # An OpenHands session: its event files are one session, read as its events folder.
             found.append(_found_events(folder, folder.relative_to(root).as_posix()))
             names = [n for n in names if openhands.session_of(folder / n) is None]
@@ -98,6 +105,8 @@ def walk(root: Path) -> tuple[list[Found], list[str]]:
                 unread.extend([problem] if problem else [])
             elif database_file(name):
                 continue  # the journal of a database beside it
+            elif name == openhands_cli.BASE_STATE and openhands_cli.session_of(path):
+                continue  # the conversation's state beside its events (read with them)
             elif is_session_name(name) and path.is_file() and not facts_of_a_session(path):
                 found.append(_found(path, relative))
             else:
@@ -144,8 +153,10 @@ def row_time(stamp: float) -> datetime | None:
         return None
 
 
-def _found_events(folder: Path, relative: str) -> Found:
-    size, newest = openhands.stat(folder)
+def _found_events(
+    folder: Path, relative: str, stat: Callable[[Path], tuple[int, float]] = openhands.stat
+) -> Found:
+    size, newest = stat(folder)
     return Found(relative, str(folder), size, datetime.fromtimestamp(newest, UTC))
 
 

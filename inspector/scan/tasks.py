@@ -39,7 +39,7 @@ from django.db.models.fields.json import KT
 from django.tasks import task
 from django.utils import timezone
 
-from inspector.local import databases, openhands, stores
+from inspector.local import databases, openhands_cli, stores
 from inspector.local.outcome import StoreError
 from inspector.local.store import FILE
 from inspector.scan.models import ScanFile, ScanJob, refresh_scan_started
@@ -178,14 +178,58 @@ def unpack_zip(
     databases.sweep_private_folders()
     plan = plan_zip(archive, limits)
     found: list[Found] = []
+    conversations = _conversations(plan.members)
     for index, (info, name) in enumerate(plan.members):
         stem = f"{folder}/{index:06d}"
-        if is_database(name):
+        held = conversations.get(str(PurePosixPath(name).parent))
+        if held is not None:  # an OpenHands CLI conversation's file: read with the others
+            if held[0] is info and PurePosixPath(name).parent.name == "events":
+                found.append(_unpack_conversation(archive, held, name, stem))
+        elif is_database(name):
             wal = plan.wal.get(info.filename)
             found.extend(_unpack_database(archive, info, name, stem, limits, wal))
         else:
             found.append(_unpack(archive, info, name, stem))
     return plan, found
+
+
+def _conversations(members: list[tuple[zipfile.ZipInfo, str]]) -> dict[str, list[zipfile.ZipInfo]]:
+    """The OpenHands CLI conversations among a zip's members: each ``events/`` folder holding
+    event files (``event-<n>-<id>.json``), with its members, and the ``base_state.json``
+    beside it, which is read with them (it is no session of its own)."""
+    held: dict[str, list[zipfile.ZipInfo]] = {}
+    for info, name in members:
+        path = PurePosixPath(name)
+        if path.parent.name == "events" and openhands_cli.event_index(path.name):
+            held.setdefault(str(path.parent), []).append(info)
+    for info, name in members:
+        path = PurePosixPath(name)
+        if path.name == openhands_cli.BASE_STATE and str(path.parent / "events") in held:
+            held[str(path.parent)] = [info]  # left out: the events hold the conversation
+    return held
+
+
+def _unpack_conversation(
+    archive: zipfile.ZipFile, infos: list[zipfile.ZipInfo], name: str, stem: str
+) -> Found:
+    """An OpenHands CLI conversation's event members, as one transcript named by its
+    ``events`` folder: the events in index order, one list, as a scanned folder is read."""
+    folder = str(PurePosixPath(name).parent)
+    started = max((s for s in map(zip_started, infos) if s is not None), default=None)
+    try:
+        members = []
+        for info in infos:
+            with archive.open(info) as member:
+                members.append((PurePosixPath(info.filename).name, member.read()))
+        data = openhands_cli.export_members(members)
+    except (zipfile.BadZipFile, EOFError, NotImplementedError, zlib.error) as error:
+        reason = f"This conversation could not be unpacked ({error}); the rest were read."
+        return Found(folder, "", sum(i.file_size for i in infos), started, reason)
+    except StoreError as error:
+        reason = f"This OpenHands CLI conversation is not read: {error}."
+        return Found(folder, "", sum(i.file_size for i in infos), started, reason)
+    stored = default_storage.save(f"{stem}.json", ContentFile(data))
+    return Found(folder, stored, len(data), started)
 
 
 def _unpack(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, stem: str) -> Found:
@@ -414,7 +458,7 @@ def _read(row: ScanFile) -> bytes:
     if row.job.source == ScanJob.Source.FOLDER:
         path = Path(row.source)
         if path.is_dir():  # an OpenHands session: its events, read as one list (sources.walk)
-            return openhands.export_bytes(path)
+            return stores.for_path(path).read(path)
         if path.parent.name in DATABASES and path.parent.is_file():  # a database's session
             try:
                 return stores.for_path(path).read(path)  # read-only

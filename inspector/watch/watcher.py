@@ -10,12 +10,13 @@ sessions that are none (``agents.never_a_session``; a session's facts beside it,
 ``agents.facts_of_a_session``), and anything in a hidden folder or a backup folder
 under the watched one, are not. An OpenCode session is many
 files: a change to any of them is read as its whole session, under its info
-file's name; so is an OpenHands session (its ``events/`` folder, one event
-a file), under its ``events`` folder's name; and the sessions of an agent's
-database (OpenCode's ``opencode.db``, Goose's ``sessions.db``, Hermes's
-``state.db``, Amazon Q's and Kiro CLI's ``data.sqlite3``), each under
-``<db>/<sessionID>``, when the database or its journal changes. The watcher writes nothing on
-disk, in the folders it watches or anywhere else (what it finds goes to the
+file's name; so is an OpenHands session or an OpenHands CLI conversation
+(its ``events/`` folder, one event a file), under its ``events`` folder's
+name; and the sessions of an agent's database (OpenCode's ``opencode.db``,
+Goose's ``sessions.db``, Hermes's ``state.db``, Amazon Q's and Kiro CLI's
+``data.sqlite3``), each under ``<db>/<sessionID>``, when the database or its
+journal changes. The watcher writes nothing on disk, in the folders it watches
+or anywhere else (what it finds goes to the
 database).
 """
 
@@ -32,7 +33,7 @@ from typing import Any
 import watchfiles
 from django.utils import timezone
 
-from inspector.local import opencode, openhands, stores
+from inspector.local import opencode, openhands, openhands_cli, stores
 from inspector.local.agents import facts_of_a_session, never_a_session
 from inspector.local.databases import DATABASES
 from inspector.local.fix import BACKUP_MARK
@@ -43,6 +44,29 @@ from inspector.watch import ingest
 from inspector.watch.models import WatchedFile, WatchedFolder
 
 log = logging.getLogger(__name__)
+
+
+# The sessions kept as a folder of event files, each read whole as its ``events`` folder:
+# the OpenHands CLI's conversations (event-<index>-<id>.json, base_state.json beside them)
+# and OpenHands' sessions (<id>.json); how each finds a file's folder, and reads it.
+_EVENT_FOLDERS: tuple[tuple[Callable[[Path], Path | None], Callable[[Path], bytes]], ...] = (
+    (openhands_cli.session_of, openhands_cli.export_bytes),
+    (openhands.session_of, openhands.export_bytes),
+)
+
+
+def events_of(path: Path) -> tuple[Path, Callable[[Path], bytes]] | None:
+    """The ``events`` folder of the session an event file is of, and how it is read."""
+    for session_of, export in _EVENT_FOLDERS:
+        events = session_of(path)
+        if events is not None:
+            return events, export
+    return None
+
+
+def _events_folder(path: Path) -> Path | None:
+    found = events_of(path)
+    return found[0] if found else None
 
 
 def database_of(path: Path) -> Path | None:
@@ -112,11 +136,11 @@ class Watcher:
             for path in paths:
                 if opencode.is_record_file(path):
                     continue  # its session is read whole, from its info file, which is walked too
-                events = openhands.session_of(path)
-                if events is not None:  # an OpenHands session is read whole, once
-                    if events in read:
+                found = events_of(path)
+                if found is not None:  # an OpenHands session is read whole, once
+                    if found[0] in read:
                         continue
-                    read.add(events)
+                    read.add(found[0])
                 done += self.changed(path) is not None
         return done
 
@@ -138,9 +162,9 @@ class Watcher:
         session = opencode.session_of(path)
         if session is not None:
             return self._opencode(folder, session)
-        events = openhands.session_of(path)
-        if events is not None:
-            return self._opencode(folder, events, openhands.export_bytes)
+        found = events_of(path)
+        if found is not None:
+            return self._opencode(folder, *found)
         if not path.exists():
             self.follower.forget(path)
             ingest.forget(folder, path)
@@ -218,10 +242,7 @@ class Watcher:
             # An OpenCode session is read once however many of its files changed.
             paths = {Path(name) for _, name in changes}
             for path in sorted(
-                {
-                    database_of(p) or opencode.session_of(p) or openhands.session_of(p) or p
-                    for p in paths
-                }
+                {database_of(p) or opencode.session_of(p) or _events_folder(p) or p for p in paths}
             ):
                 try:
                     self.changed(path)

@@ -260,6 +260,8 @@ def agent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
     # agents-c: OpenHands' store is there, with no session (tests/local/test_openhands.py
     # places its sessions, folders of event files, where it reads them).
     (home.root / ".openhands" / "sessions").mkdir(parents=True)
+    # ohcli: so is the OpenHands CLI's conversations folder (test_openhands_cli.py fills it).
+    (home.root / ".openhands" / "conversations").mkdir(parents=True)
     return home
 
 

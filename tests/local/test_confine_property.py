@@ -37,7 +37,7 @@ import orjson
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from inspector.local import fix, opencode, opencode_v2
+from inspector.local import fix, opencode, opencode_v2, openhands_cli
 from inspector.local.confine import Refused, absolute, safe_name
 from tests.local.conftest import (
     BROKEN_CLAUDE,
@@ -61,6 +61,9 @@ from tests.local.test_opencode_v2 import ASSISTANT as V2_ASSISTANT
 from tests.local.test_opencode_v2 import SESSION as V2_SESSION
 from tests.local.test_opencode_v2 import SESSIONS as V2_SESSIONS
 from tests.local.test_opencode_v2 import write_v2_tables
+from tests.local.test_openhands_cli import CRASHED as OHCLI_CRASHED
+from tests.local.test_openhands_cli import LEGACY as OHCLI_LEGACY
+from tests.local.test_openhands_cli import place as place_conversation
 from tests.testdata import CORPUS, files, read
 
 AGE = 3600.0
@@ -334,6 +337,54 @@ def database_case(tree: Path, craft: str, name: str) -> Case:
     return case
 
 
+def conversation_case(tree: Path, craft: str, name: str) -> Case:
+    """An OpenHands CLI conversation (``conversations/<id>/events/event-<n>-<id>.json``)."""
+    outside = _outside(tree)
+    home = tree / "home" / ".openhands"
+    conversations = home / "conversations"
+    cid = "51b45f91d38a498e9f7f718ad9ec1c60"
+    # The conversation's folder named as an attacker names it, where it can be a folder name.
+    makeable = "/" not in name and "\0" not in name and len(name.encode()) < 200
+    if craft == "conversation-id" and makeable and name not in (".", "..", ""):
+        cid = name
+    source = OHCLI_LEGACY if craft == "moved" else OHCLI_CRASHED
+    path = place_conversation(conversations, source, cid)
+    backups = home / openhands_cli.BACKUPS
+    case = Case(tree, path, [conversations, backups], backups)
+    files = sorted(p for p in path.iterdir())
+    if craft == "conversation-id" and not _plain(cid):
+        case.crafted = cid
+    elif craft == "event-id":  # an event whose id is not the one its file's name says
+        value = orjson.loads(files[3].read_bytes())
+        value["id"] = name
+        _write_record(files[3], value)
+        case.crafted = files[3].name
+    elif craft == "event-link":
+        moved = outside / files[3].name
+        files[3].rename(moved)
+        files[3].symlink_to(moved)
+        case.crafted = str(files[3])
+    elif craft == "events-link":
+        moved = outside / "events"
+        path.rename(moved)
+        path.symlink_to(moved)
+        case.crafted = str(path)
+    elif craft == "state-link":  # its base_state.json a link to a file outside
+        state = path.parent / openhands_cli.BASE_STATE
+        state.rename(outside / "base_state.json")
+        state.symlink_to(outside / "base_state.json")
+        case.crafted = str(state)
+    elif craft == "leaf-id":  # the leaf names an id that is no event's: the hostile name
+        state = path.parent / openhands_cli.BASE_STATE
+        value = orjson.loads(state.read_bytes())
+        value["leaf_event_id"] = name
+        _write_record(state, value)
+        case.crafted = "leaf_event_id"
+    elif craft == "undo-note":
+        case.undo_note = True
+    return case
+
+
 def _replaced(value: object, old: str, new: str) -> object:
     """``value`` with ``old`` made ``new`` in every string, JSON held in a string included."""
     if isinstance(value, str):
@@ -445,6 +496,20 @@ def _during(case: Case) -> Iterator[None]:
 
 
 CASES: list[tuple[str, str]] = [
+    *(
+        ("openhands-cli", craft)
+        for craft in (
+            "",
+            "moved",  # the result goes before the user's turn: later events renamed
+            "conversation-id",
+            "event-id",
+            "event-link",
+            "events-link",
+            "state-link",
+            "leaf-id",
+            "undo-note",
+        )
+    ),
     *((agent, craft) for agent in ONE_FILE for craft in ("", "file-link", "folder-link")),
     ("claude-code", "temp-link"),
     ("codex", "backup-link"),
@@ -482,6 +547,8 @@ CASES: list[tuple[str, str]] = [
 
 
 def build(tree: Path, agent: str, craft: str, name: str, now: float) -> Case:
+    if agent == "openhands-cli":
+        return conversation_case(tree, craft, name)
     if agent == "opencode":
         return storage_case(tree, craft, name)
     if agent == "opencode-db":
@@ -548,7 +615,7 @@ def check_case(agent: str, craft: str, name: str) -> None:
             assert outcome.status == "refused", (craft, name, outcome.status, outcome.reason)
             named = (case.crafted, repr(case.crafted), repr(case.crafted)[1:-1])
             assert any(n in outcome.reason for n in named), outcome.reason
-        if craft in ("", "folder-link", "backup-link", "undo-note"):  # plain broken sessions
+        if craft in ("", "folder-link", "backup-link", "undo-note", "moved"):  # plain broken
             assert outcome.status == "fixed", (agent, craft, outcome.reason)
         if craft in ("changed", "sequence"):  # written meanwhile, or not OpenCode's own order
             assert outcome.status == "refused", (craft, outcome.status, outcome.reason)

@@ -286,3 +286,16 @@ def test_an_openhands_session_in_a_scanned_folder_is_one_session_read_as_openhan
     assert row.path == "sessions/abc123/events"
     transcript = Transcript.objects.get(pk=row.transcript_id)
     assert transcript.format == "openhands" and transcript.needs_repair
+
+
+def test_an_openhands_cli_conversation_in_a_scanned_folder_is_one_session(run_scan, tmp_path):
+    """Its events/event-<n>-<id>.json files and its base_state.json are one conversation."""
+    from tests.local.test_openhands_cli import CRASHED, place
+
+    events = place(tmp_path / "home" / "conversations", CRASHED, "0a1b2c3d4e5f")
+    job, _ = run_scan(tmp_path / "home", project="openhands-cli")
+    (row,) = ScanFile.objects.filter(job=job)
+    assert row.path == "conversations/0a1b2c3d4e5f/events"
+    transcript = Transcript.objects.get(pk=row.transcript_id)
+    assert transcript.format == "openhands-cli" and transcript.needs_repair
+    assert events.is_dir()

@@ -252,3 +252,47 @@ def test_anonymous_visitor_is_sent_to_sign_in_from_a_job(client, running_job):
 
 def test_retry_takes_only_post(owner_client, running_job):
     assert owner_client.get(reverse("scan:retry", args=[running_job.public_id])).status_code == 405
+
+
+@pytest.mark.usefixtures("any_storage")
+def test_an_openhands_cli_conversation_in_a_zip_is_one_session_read_as_its_events(owner_client):
+    """Its event members and base_state.json are one transcript, named by its events folder."""
+    import orjson
+
+    from tests.local.test_openhands_cli import CRASHED
+    from tests.testdata import read
+
+    cid = "51b45f91d38a498e9f7f718ad9ec1c60"
+    stream = orjson.loads(read(CRASHED))
+    members = {
+        f"convs/{cid}/events/event-{i:05d}-{e['id']}.json": orjson.dumps(e)
+        for i, e in enumerate(stream)
+    }
+    members[f"convs/{cid}/base_state.json"] = orjson.dumps({"id": cid})
+    members["other/ok.jsonl"] = SESSION
+    response = post_scan(owner_client, ("conversations.zip", zip_with(members)))
+    assert response.status_code == 302
+    job = ScanJob.objects.get()
+    assert (job.status, job.total, job.unreadable) == ("done", 2, 0)
+    transcript = Transcript.objects.get(relative_path=f"convs/{cid}/events")
+    assert transcript.format == "openhands-cli" and transcript.needs_repair
+
+
+@pytest.mark.usefixtures("any_storage")
+def test_a_zipped_conversation_with_an_index_gap_is_unreadable_saying_why(owner_client):
+    import orjson
+
+    from tests.local.test_openhands_cli import CRASHED
+    from tests.testdata import read
+
+    stream = orjson.loads(read(CRASHED))
+    members = {
+        f"c/events/event-{i:05d}-{e['id']}.json": orjson.dumps(e)
+        for i, e in enumerate(stream)
+        if i != 4
+    }
+    post_scan(owner_client, ("gap.zip", zip_with(members)))
+    job = ScanJob.objects.get()
+    assert (job.status, job.total, job.unreadable) == ("done", 1, 1)
+    (row,) = job.files.all()
+    assert "after a gap" in row.reason

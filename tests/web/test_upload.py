@@ -69,6 +69,9 @@ CORPUS_FILES += [
     (CORPUS / "kiro" / "derived__kiro-cli-session.issue-6110.jsonl", "kiro"),
     (CORPUS / "openhands" / "derived__basic.crashed-in-edit.json", "openhands"),
     (CORPUS / "openhands" / "All-Hands-AI-OpenHands__tests_runtime_trajs_basic.json", "openhands"),
+    # ohcli: an OpenHands CLI conversation's events, one list (how the scan and watch read it).
+    (CORPUS / "openhands-cli" / "derived__crashed-in-edit.json", "openhands-cli"),
+    (CORPUS / "openhands-cli" / "derived__healthy.json", "openhands-cli"),
 ]
 
 
