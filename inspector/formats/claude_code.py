@@ -112,7 +112,7 @@ import orjson
 from inspector.engine.canonical import arguments_object
 from inspector.formats.anthropic import image_block, source_part
 from inspector.formats.base import Facts, FormatError, Parsed, Problem, token_count
-from inspector.formats.jsondoc import part_text
+from inspector.formats.jsondoc import part_text, typed_parts
 from inspector.formats.jsonl import (
     JsonlFile,
     Record,
@@ -1099,13 +1099,7 @@ def _result_content(content: Any) -> Any:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return [
-            _part(b)
-            if isinstance(b, dict) and isinstance(b.get("type"), str)
-            # Not a block at all: its JSON as text, so nothing is lost or invalid.
-            else {"type": "text", "text": orjson.dumps(b).decode()}
-            for b in content
-        ]
+        return typed_parts(content, _part)
     return orjson.dumps(content).decode()
 
 
