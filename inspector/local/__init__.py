@@ -14,6 +14,9 @@ Floors, each importing only those below it (``tests/test_layers.py`` holds them)
   the proof a repair holds (``verify``), from bytes, reading nothing;
 - ``store``: ``LocalStore``, the base of a store kind with its named hooks
   (list, read, confine, fix, undo), itself the one-session-one-file kind;
+- ``files``: a session kept as several files, fixed file by file (the
+  backup set and its note, each file replaced in one step, read back, undone),
+  for the kinds of files below;
 - ``opencode``, ``opencode_db``: OpenCode's folder of record files and its
   database, each a ``LocalStore`` kind;
 - ``rowdb``: ``RowDatabase``, the kind for a session kept as message rows of
