@@ -70,7 +70,7 @@ import orjson
 
 from inspector.formats import responses
 from inspector.formats.base import NO_FACTS, Facts, FormatError, Parsed, Problem, token_count
-from inspector.formats.jsondoc import image_part, part_text, typed_parts
+from inspector.formats.jsondoc import image_part, part_text, text_or_json, typed_parts
 from inspector.formats.jsonl import (
     Record,
     head_records,
@@ -547,15 +547,11 @@ def _part(part: dict[str, Any]) -> Any:
 
 
 def _output(output: Any) -> Any:
-    if output is None:
-        return ""
-    if isinstance(output, str):
-        return output
     if isinstance(output, list):
         return _parts(output)
     if isinstance(output, dict) and isinstance(output.get("content"), str):
         return output["content"]
-    return orjson.dumps(output).decode()
+    return text_or_json(output)
 
 
 def _order_results(entries: list[_Entry]) -> None:
