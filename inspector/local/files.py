@@ -5,17 +5,19 @@ storage folder; ``openhands.Events``: OpenHands' event files) and this: the
 kind reads its files, plans a ``Change`` of each file to write, add or
 remove, says where the copy of a file goes in a backup set (``copy_at``) and
 which files a backup's note may name. This module does the rest the same for
-both: the dry run's outcome (``would_fix``); the backup set, each changed or
-removed file copied and a note of what was written (``write_backup``); the
-changes put in place, each file in one step from a temporary file outside
-the store, the session read back and the originals put back if it is not
-clean (``write_checked``); and for ``undo``, the note read (``read_note``)
-and the copies put back where the files are still the ones fix wrote
-(``put_back_copies``). Every path goes through the ``Confined`` given.
+both: reading one of its JSON files (``read_json``); the dry run's outcome
+(``would_fix``); the backup set, each changed or removed file copied and a
+note of what was written (``write_backup``); the changes put in place, each
+file in one step from a temporary file outside the store, the session read
+back and the originals put back if it is not clean (``write_checked``); and
+for ``undo``, the note read (``read_note``) and the copies put back where
+the files are still the ones fix wrote (``put_back_copies``). Every path
+goes through the ``Confined`` given.
 """
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -40,6 +42,22 @@ class Change:
     path: Path
     old: bytes | None
     new: bytes | None
+
+
+def read_json(path: Path) -> tuple[bytes, Any]:
+    """One JSON file of a store: its bytes and its value; ``StoreError`` for a link (fix
+    reads and writes no file through one), something that is no file, or bytes that are
+    not JSON."""
+    mode = path.lstat().st_mode  # one call for both questions: a store has many files
+    if stat.S_ISLNK(mode):
+        raise StoreError(f"{path} is a symbolic link; fix does not follow links")
+    if not stat.S_ISREG(mode):
+        raise StoreError(f"{path} is not a file")
+    data = path.read_bytes()
+    try:
+        return data, orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        raise StoreError(f"{path} is not JSON ({error.msg})") from None
 
 
 def would_fix(

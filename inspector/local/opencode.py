@@ -294,13 +294,7 @@ def _row_json(data: Any, db: Path) -> dict[str, Any]:
 
 def _load(path: Path, folder: str, fields: dict[str, str]) -> Record:
     """One record file; its ``id`` must be its file's name, and ``fields`` its folders'."""
-    if path.is_symlink():
-        raise StoreError(f"{path} is a symbolic link; fix does not follow links")
-    data = path.read_bytes()
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError as error:
-        raise StoreError(f"{path} is not JSON ({error.msg})") from None
+    data, value = files.read_json(path)
     if not isinstance(value, dict):
         raise StoreError(f"{path} is not a JSON object")
     try:

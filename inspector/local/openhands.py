@@ -89,13 +89,7 @@ def events(path: Path) -> list[Event]:
     safe_name(path.parent.name, "the session id")
     out = []
     for number, file in _event_files(path):
-        if file.is_symlink() or not file.is_file():
-            raise StoreError(f"{file} is a link or not a file")
-        data = file.read_bytes()
-        try:
-            value = orjson.loads(data)
-        except orjson.JSONDecodeError as error:
-            raise StoreError(f"{file.name} is not JSON ({error})") from None
+        data, value = files.read_json(file)
         if not isinstance(value, dict) or value.get("id", number) != number:
             raise StoreError(f"{file.name} does not hold event {number}")
         out.append(Event(file, number, data, value))
