@@ -10,7 +10,7 @@ both: reading one of its JSON files (``read_json``); the dry run's outcome
 note of what was written (``write_backup``); the changes put in place, each
 file in one step from a temporary file outside the store, the session read
 back and the originals put back if it is not clean (``write_checked``); and
-for ``undo``, the note read (``read_note``) and the copies put back where
+for ``undo``, the note read (``newest_note``) and the copies put back where
 the files are still the ones fix wrote (``put_back_copies``). Every path
 goes through the ``Confined`` given.
 """
@@ -211,9 +211,18 @@ def backup_sets(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if (p / NOTE).is_file())
 
 
-def read_note(
-    folder: Path, confined: Confined
-) -> tuple[list[dict[str, Any]], list[Path], list[Path | None]]:
+Note = tuple[list[dict[str, Any]], list[Path], list[Path | None]]
+
+
+def newest_note(backups: list[Path], name: str, confined: Confined) -> tuple[Path, Note]:
+    """The newest of a session's ``backups`` and its note (``read_note``); ``Stop`` where
+    the session ``name`` has none."""
+    if not backups:
+        raise Stop("refused", f"no backup of the session {name} to restore")
+    return backups[-1], read_note(backups[-1], confined)
+
+
+def read_note(folder: Path, confined: Confined) -> Note:
     """The entries of backup set ``folder``'s note, the file each names and its copy (``None``
     for a file fix added), each path checked inside ``confined``; ``Stop`` where the note
     cannot be read."""
@@ -232,7 +241,7 @@ def read_note(
 def put_back_copies(
     path: Path,
     folder: Path,
-    note: tuple[list[dict[str, Any]], list[Path], list[Path | None]],
+    note: Note,
     confined: Confined,
     *,
     force: bool,

@@ -544,10 +544,7 @@ def _session_file_of(root: Path, session_id: str, messages: set[str], target: Pa
 
 def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> Outcome:
     root = confined.roots[0]
-    if not backups:
-        return Outcome(path, "refused", f"no backup of the session {path.stem} to restore")
-    folder = backups[-1]
-    note = files.read_note(folder, confined)
+    folder, note = files.newest_note(backups, path.stem, confined)
     _, targets, copies = note
     # Its messages: those on disk now, and those fix added (the note names them).
     messages = {p.stem for p in _json_files(root / "message" / path.stem)}

@@ -209,10 +209,7 @@ def backups(path: Path, backup_dir: Path | None = None) -> list[Path]:
 
 
 def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> Outcome:
-    if not backups:
-        return Outcome(path, "refused", f"no backup of the session {path.parent.name} to restore")
-    folder = backups[-1]
-    note = files.read_note(folder, confined)
+    folder, note = files.newest_note(backups, path.parent.name, confined)
     _, targets, copies = note
     own = (path, path.parent / "event_cache")
     for target, copy in zip(targets, copies, strict=True):
