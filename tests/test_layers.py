@@ -37,6 +37,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("inspector.local.confine", "inspector.local.follow", "inspector.local.agents"),
     ("inspector.local.outcome",),
     ("inspector.local.store",),
+    ("inspector.local.files",),
     ("inspector.local.opencode",),
     ("inspector.local.opencode_db",),
     ("inspector.local.rowdb",),

@@ -47,11 +47,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import orjson
-
 from inspector.formats.base import FormatError, Parsed, Problem
 from inspector.formats.detect import Alternatives, opens_json
-from inspector.formats.jsondoc import dump_list, message_list, part_text, written_state
+from inspector.formats.jsondoc import dump_list, message_list, part_text, typed_parts, written_state
 from inspector.formats.jsondoc import text_of as _joined
 from inspector.formats.jsondoc import text_or_json as _text
 from inspector.formats.private import PART, REC, Message, call_id, kept_calls, public
@@ -370,25 +368,21 @@ def _str(value: Any) -> str:
 
 
 def _content(parts: list[Any]) -> list[Any]:
-    out: list[Any] = []
-    for part in parts:
-        if not isinstance(part, dict) or not isinstance(part.get("type"), str):
-            # Not a part at all: its JSON as text, so nothing is lost or invalid.
-            out.append({"type": "text", "text": orjson.dumps(part).decode()})
-            continue
-        kind = part["type"]
-        if kind == "text":
-            out.append({"type": "text", "text": _text(part_text(part, known=_UI_TEXT_KEYS))})
-        elif kind == "reasoning":
-            out.append({"type": "thinking", "thinking": _text(part.get("text"))})
-        elif kind == "image" and isinstance(part.get("image"), str):
-            out.append({"type": "image", "url": part["image"]})
-        elif kind == "file" and str(part.get("mediaType", "")).startswith("image/"):
-            url = part.get("url", part.get("data"))
-            out.append({"type": "image", "url": url} if isinstance(url, str) else part)
-        else:
-            out.append(part)
-    return out
+    return typed_parts(parts, _part)
+
+
+def _part(part: dict[str, Any]) -> Any:
+    kind = part["type"]
+    if kind == "text":
+        return {"type": "text", "text": _text(part_text(part, known=_UI_TEXT_KEYS))}
+    if kind == "reasoning":
+        return {"type": "thinking", "thinking": _text(part.get("text"))}
+    if kind == "image" and isinstance(part.get("image"), str):
+        return {"type": "image", "url": part["image"]}
+    if kind == "file" and str(part.get("mediaType", "")).startswith("image/"):
+        url = part.get("url", part.get("data"))
+        return {"type": "image", "url": url} if isinstance(url, str) else part
+    return part
 
 
 # --------------------------------------------------------------------------- serialise

@@ -112,7 +112,8 @@ import orjson
 from inspector.engine.canonical import arguments_object
 from inspector.formats.anthropic import image_block, source_part
 from inspector.formats.base import Facts, FormatError, Parsed, Problem, token_count
-from inspector.formats.jsondoc import part_text
+from inspector.formats.jsondoc import part_text, typed_parts
+from inspector.formats.jsondoc import text_or_json as _text
 from inspector.formats.jsonl import (
     JsonlFile,
     Record,
@@ -1069,13 +1070,6 @@ def _order_results(runs: list[list[int]], messages: list[dict[str, Any]], *more:
                 column[start:stop] = [column[k] for k in run]
 
 
-def _text(value: Any) -> str:
-    """An id or name as a string, whatever the file held ("" for none)."""
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else orjson.dumps(value).decode()
-
-
 def _user(content: Any) -> dict[str, Any]:
     return {"role": "user", "content": content, "metadata": {}}
 
@@ -1094,19 +1088,7 @@ def _tool(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def _result_content(content: Any) -> Any:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return [
-            _part(b)
-            if isinstance(b, dict) and isinstance(b.get("type"), str)
-            # Not a block at all: its JSON as text, so nothing is lost or invalid.
-            else {"type": "text", "text": orjson.dumps(b).decode()}
-            for b in content
-        ]
-    return orjson.dumps(content).decode()
+    return typed_parts(content, _part) if isinstance(content, list) else _text(content)
 
 
 def _part(block: dict[str, Any]) -> dict[str, Any]:

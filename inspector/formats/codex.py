@@ -70,7 +70,7 @@ import orjson
 
 from inspector.formats import responses
 from inspector.formats.base import NO_FACTS, Facts, FormatError, Parsed, Problem, token_count
-from inspector.formats.jsondoc import image_part, part_text
+from inspector.formats.jsondoc import image_part, part_text, text_or_json, typed_parts
 from inspector.formats.jsonl import (
     Record,
     head_records,
@@ -534,32 +534,24 @@ def _parts(content: Any) -> list[Any]:
         return [{"type": "text", "text": content}]
     if not isinstance(content, list):
         return []
-    out: list[Any] = []
-    for part in content:
-        if not isinstance(part, dict) or not isinstance(part.get("type"), str):
-            # Not a part at all: its JSON as text, so nothing is lost or invalid.
-            out.append({"type": "text", "text": orjson.dumps(part).decode()})
-            continue
-        kind = part.get("type")
-        if kind in ("input_text", "output_text", "text"):
-            out.append({"type": "text", "text": part_text(part)})
-        elif kind == "input_image" and isinstance(part.get("image_url"), str):
-            out.append(image_part(part["image_url"]))
-        else:
-            out.append(part)
-    return out
+    return typed_parts(content, _part)
+
+
+def _part(part: dict[str, Any]) -> Any:
+    kind = part["type"]
+    if kind in ("input_text", "output_text", "text"):
+        return {"type": "text", "text": part_text(part)}
+    if kind == "input_image" and isinstance(part.get("image_url"), str):
+        return image_part(part["image_url"])
+    return part
 
 
 def _output(output: Any) -> Any:
-    if output is None:
-        return ""
-    if isinstance(output, str):
-        return output
     if isinstance(output, list):
         return _parts(output)
     if isinstance(output, dict) and isinstance(output.get("content"), str):
         return output["content"]
-    return orjson.dumps(output).decode()
+    return text_or_json(output)
 
 
 def _order_results(entries: list[_Entry]) -> None:

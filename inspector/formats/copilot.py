@@ -51,7 +51,7 @@ from typing import Any
 from inspector.formats import linked
 from inspector.formats.base import FormatError, Parsed
 from inspector.formats.jsondoc import text_of
-from inspector.formats.jsonl import Record, RecordReader, head_records, read_jsonl
+from inspector.formats.jsonl import Record, RecordReader, head_records, read_jsonl, record_type
 from inspector.formats.private import REC, Message, call_id, kept_calls
 from inspector.formats.private import metadata as _md
 from inspector.formats.records import LogState, state_facts
@@ -195,12 +195,14 @@ class _Reading(RecordReader):
 
     def record(self, rec: int, record: Record) -> None:
         value, line = record.value, record.line
-        if not isinstance(value, dict):
-            raise FormatError(f"line {line}: a record that is not an object")
-        kind = value.get("type")
-        if kind not in EVENT_TYPES:
-            what = f"of type {kind!r}" if "type" in value else "without a 'type'"
-            raise FormatError(f"line {line}: an event {what} the Copilot schema does not list")
+        kind = record_type(
+            value,
+            line,
+            EVENT_TYPES,
+            "the Copilot schema",
+            record="an event",
+            refuses="does not list",
+        )
         extra = sorted(set(value) - _ENVELOPE)
         if extra:
             raise FormatError(

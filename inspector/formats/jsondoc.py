@@ -4,14 +4,15 @@ One JSON document read with a reason when it is not one (``read_json``), the
 message list inside it (``message_list``), a changed document written laid
 out like the original (``dump_like``) or a record line (``dump_line``); a
 text part read without guessing (``part_text``); canonical content as text
-(``text_of``); call arguments as an object or a JSON string; a late system
+(``text_of``); a content list's parts, the untyped ones as their JSON
+(``typed_parts``); call arguments as an object or a JSON string; a late system
 message as user text for the APIs whose system prompt lives outside the
 turns (``system_as_user``). No Django.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -176,6 +177,19 @@ def text_or_json(value: Any) -> str:
     if value is None:
         return ""
     return orjson.dumps(value).decode()
+
+
+def typed_parts(content: list[Any], part: Callable[[dict[str, Any]], Any]) -> list[Any]:
+    """A list of content parts as canonical parts: each object with a string ``type``
+    as ``part`` reads it (the shape's kinds), anything else as a text part holding its
+    JSON, so nothing is lost or invalid (Codex's, pi's, Claude Code's and the AI SDK's
+    readers)."""
+    return [
+        part(item)
+        if isinstance(item, dict) and isinstance(item.get("type"), str)
+        else {"type": "text", "text": orjson.dumps(item).decode()}
+        for item in content
+    ]
 
 
 def image_part(url: str) -> dict[str, Any]:

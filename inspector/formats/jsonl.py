@@ -285,15 +285,26 @@ class RecordReader:
             raise FormatError(str(exc), unread=self.sure) from None
 
 
-def record_type(value: Any, line: int, types: Collection[str], writer: str) -> str:
-    """The ``type`` of a record a shape's reader takes whole, one of ``types``; the
-    ``FormatError`` that names ``writer`` for any other (Droid's and Qwen Code's readers)."""
+def record_type(
+    value: Any,
+    line: int,
+    types: Collection[str],
+    writer: str,
+    *,
+    record: str = "a record",
+    refuses: str = "does not write",
+) -> str:
+    """The ``type`` of a record a shape's reader takes whole, one of ``types``; for any
+    other, the ``FormatError`` that says ``{record} of type 'x' {writer} {refuses}``
+    (Droid's, Qwen Code's, Kimi Code's and Copilot's readers)."""
     if not isinstance(value, dict):
         raise FormatError(f"line {line}: a record that is not an object")
     kind = value.get("type")
-    if kind not in types:
-        raise FormatError(f"line {line}: a record of type {kind!r} {writer} does not write")
-    return str(kind)
+    # A type that is no string is no type of ``types`` (and may be a list: unhashable).
+    if not isinstance(kind, str) or kind not in types:
+        what = f"of type {kind!r}" if "type" in value else "without a 'type'"
+        raise FormatError(f"line {line}: {record} {what} {writer} {refuses}")
+    return kind
 
 
 def head_records(head: bytes, limit: int = 50) -> list[Any]:

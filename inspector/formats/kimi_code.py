@@ -53,7 +53,7 @@ import orjson
 from inspector.formats import linked
 from inspector.formats.base import FormatError, Parsed, epoch_time, token_count
 from inspector.formats.jsondoc import text_of
-from inspector.formats.jsonl import Record, RecordReader, head_records, read_jsonl
+from inspector.formats.jsonl import Record, RecordReader, head_records, read_jsonl, record_type
 from inspector.formats.private import REC, Message, call_id, kept_calls
 from inspector.formats.private import metadata as _md
 from inspector.formats.records import DROP, LogState, state_facts
@@ -152,12 +152,7 @@ class _Reading(RecordReader):
 
     def record(self, rec: int, record: Record) -> None:
         value, line = record.value, record.line
-        if not isinstance(value, dict):
-            raise FormatError(f"line {line}: a record that is not an object")
-        kind = value.get("type")
-        if kind not in RECORD_TYPES:
-            what = f"of type {kind!r}" if "type" in value else "without a 'type'"
-            raise FormatError(f"line {line}: a record {what} Kimi Code does not write")
+        kind = record_type(value, line, RECORD_TYPES, "Kimi Code")
         self.sure = True
         time = value.get("time")
         stamp = time if isinstance(time, int | float) and not isinstance(time, bool) else None

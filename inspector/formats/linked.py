@@ -223,7 +223,7 @@ def _relinked(out: list[tuple[int | None, Any]], read: LogState, chain: Chain) -
     # Each line: its bytes as read, or the value to write.
     lines: list[bytes | dict[str, Any]] = []
     # The kept records not re-linked on the way, each line's position by its parent's id.
-    links: dict[Any, list[tuple[int, dict[str, Any]]]] = {}
+    links: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     # Inserted runs of new records: (their first line, parent id, last id).
     runs: list[tuple[int, Any, Any]] = []
     before_id: Any = None
@@ -256,8 +256,10 @@ def _relinked(out: list[tuple[int | None, Any]], read: LogState, chain: Chain) -
         linked = chained and current.get(chain.parent) == previous.get(index)
         if moved and linked and current.get(chain.parent) != before_id:
             value = {**current, chain.parent: before_id}
-        elif chained:
-            links.setdefault(current.get(chain.parent), []).append((len(lines), current))
+        elif chained and isinstance(current.get(chain.parent), str):
+            # Only an id can be a record's that new ones were put after (a damaged
+            # file's parent may be a list: no key).
+            links.setdefault(current[chain.parent], []).append((len(lines), current))
         if value is None:
             lines.append(records[index].raw)
         else:
@@ -269,7 +271,7 @@ def _relinked(out: list[tuple[int | None, Any]], read: LogState, chain: Chain) -
     # through them too (where the file holds that record, or its child, twice: a reply or
     # title written again), or the chain Qwen or Copilot resumes would pass beside them.
     for _start, parent, last in runs:
-        for at, current in links.get(parent, ()):
+        for at, current in links.get(parent, ()) if isinstance(parent, str) else ():
             lines[at] = {**current, chain.parent: last}
     return join_lines(
         [line if isinstance(line, bytes) else dump_line(line, read.crlf) for line in lines],

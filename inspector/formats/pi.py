@@ -65,9 +65,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import orjson
-
 from inspector.formats.base import FormatError, Parsed, Problem, token_count
+from inspector.formats.jsondoc import typed_parts
 from inspector.formats.jsonl import Record, head_records, read_jsonl
 from inspector.formats.private import call_id, kept_calls
 from inspector.formats.private import metadata as _md
@@ -462,24 +461,18 @@ def _content(content: Any) -> Any:
         return content
     if not isinstance(content, list):
         return ""
-    out: list[Any] = []
-    for block in content:
-        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-            # Not a block at all: its JSON as text, so nothing is lost or invalid.
-            out.append({"type": "text", "text": orjson.dumps(block).decode()})
-            continue
-        kind = block.get("type")
-        if kind == "text" and isinstance(block.get("text"), str):
-            out.append({"type": "text", "text": block["text"]})
-        elif kind == "image" and isinstance(block.get("data"), str):
-            out.append(
-                {"type": "image", "media_type": block.get("mimeType"), "data": block["data"]}
-            )
-        elif kind == "thinking":
-            out.append(_thinking(block, "thinkingSignature", "signature"))
-        else:
-            out.append(block)
-    return out
+    return typed_parts(content, _block)
+
+
+def _block(block: dict[str, Any]) -> Any:
+    kind = block["type"]
+    if kind == "text" and isinstance(block.get("text"), str):
+        return {"type": "text", "text": block["text"]}
+    if kind == "image" and isinstance(block.get("data"), str):
+        return {"type": "image", "media_type": block.get("mimeType"), "data": block["data"]}
+    if kind == "thinking":
+        return _thinking(block, "thinkingSignature", "signature")
+    return block
 
 
 def _thinking(block: dict[str, Any], signature: str, as_key: str) -> dict[str, Any]:

@@ -14,6 +14,9 @@ Floors, each importing only those below it (``tests/test_layers.py`` holds them)
   the proof a repair holds (``verify``), from bytes, reading nothing;
 - ``store``: ``LocalStore``, the base of a store kind with its named hooks
   (list, read, confine, fix, undo), itself the one-session-one-file kind;
+- ``files``: a session kept as several files, fixed file by file (the
+  backup set and its note, each file replaced in one step, read back, undone),
+  for the kinds of files below;
 - ``opencode``, ``opencode_db``: OpenCode's folder of record files and its
   database, each a ``LocalStore`` kind;
 - ``rowdb``: ``RowDatabase``, the kind for a session kept as message rows of
@@ -24,7 +27,7 @@ Floors, each importing only those below it (``tests/test_layers.py`` holds them)
   event-sourced sessions: ``event`` rows and the ``session_message`` rows
   projected from them) its events; ``openhands``: OpenHands' event files;
 - ``openhands_cli``: the OpenHands CLI's conversations (the V1 SDK's event
-  files and ``base_state.json``), on ``openhands``'s way of writing files;
+  files and ``base_state.json``), written file by file through ``files``;
 - ``stores``: the registry of store kinds by ``Agent.store``;
 - ``sessions``: finding sessions and diagnosing them; ``fix``: repairing one
   in place, safely, and undoing that. Both ask ``stores`` and name no kind;

@@ -61,7 +61,6 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from glob import escape as glob_escape
@@ -70,15 +69,16 @@ from typing import Any
 
 import orjson
 
+from inspector.local import files
 from inspector.local.agents import BY_NAME
-from inspector.local.confine import Confined, Refused, absolute, safe_name, sync_folder
-from inspector.local.outcome import Outcome, alive, diagnosed, sha256
+from inspector.local.confine import Confined, Refused, absolute, safe_name
+from inspector.local.files import BACKUPS as BACKUPS  # its old home: callers read it here
+from inspector.local.files import NOTE as NOTE
+from inspector.local.files import Change
+from inspector.local.outcome import Outcome, alive
 from inspector.local.outcome import StoreError as StoreError  # its old home: callers read it here
 from inspector.local.store import LocalStore, Run, repair_of
 
-BACKUPS = "transcript-inspector-backups"
-NOTE = "note.json"
-_TEMP = "tmp"
 # The id OpenCode gives a record it adds (``Identifier.ascending``): a prefix, ``_``, base62.
 NEW_ID = re.compile(r"(msg|prt)_[0-9A-Za-z]{1,64}")
 
@@ -294,13 +294,7 @@ def _row_json(data: Any, db: Path) -> dict[str, Any]:
 
 def _load(path: Path, folder: str, fields: dict[str, str]) -> Record:
     """One record file; its ``id`` must be its file's name, and ``fields`` its folders'."""
-    if path.is_symlink():
-        raise StoreError(f"{path} is a symbolic link; fix does not follow links")
-    data = path.read_bytes()
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError as error:
-        raise StoreError(f"{path} is not JSON ({error.msg})") from None
+    data, value = files.read_json(path)
     if not isinstance(value, dict):
         raise StoreError(f"{path} is not a JSON object")
     try:
@@ -383,15 +377,6 @@ def _stamps(path: Path) -> dict[Path, tuple[int, int, int]]:
 
 
 # --- what a repair changes -------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """One file: ``old`` None for a file the repair adds, ``new`` None for one it removes."""
-
-    path: Path
-    old: bytes | None
-    new: bytes | None
 
 
 def _as_opencode_writes(value: Any, like: bytes | None) -> bytes:
@@ -486,7 +471,7 @@ def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
         )
     run = replace(run, agent=run.agent or BY_NAME["opencode"])
     dry_run, clock = run.dry_run, run.clock
-    _sweep(base / _TEMP, confined)
+    _sweep(base / files.TEMP, confined)
     try:
         before = _stamps(path)
         store = read(path)
@@ -503,110 +488,37 @@ def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
         what=f"session {path.stem}",
         who="OpenCode",
     )
-    try:
-        planned = changes(store, repaired)
-        for change in planned:
-            confined.check(change.path)
-    except StoreError as error:
-        return outcome(path, "refused", f"{error}; nothing was changed")
-    result = outcome(path, "would-fix", "", checked, files=[c.path for c in planned])
-    result.touched = [n for n, c in enumerate(planned, 1) if c.old is not None]
-    result.added = sum(1 for c in planned if c.old is None)
+    planned, result = files.would_fix(path, checked, lambda: changes(store, repaired), confined)
     if dry_run:
         return result
-
-    folder = _backup_folder(base, store.session_id, clock, confined)
-    note: dict[str, Any] = {
+    folder = files.backup_folder(base, store.session_id, clock, confined)
+    note = {
         "original": str(path),
         "storage": str(root),
         "written_at": datetime.fromtimestamp(clock(), UTC).isoformat(),
-        "files": [],
     }
-    for n, change in enumerate(planned):
-        entry: dict[str, Any] = {"path": str(change.path), "original_sha256": None}
-        entry["written_sha256"] = None
-        if change.old is not None:
-            copy = folder / "files" / change.path.relative_to(root)
-            confined.mkdir(copy.parent)
-            confined.create(copy, change.old, change.path.lstat().st_mode)
-            entry["original_sha256"] = sha256(change.old)
-            entry["copy"] = str(copy)
-        if change.new is not None:
-            entry["written_sha256"] = sha256(change.new)
-        entry["order"] = n
-        note["files"].append(entry)
-    confined.create(folder / NOTE, orjson.dumps(note, option=orjson.OPT_INDENT_2), None)
-    if _stamps(path) != before or any(
-        change.old is not None and confined.read(change.path) != change.old for change in planned
-    ):
-        confined.rmtree(folder)
-        return outcome(
-            path,
-            "refused",
-            f"session {path.stem} changed while it was being fixed (OpenCode may be running); "
-            "nothing was changed",
-        )
-    written: list[Change] = []
-    try:
-        for change in planned:
-            _apply(change, base / _TEMP, confined)
-            written.append(change)
-    except OSError as error:
-        _put_back(written, base / _TEMP, confined)
-        confined.rmtree(folder)
-        return outcome(path, "failed", f"could not write {error}; the session is as it was")
 
-    try:
-        again = diagnosed(path, checked.agent, export_bytes(path))
-        clean = not (again.error or again.needs_repair)
-    except (OSError, StoreError):  # a file of it changed or went meanwhile
-        clean = False
-    if not clean:
-        _put_back(planned, base / _TEMP, confined)
-        confined.rmtree(folder)
-        return outcome(path, "failed", "the repaired session did not read back clean; it is back")
-    result.status = "fixed"
-    result.backup = folder
-    return result
+    def copy_at(n: int, change: Change) -> Path:
+        return folder / "files" / change.path.relative_to(root)
 
-
-def _apply(change: Change, temporary_folder: Path, confined: Confined) -> None:
-    if change.new is None:
-        confined.unlink(change.path)
-        sync_folder(change.path.parent)
-        return
-    _replace(change.path, change.new, temporary_folder, confined)
-
-
-def _replace(target: Path, data: bytes, temporary_folder: Path, confined: Confined) -> None:
-    """Put ``data`` at ``target`` in one step, from a temporary file outside ``storage/``."""
-    confined.mkdir(temporary_folder)
-    confined.check(target)
-    mode = target.lstat().st_mode if target.exists() else 0o644
-    temporary = confined.temporary(temporary_folder, f"{target.name}.", data, mode)
-    try:
-        confined.mkdir(target.parent)
-        confined.replace(temporary, target)
-    finally:
-        confined.unlink(temporary)
-
-
-def _put_back(done: list[Change], temporary_folder: Path, confined: Confined) -> None:
-    for change in reversed(done):
-        if change.old is None:
-            confined.unlink(change.path)
-        else:
-            _replace(change.path, change.old, temporary_folder, confined)
+    files.write_backup(folder, note, planned, copy_at, confined, ordered=True)
+    return files.write_checked(
+        result,
+        planned,
+        folder,
+        confined,
+        unchanged=lambda: _stamps(path) == before,
+        read=export_bytes,
+        name=path.stem,
+        who="OpenCode",
+    )
 
 
 def backups(path: Path, backup_dir: Path | None = None) -> list[Path]:
     """The backup sets ``fix`` made of the session ``path`` names, oldest first."""
     path = absolute(path)
     root = storage_root(path).resolve()
-    folder = backup_base(root, backup_dir) / path.stem
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if (p / NOTE).is_file())
+    return files.backup_sets(backup_base(root, backup_dir) / path.stem)
 
 
 def _session_file_of(root: Path, session_id: str, messages: set[str], target: Path) -> bool:
@@ -631,22 +543,9 @@ def _session_file_of(root: Path, session_id: str, messages: set[str], target: Pa
 
 
 def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> Outcome:
-    outcome = Outcome
-    root, base = confined.roots
-    if not backups:
-        return outcome(path, "refused", f"no backup of the session {path.stem} to restore")
-    folder = backups[-1]
-    try:
-        note = orjson.loads(confined.read(folder / NOTE))
-        entries = note["files"]
-        if not isinstance(entries, list):
-            raise TypeError("its files are not a list")
-        targets = [confined.check(Path(entry["path"])) for entry in entries]
-        copies = [
-            confined.check(Path(entry["copy"])) if entry.get("copy") else None for entry in entries
-        ]
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as error:
-        return outcome(path, "refused", f"cannot read the backup's note: {error}")
+    root = confined.roots[0]
+    folder, note = files.newest_note(backups, path.stem, confined)
+    _, targets, copies = note
     # Its messages: those on disk now, and those fix added (the note names them).
     messages = {p.stem for p in _json_files(root / "message" / path.stem)}
     messages |= {t.stem for t in targets if t.parent == root / "message" / path.stem}
@@ -658,54 +557,8 @@ def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> O
         else:
             continue
         reason = f"the backup's note names {stray}, which is not {what}; nothing was changed"
-        return outcome(path, "refused", reason, backup=folder)
-    for entry, target in zip(entries, targets, strict=True):
-        current = confined.read(target) if target.exists() else None
-        expected = entry.get("written_sha256")
-        now = sha256(current) if current is not None else None
-        if now != expected and not force:
-            return outcome(
-                path,
-                "refused",
-                f"{target.name} changed since fix wrote it (OpenCode wrote more); restoring "
-                f"{folder.name} would lose that. Use --force to restore anyway.",
-                backup=folder,
-            )
-    originals: dict[Path, bytes] = {}
-    for entry, copy in zip(entries, copies, strict=True):
-        if copy is not None:
-            originals[copy] = confined.read(copy)
-            if sha256(originals[copy]) != entry.get("original_sha256"):
-                return outcome(path, "refused", f"{folder} is not the copy fix made", backup=folder)
-    temporary = base / _TEMP
-    order = sorted(range(len(entries)), key=lambda n: -_order(entries[n]))
-    for n in order:
-        copy = copies[n]
-        if copy is not None:
-            _replace(targets[n], originals[copy], temporary, confined)
-        else:
-            confined.unlink(targets[n])
-    confined.rmtree(folder)
-    return outcome(path, "restored", f"restored from {folder}", backup=folder)
-
-
-def _order(entry: dict[str, Any]) -> int:
-    order = entry.get("order", 0)
-    return order if isinstance(order, int) else 0
-
-
-def _backup_folder(
-    base: Path, session_id: str, clock: Callable[[], float], confined: Confined
-) -> Path:
-    stamp = datetime.fromtimestamp(clock(), UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    sessions = confined.child(base, session_id, "the session id")
-    candidate = sessions / stamp
-    n = 1
-    while candidate.exists() or candidate.is_symlink():
-        candidate = sessions / f"{stamp}-{n}"
-        n += 1
-    confined.mkdir(candidate)
-    return candidate
+        return Outcome(path, "refused", reason, backup=folder)
+    return files.put_back_copies(path, folder, note, confined, force=force, who="OpenCode")
 
 
 def _sweep(folder: Path, confined: Confined) -> None:

@@ -31,7 +31,7 @@ from typing import Any
 
 import orjson
 
-from inspector.local import opencode
+from inspector.local import files, opencode
 from inspector.local.confine import Confined, Refused, absolute, safe_name
 from inspector.local.outcome import Outcome, StoreError, diagnosed
 from inspector.local.store import LocalStore, Run, repair_of
@@ -282,7 +282,7 @@ def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
         return result
 
     base = confined.roots[1]
-    folder = opencode._backup_folder(base, session_id, clock, confined)
+    folder = files.backup_folder(base, session_id, clock, confined)
     _write_backup(folder, path, planned, clock, confined)
     try:
         with writing(db) as connection:
@@ -345,7 +345,7 @@ def _write_backup(
         ],
     }
     text = orjson.dumps(note, option=orjson.OPT_INDENT_2)
-    confined.create(folder / opencode.NOTE, text, None)
+    confined.create(folder / files.NOTE, text, None)
 
 
 def backups(path: Path, backup_dir: Path | None = None) -> list[Path]:
@@ -355,7 +355,7 @@ def backups(path: Path, backup_dir: Path | None = None) -> list[Path]:
     if not folder.is_dir():
         return []
     return sorted(
-        p for p in folder.iterdir() if (p / opencode.NOTE).is_file() and (p / ROWS).is_file()
+        p for p in folder.iterdir() if (p / files.NOTE).is_file() and (p / ROWS).is_file()
     )
 
 
@@ -366,7 +366,7 @@ def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> O
         return outcome(path, "refused", f"no backup of the session {session_id} to restore")
     folder = backups[-1]
     try:
-        note = orjson.loads(confined.read(folder / opencode.NOTE))
+        note = orjson.loads(confined.read(folder / files.NOTE))
         raw = confined.read(folder / ROWS)
         originals = orjson.loads(raw)["records"]
         written = note["records"]

@@ -40,14 +40,13 @@ from typing import Any
 
 import orjson
 
+from inspector.local import files
 from inspector.local.confine import Confined, Refused, absolute, safe_name
-from inspector.local.opencode import Change
-from inspector.local.outcome import Outcome, StoreError, diagnosed, sha256
+from inspector.local.files import BACKUPS, Change
+from inspector.local.files import NOTE as NOTE  # its old home: tests read it here
+from inspector.local.outcome import Outcome, StoreError
 from inspector.local.store import LocalStore, Run, repair_of
 
-BACKUPS = "transcript-inspector-backups"
-NOTE = "note.json"
-_TEMP = "tmp"
 _EVENT = re.compile(r"(0|[1-9][0-9]{0,11})\.json")
 _PAGE = re.compile(r"([0-9]{1,12})-([0-9]{1,12})\.json")
 
@@ -90,13 +89,7 @@ def events(path: Path) -> list[Event]:
     safe_name(path.parent.name, "the session id")
     out = []
     for number, file in _event_files(path):
-        if file.is_symlink() or not file.is_file():
-            raise StoreError(f"{file} is a link or not a file")
-        data = file.read_bytes()
-        try:
-            value = orjson.loads(data)
-        except orjson.JSONDecodeError as error:
-            raise StoreError(f"{file.name} is not JSON ({error})") from None
+        data, value = files.read_json(file)
         if not isinstance(value, dict) or value.get("id", number) != number:
             raise StoreError(f"{file.name} does not hold event {number}")
         out.append(Event(file, number, data, value))
@@ -172,29 +165,6 @@ def changes(found: list[Event], repaired: bytes, path: Path) -> list[Change]:
     return out
 
 
-def _replace(target: Path, data: bytes, temporary_folder: Path, confined: Confined) -> None:
-    confined.mkdir(temporary_folder)
-    confined.check(target)
-    mode = target.lstat().st_mode if target.exists() else 0o644
-    temporary = confined.temporary(temporary_folder, f"{target.name}.", data, mode)
-    try:
-        confined.replace(temporary, target)
-    finally:
-        confined.unlink(temporary)
-
-
-def apply_changes(
-    changes: list[Change], temporary: Path, confined: Confined, *, back: bool
-) -> None:
-    for change in reversed(changes) if back else changes:
-        data = change.old if back else change.new
-        if data is None:
-            if change.path.exists():
-                confined.unlink(change.path)
-        else:
-            _replace(change.path, data, temporary, confined)
-
-
 def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
     _, base = confined.roots
     try:
@@ -207,80 +177,40 @@ def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
     checked, repaired = repair_of(
         path, data, run, before[1], name=sid, what=f"session {sid}", who="OpenHands"
     )
-    try:
-        planned = changes(found, repaired, path)
-        for change in planned:
-            confined.check(change.path)
-    except StoreError as error:
-        return Outcome(path, "refused", f"{error}; nothing was changed")
-    result = Outcome(path, "would-fix", "", checked, files=[c.path for c in planned])
-    result.touched = [n for n, c in enumerate(planned, 1) if c.old is not None]
-    result.added = sum(1 for c in planned if c.old is None)
+    planned, result = files.would_fix(
+        path, checked, lambda: changes(found, repaired, path), confined
+    )
     if run.dry_run:
         return result
-    stamp = datetime.fromtimestamp(run.clock(), UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    folder = confined.child(base, sid, "the session id") / stamp
-    n = 1
-    while folder.exists():
-        folder = folder.with_name(f"{stamp}-{n}")
-        n += 1
-    confined.mkdir(folder)
-    note: dict[str, Any] = {"original": str(path), "written_at": stamp, "files": []}
-    for i, change in enumerate(planned):
-        entry: dict[str, Any] = {"path": str(change.path), "original_sha256": None}
-        entry["written_sha256"] = sha256(change.new) if change.new is not None else None
-        if change.old is not None:
-            copy = folder / f"{i}.{change.path.name}"
-            confined.create(copy, change.old, change.path.lstat().st_mode)
-            entry.update(original_sha256=sha256(change.old), copy=str(copy))
-        note["files"].append(entry)
-    confined.create(folder / NOTE, orjson.dumps(note, option=orjson.OPT_INDENT_2), None)
-    if stat(path) != before or any(
-        c.old is not None and confined.read(c.path) != c.old for c in planned
-    ):
-        confined.rmtree(folder)
-        reason = f"session {sid} changed while it was being fixed (OpenHands may be running)"
-        return Outcome(path, "refused", f"{reason}; nothing was changed")
-    temporary = base / _TEMP
-    try:
-        apply_changes(planned, temporary, confined, back=False)
-    except OSError as error:
-        apply_changes(planned, temporary, confined, back=True)
-        confined.rmtree(folder)
-        return Outcome(path, "failed", f"could not write {error}; the session is as it was")
-    try:
-        again = diagnosed(path, checked.agent, export_bytes(path))
-        clean = not (again.error or again.needs_repair)
-    except (OSError, StoreError):
-        clean = False
-    if not clean:
-        apply_changes(planned, temporary, confined, back=True)
-        confined.rmtree(folder)
-        return Outcome(path, "failed", "the repaired session did not read back clean; it is back")
-    result.status = "fixed"
-    result.backup = folder
-    return result
+    folder = files.backup_folder(base, sid, run.clock, confined)
+    note = {
+        "original": str(path),
+        "written_at": datetime.fromtimestamp(run.clock(), UTC).isoformat(),
+    }
+
+    def copy_at(n: int, change: Change) -> Path:
+        return folder / f"{n}.{change.path.name}"
+
+    files.write_backup(folder, note, planned, copy_at, confined, ordered=False)
+    return files.write_checked(
+        result,
+        planned,
+        folder,
+        confined,
+        unchanged=lambda: stat(path) == before,
+        read=export_bytes,
+        name=sid,
+        who="OpenHands",
+    )
 
 
 def backups(path: Path, backup_dir: Path | None = None) -> list[Path]:
-    base = confinement(path, backup_dir).roots[1] / path.parent.name
-    if not base.is_dir():
-        return []
-    return sorted(p for p in base.iterdir() if (p / NOTE).is_file())
+    return files.backup_sets(confinement(path, backup_dir).roots[1] / path.parent.name)
 
 
 def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> Outcome:
-    found = backups
-    if not found:
-        return Outcome(path, "refused", f"no backup of the session {path.parent.name} to restore")
-    folder = found[-1]
-    try:
-        note = orjson.loads(confined.read(folder / NOTE))
-        entries = note["files"]
-        targets = [confined.check(Path(entry["path"])) for entry in entries]
-        copies = [confined.check(Path(e["copy"])) if e.get("copy") else None for e in entries]
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as error:
-        return Outcome(path, "refused", f"cannot read the backup's note: {error}")
+    folder, note = files.newest_note(backups, path.parent.name, confined)
+    _, targets, copies = note
     own = (path, path.parent / "event_cache")
     for target, copy in zip(targets, copies, strict=True):
         if target.parent not in own or not (
@@ -291,26 +221,7 @@ def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> O
             )
         if copy is not None and copy.parent != folder:
             return Outcome(path, "refused", f"the backup's note names {copy}; nothing was changed")
-    for entry, target in zip(entries, targets, strict=True):
-        now = sha256(confined.read(target)) if target.exists() else None
-        if now != entry.get("written_sha256") and not force:
-            return Outcome(
-                path,
-                "refused",
-                f"{target.name} changed since fix wrote it (OpenHands wrote more); restoring "
-                f"{folder.name} would lose that. Use --force to restore anyway.",
-                backup=folder,
-            )
-    restore = []
-    for entry, target, copy in zip(entries, targets, copies, strict=True):
-        old = confined.read(copy) if copy is not None else None
-        if old is not None and sha256(old) != entry.get("original_sha256"):
-            return Outcome(path, "refused", f"{folder} is not the copy fix made", backup=folder)
-        restore.append(Change(target, old, None))
-    back = [Change(c.path, None, c.old) for c in restore]
-    apply_changes(back, confined.roots[1] / _TEMP, confined, back=False)
-    confined.rmtree(folder)
-    return Outcome(path, "restored", f"restored from {folder}", backup=folder)
+    return files.put_back_copies(path, folder, note, confined, force=force, who="OpenHands")
 
 
 class Events(LocalStore):

@@ -50,9 +50,9 @@ import orjson
 
 from inspector.formats.jsondoc import dump_like
 from inspector.formats.openhands_cli import NOT_NODES
+from inspector.local import files
 from inspector.local.confine import Confined, Refused, absolute, safe_name
-from inspector.local.opencode import Change
-from inspector.local.openhands import apply_changes
+from inspector.local.files import Change
 from inspector.local.outcome import Outcome, StoreError, diagnosed, sha256
 from inspector.local.store import LocalStore, Run, repair_of
 
@@ -312,9 +312,9 @@ def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
         return Outcome(path, "refused", f"{reason}; nothing was changed")
     temporary = base / _TEMP
     try:
-        apply_changes(planned, temporary, confined, back=False)
+        files.apply(planned, temporary, confined)
     except OSError as error:
-        apply_changes(planned, temporary, confined, back=True)
+        files.put_back(planned, temporary, confined)
         confined.rmtree(folder)
         return Outcome(path, "failed", f"could not write {error}; the conversation is as it was")
     try:
@@ -323,7 +323,7 @@ def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
     except (OSError, StoreError):
         clean = False
     if not clean:
-        apply_changes(planned, temporary, confined, back=True)
+        files.put_back(planned, temporary, confined)
         confined.rmtree(folder)
         return Outcome(
             path, "failed", "the repaired conversation did not read back clean; it is back"
@@ -376,7 +376,7 @@ def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> O
         if old is not None and sha256(old) != entry.get("original_sha256"):
             return Outcome(path, "refused", f"{folder} is not the copy fix made", backup=folder)
         restore.append(Change(target, None, old))
-    apply_changes(restore, confined.roots[1] / _TEMP, confined, back=False)
+    files.apply(restore, confined.roots[1] / _TEMP, confined)
     confined.rmtree(folder)
     return Outcome(path, "restored", f"restored from {folder}", backup=folder)
 

@@ -44,14 +44,14 @@ from typing import Any
 
 import orjson
 
-from inspector.local import opencode, opencode_db
+from inspector.local import files, opencode, opencode_db
 from inspector.local.confine import Confined, absolute, safe_name
 from inspector.local.outcome import Outcome, StoreError, diagnosed
 from inspector.local.store import LocalStore, Run, Stop, repair_of
 
 ROWS = "rows.json"
-NOTE = opencode.NOTE
-BACKUPS = opencode.BACKUPS
+NOTE = files.NOTE
+BACKUPS = files.BACKUPS
 Row = dict[str, Any]
 
 
@@ -283,7 +283,7 @@ class RowDatabase(LocalStore):
         if run.dry_run:
             return result
 
-        folder = opencode._backup_folder(confined.roots[1], session_id, run.clock, confined)
+        folder = files.backup_folder(confined.roots[1], session_id, run.clock, confined)
         self.write_backup(folder, path, planned, run.clock, confined)
         try:
             with opencode_db.writing(db) as connection:

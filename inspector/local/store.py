@@ -185,6 +185,8 @@ class LocalStore:
         try:
             confined, path = self.locate(path, backup_dir)
             return self.restore(path, confined, self.backups(path, backup_dir), force)
+        except Stop as stop:
+            return Outcome(path, stop.status, stop.reason, stop.checked)
         except StoreError as error:
             return Outcome(path, "refused", f"cannot read the session: {error}")
         except Refused as refused:

@@ -253,3 +253,22 @@ def test_the_durable_events_copilot_1_0_102_writes_are_carried_not_refused():
     assert copilot.serialise(list(parsed.messages), parsed) == data
     facts = copilot.timeline_facts(parsed)
     assert facts[1]["model"] == "claude-sonnet-4.5" and facts[1]["tokens_out"] == 61
+
+
+def test_a_parent_that_is_no_id_does_not_stop_the_repair_being_written() -> None:
+    # Found by the property above: a damaged start whose ``parentId`` is a list.
+    lines = [
+        {"type": "session.start", "id": "e01", "parentId": [], "data": {"sessionId": "s"}},
+        {"type": "user.message", "id": "e02", "parentId": "e01", "data": {"content": "Go"}},
+        {
+            "type": "assistant.message",
+            "id": "e03",
+            "parentId": "e02",
+            "data": {
+                "messageId": "m1",
+                "content": "Reading.",
+                "toolRequests": [{"toolCallId": "t1", "name": "view", "arguments": {}}],
+            },
+        },
+    ]
+    check_written_back(b"".join(orjson.dumps(line) + b"\n" for line in lines))

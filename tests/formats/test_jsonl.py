@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import importlib
+
 import orjson
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from inspector.formats.base import FormatError
 from inspector.formats.jsonl import (
     has_glued,
     head_records,
     join_lines,
     read_jsonl,
+    record_type,
     release,
     unglue,
 )
@@ -216,3 +221,19 @@ def test_head_records_shared_by_the_sniffers_is_the_plain_definition(
 
 
 _DIGITS = bytes.maketrans(b"0123456789", b"9876543210")
+
+
+@pytest.mark.parametrize("shape", ["copilot", "kimi_code", "droid", "qwen"])
+@pytest.mark.parametrize("kind", [[], {}, 1, None])
+def test_a_record_whose_type_is_no_string_is_refused_as_the_shape_words_it(
+    shape: str, kind: object
+) -> None:
+    module = importlib.import_module(f"inspector.formats.{shape}")
+    with pytest.raises(FormatError, match=r"^line 1: (a record|an event) of type "):
+        module.parse(orjson.dumps({"type": kind}) + b"\n")
+
+
+def test_a_record_without_a_type_says_so() -> None:
+    with pytest.raises(FormatError, match="a record without a 'type' Droid does not write"):
+        record_type({"id": 1}, 3, {"message"}, "Droid")
+    assert record_type({"type": "message"}, 3, {"message"}, "Droid") == "message"
