@@ -53,7 +53,7 @@ from inspector.formats.openhands_cli import NOT_NODES
 from inspector.local import files
 from inspector.local.confine import Confined, Refused, absolute, safe_name
 from inspector.local.files import Change
-from inspector.local.outcome import Outcome, StoreError, diagnosed, sha256
+from inspector.local.outcome import Outcome, StoreError
 from inspector.local.store import LocalStore, Run, repair_of
 
 BACKUPS = "transcript-inspector-backups"
@@ -274,85 +274,47 @@ def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
     checked, repaired = repair_of(
         path, data, run, before[1], name=cid, what=f"conversation {cid}", who="OpenHands"
     )
-    try:
+
+    def plan() -> list[Change]:
         planned = changes(found, repaired, path)
         for change in planned:
-            confined.check(change.path)
             if not _owned(change.path, path):
                 raise StoreError(f"the repair would write {change.path}")
-    except (StoreError, Refused, OSError) as error:
-        return Outcome(path, "refused", f"{error}; nothing was changed")
-    result = Outcome(path, "would-fix", "", checked, files=[c.path for c in planned])
-    result.touched = [n for n, c in enumerate(planned, 1) if c.old is not None]
-    result.added = sum(1 for c in planned if c.old is None)
+        return planned
+
+    planned, result = files.would_fix(path, checked, plan, confined)
     if run.dry_run:
         return result
-    stamp = datetime.fromtimestamp(run.clock(), UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    folder = confined.child(base, f"conversation-{cid}", "the conversation id") / stamp
-    n = 1
-    while folder.exists():
-        folder = folder.with_name(f"{stamp}-{n}")
-        n += 1
-    confined.mkdir(folder)
-    note: dict[str, Any] = {"original": str(path), "written_at": stamp, "files": []}
-    for i, change in enumerate(planned):
-        entry: dict[str, Any] = {"path": str(change.path), "original_sha256": None}
-        entry["written_sha256"] = sha256(change.new) if change.new is not None else None
-        if change.old is not None:
-            copy = folder / f"{i}.{change.path.name}"
-            confined.create(copy, change.old, change.path.lstat().st_mode)
-            entry.update(original_sha256=sha256(change.old), copy=str(copy))
-        note["files"].append(entry)
-    confined.create(folder / NOTE, orjson.dumps(note, option=orjson.OPT_INDENT_2), None)
-    if stat(path) != before or any(
-        c.old is not None and confined.read(c.path) != c.old for c in planned
-    ):
-        confined.rmtree(folder)
-        reason = f"conversation {cid} changed while it was being fixed (OpenHands may be running)"
-        return Outcome(path, "refused", f"{reason}; nothing was changed")
-    temporary = base / _TEMP
-    try:
-        files.apply(planned, temporary, confined)
-    except OSError as error:
-        files.put_back(planned, temporary, confined)
-        confined.rmtree(folder)
-        return Outcome(path, "failed", f"could not write {error}; the conversation is as it was")
-    try:
-        again = diagnosed(path, checked.agent, export_bytes(path))
-        clean = not (again.error or again.needs_repair)
-    except (OSError, StoreError):
-        clean = False
-    if not clean:
-        files.put_back(planned, temporary, confined)
-        confined.rmtree(folder)
-        return Outcome(
-            path, "failed", "the repaired conversation did not read back clean; it is back"
-        )
-    result.status = "fixed"
-    result.backup = folder
-    return result
+    folder = files.backup_folder(base, f"conversation-{cid}", run.clock, confined)
+    note = {
+        "original": str(path),
+        "written_at": datetime.fromtimestamp(run.clock(), UTC).isoformat(),
+    }
+
+    def copy_at(n: int, change: Change) -> Path:
+        return folder / f"{n}.{change.path.name}"
+
+    files.write_backup(folder, note, planned, copy_at, confined, ordered=False)
+    return files.write_checked(
+        result,
+        planned,
+        folder,
+        confined,
+        unchanged=lambda: stat(path) == before,
+        read=export_bytes,
+        name=cid,
+        who="OpenHands",
+    )
 
 
 def backups(path: Path, backup_dir: Path | None = None) -> list[Path]:
-    base = confinement(path, backup_dir).roots[1] / f"conversation-{path.parent.name}"
-    if not base.is_dir():
-        return []
-    return sorted(p for p in base.iterdir() if (p / NOTE).is_file())
+    base = confinement(path, backup_dir).roots[1]
+    return files.backup_sets(base / f"conversation-{path.parent.name}")
 
 
 def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> Outcome:
-    if not backups:
-        return Outcome(
-            path, "refused", f"no backup of the conversation {path.parent.name} to restore"
-        )
-    folder = backups[-1]
-    try:
-        note = orjson.loads(confined.read(folder / NOTE))
-        entries = note["files"]
-        targets = [confined.check(Path(entry["path"])) for entry in entries]
-        copies = [confined.check(Path(e["copy"])) if e.get("copy") else None for e in entries]
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as error:
-        return Outcome(path, "refused", f"cannot read the backup's note: {error}")
+    folder, note = files.newest_note(backups, path.parent.name, confined)
+    _, targets, copies = note
     for target, copy in zip(targets, copies, strict=True):
         if not _owned(target, path):
             return Outcome(
@@ -360,25 +322,7 @@ def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> O
             )
         if copy is not None and copy.parent != folder:
             return Outcome(path, "refused", f"the backup's note names {copy}; nothing was changed")
-    for entry, target in zip(entries, targets, strict=True):
-        now = sha256(confined.read(target)) if target.exists() else None
-        if now != entry.get("written_sha256") and not force:
-            return Outcome(
-                path,
-                "refused",
-                f"{target.name} changed since fix wrote it (OpenHands wrote more); restoring "
-                f"{folder.name} would lose that. Use --force to restore anyway.",
-                backup=folder,
-            )
-    restore = []
-    for entry, target, copy in zip(entries, targets, copies, strict=True):
-        old = confined.read(copy) if copy is not None else None
-        if old is not None and sha256(old) != entry.get("original_sha256"):
-            return Outcome(path, "refused", f"{folder} is not the copy fix made", backup=folder)
-        restore.append(Change(target, None, old))
-    files.apply(restore, confined.roots[1] / _TEMP, confined)
-    confined.rmtree(folder)
-    return Outcome(path, "restored", f"restored from {folder}", backup=folder)
+    return files.put_back_copies(path, folder, note, confined, force=force, who="OpenHands")
 
 
 class Conversations(LocalStore):
