@@ -65,7 +65,7 @@ def project_detail(request: SignedInRequest, slug: str) -> HttpResponse:
         return render(request, "scan/project.html#sessions", context)
     # Each read once for the totals, the charts and the list of unreadable files.
     tallies = reports.project_tallies(project)
-    unreadable = list(reports.unreadable_files(project))
+    unreadable = reports.unreadable_list(project)
     totals = reports.project_totals(project, tallies, unreadable)
     # Unfiltered, the table is the sessions with messages: the totals counted them.
     summary = totals["summary"]
