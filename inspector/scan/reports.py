@@ -530,10 +530,16 @@ def day_chart(
         # The tallies count the sessions per UTC day of ``first_at`` (``web.tally``).
         if tallies is None:
             tallies = tally.project_tallies(project.pk, project.owner_id)
+        dated = 0
         for (key, _, day), value in tallies.items():
             if day is not None and key in _DAY_TALLIES:
                 days.setdefault(day, Counter())[_DAY_TALLIES[key]] += int(value)
-        _count_days(sessions.exclude(_DATED), days)
+                dated += int(value)
+        # The sessions with messages that the tallies date by ``first_at`` are all of them
+        # (most projects' every one): no other is left to date here, and none is read.
+        listed = tallies.get(("sessions", "", None), 0) - tallies.get(("empty", "", None), 0)
+        if int(listed) != dated:
+            _count_days(sessions.exclude(_DATED), days)
     else:
         _count_days(_days_of_columns(sessions, days), days)
     moments = (
