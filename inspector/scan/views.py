@@ -76,7 +76,10 @@ def project_detail(request: SignedInRequest, slug: str) -> HttpResponse:
         "rule_chart": reports.rule_chart(totals["summary"]),
         "day_chart": reports.day_chart(project, tallies, unreadable),
         "unreadable": unreadable,
-        "jobs": project.scan_jobs.all()[:5],
+        # What the list of latest scans shows (not their notes' JSON).
+        "jobs": project.scan_jobs.only(
+            "public_id", "label", "created", "status", "done", "total", "unreadable"
+        )[:5],
         "scan_form": ScanForm(initial={"project": project.name}),
         "watched": watched_rows(project),
     }
