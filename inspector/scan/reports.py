@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from django.core.paginator import Page, Paginator
 from django.db import connections
@@ -351,6 +351,24 @@ def unreadable_files(project: Project) -> QuerySet[ScanFile]:
     )
 
 
+class Unreadable(NamedTuple):
+    """One of ``unreadable_files`` as the dashboard shows it; ``job``: its scan's public id."""
+
+    path: str
+    reason: str
+    started: datetime | None
+    finished: datetime | None
+    job: str
+
+
+def unreadable_list(project: Project) -> list[Unreadable]:
+    """``unreadable_files(project)``, what the dashboard shows of each (its table, the day
+    chart): a big project lists hundreds, and a model of each file and of its job, the job's
+    notes' JSON and all, took 4-5 ms of a dashboard's Python (``bench/bench_scale.py``)."""
+    fields = ("path", "reason", "started", "finished", "job__public_id")
+    return [Unreadable(*row) for row in unreadable_files(project).values_list(*fields)]
+
+
 def project_list(owner: Any) -> list[Project]:
     """The owner's projects by name, each with ``sessions`` and ``needing_repair``: its
     transcripts'.
@@ -441,7 +459,7 @@ def summary_of_tallies(tallies: dict[tally.Key, Any]) -> Summary:
 def project_totals(
     project: Project,
     tallies: dict[tally.Key, Any] | None = None,
-    unreadable: list[ScanFile] | None = None,
+    unreadable: list[Unreadable] | None = None,
 ) -> dict[str, Any]:
     """The dashboard's totals; ``tallies`` and ``unreadable`` the project's, if read already."""
     summary = project_summary(project, tallies)
@@ -494,7 +512,7 @@ def _first_day(first_timestamp: Any) -> date | None:
 def day_chart(
     project: Project,
     tallies: dict[tally.Key, Any] | None = None,
-    unreadable: list[ScanFile] | None = None,
+    unreadable: list[Unreadable] | None = None,
 ) -> dict[str, Any] | None:
     """Stacked bars per day: sessions needing repair, clean ones, and unreadable files.
 
@@ -512,10 +530,16 @@ def day_chart(
         # The tallies count the sessions per UTC day of ``first_at`` (``web.tally``).
         if tallies is None:
             tallies = tally.project_tallies(project.pk, project.owner_id)
+        dated = 0
         for (key, _, day), value in tallies.items():
             if day is not None and key in _DAY_TALLIES:
                 days.setdefault(day, Counter())[_DAY_TALLIES[key]] += int(value)
-        _count_days(sessions.exclude(_DATED), days)
+                dated += int(value)
+        # The sessions with messages that the tallies date by ``first_at`` are all of them
+        # (most projects' every one): no other is left to date here, and none is read.
+        listed = tallies.get(("sessions", "", None), 0) - tallies.get(("empty", "", None), 0)
+        if int(listed) != dated:
+            _count_days(sessions.exclude(_DATED), days)
     else:
         _count_days(_days_of_columns(sessions, days), days)
     moments = (

@@ -65,7 +65,7 @@ def project_detail(request: SignedInRequest, slug: str) -> HttpResponse:
         return render(request, "scan/project.html#sessions", context)
     # Each read once for the totals, the charts and the list of unreadable files.
     tallies = reports.project_tallies(project)
-    unreadable = list(reports.unreadable_files(project))
+    unreadable = reports.unreadable_list(project)
     totals = reports.project_totals(project, tallies, unreadable)
     # Unfiltered, the table is the sessions with messages: the totals counted them.
     summary = totals["summary"]
@@ -76,7 +76,10 @@ def project_detail(request: SignedInRequest, slug: str) -> HttpResponse:
         "rule_chart": reports.rule_chart(totals["summary"]),
         "day_chart": reports.day_chart(project, tallies, unreadable),
         "unreadable": unreadable,
-        "jobs": project.scan_jobs.all()[:5],
+        # What the list of latest scans shows (not their notes' JSON).
+        "jobs": project.scan_jobs.only(
+            "public_id", "label", "created", "status", "done", "total", "unreadable"
+        )[:5],
         "scan_form": ScanForm(initial={"project": project.name}),
         "watched": watched_rows(project),
     }

@@ -62,6 +62,7 @@ import logging
 import re
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlencode
@@ -123,6 +124,12 @@ GIN_COUNT_ROWS = 100_000
 # for ``test:* & error:*``): those rows are some of the query's, so past COUNT_LIMIT of
 # them the query is too, and GIN reads exact words without collecting them (36 ms, not
 # 975, bench/bench_scale.py).
+# And of those terms the GIN index reads, it leaves out the words the planner expects in more
+# than this share of the index's rows, checked on the rows the other words read: GIN reads a
+# phrase as its words, each row of the rarest looked up in every other word's rows, and
+# "the" is in 95 % of them ("the failing test" spent 65-80 ms collecting 50,000 rows of
+# ``the & failing & test``, 26-30 ms of ``failing & test``, at a load of 8: bench_scale.py).
+GIN_COMMON_SHARE = 0.5
 # What a snippet shows around its first match: FTS5 counts words, the other characters.
 SNIPPET_WORDS = 24
 SNIPPET_BEFORE = 60
@@ -338,6 +345,8 @@ class Backend(Protocol):
     gin_matches: str
     # Count a query's exact words first, past ``COUNT_LIMIT`` of them the query's too.
     exact_first: bool
+    # Said (in a transaction of its own) before a page is read by the walk in name order.
+    walk_settings: tuple[str, ...]
 
     def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None: ...
 
@@ -359,6 +368,7 @@ class SQLite:
     fence = ""  # FTS5's MATCH leads every plan: nothing to keep the planner from
     gin_matches = ""
     exact_first = False  # FTS5 reads a prefix as fast as a word
+    walk_settings: tuple[str, ...] = ()
 
     def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None:
         cursor.executemany(_INSERT + ") VALUES (%s, %s, %s, %s, %s, %s)", entries)
@@ -396,6 +406,10 @@ class PostgreSQL:
     fence = "MATERIALIZED "  # the matches first, by the GIN index; the order after
     gin_matches = _GIN_POSTGRESQL
     exact_first = True
+    # The walk stops at the page's last row; parallel workers each walk a share of the
+    # sessions until the merge has its rows, and start as processes: a page of "the
+    # failing test" read 836 sessions in three processes (56 ms) and 96 in one (14 ms).
+    walk_settings: tuple[str, ...] = ("SET LOCAL max_parallel_workers_per_gather = 0",)
 
     def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None:
         cursor.executemany(
@@ -417,8 +431,9 @@ class PostgreSQL:
         estimate from the column's statistics: planned, not run), the query the GIN index
         reads first, the others checked on its rows: the terms but the prefixes expected
         in more than ``GIN_PAGE_ROWS`` rows (GIN collects every row of every word such a
-        prefix begins). With nothing left, the whole query for a page of few rows, and
-        none (the planner's own plan) for a count."""
+        prefix begins), and of their words those in most rows (``_without_common``). With
+        nothing left, the whole query for a page of few rows, and none (the planner's own
+        plan) for a count."""
         if _estimate(cursor, tsquery(terms)) > most:
             return None
         kept = [
@@ -427,17 +442,41 @@ class PostgreSQL:
             if not term.prefix or _estimate(cursor, tsquery([term])) <= GIN_PAGE_ROWS
         ]
         if kept:
-            return tsquery(kept)
+            return _without_common(cursor, kept)
         return tsquery(terms) if most <= GIN_PAGE_ROWS else None
 
 
-def _estimate(cursor: CursorWrapper, query: str) -> float:
-    """The rows of the whole index PostgreSQL's planner expects to hold ``query``."""
-    cursor.execute(
-        "EXPLAIN (FORMAT JSON) SELECT 1 FROM search_searchrow "
-        "WHERE document @@ to_tsquery('simple', %s)",
-        [query],
+def _without_common(cursor: CursorWrapper, terms: Sequence[Term]) -> str:
+    """What the GIN index reads of ``terms``: their words but those the planner expects
+    in more than ``GIN_COMMON_SHARE`` of the index's rows (the rarest word if every one
+    is), each on its own (the index holds no positions: it reads a phrase as its words,
+    and the rows read are checked against the whole query); ``tsquery(terms)`` when no
+    word is left out."""
+    words = list(
+        dict.fromkeys(
+            Term((word,), term.prefix and at == len(term.words) - 1)
+            for term in terms
+            for at, word in enumerate(term.words)
+        )
     )
+    if len(words) < 2:
+        return tsquery(terms)
+    common = GIN_COMMON_SHARE * _estimate(cursor, "")
+    expected = [(_estimate(cursor, tsquery([word])), word) for word in words]
+    kept = [word for rows, word in expected if rows <= common]
+    if len(kept) == len(words):
+        return tsquery(terms)
+    return tsquery(kept or [min(expected, key=lambda pair: pair[0])[1]])
+
+
+def _estimate(cursor: CursorWrapper, query: str) -> float:
+    """The rows of the whole index PostgreSQL's planner expects to hold ``query`` (all of
+    them for ``""``)."""
+    explain = "EXPLAIN (FORMAT JSON) SELECT 1 FROM search_searchrow"
+    if query:
+        cursor.execute(explain + " WHERE document @@ to_tsquery('simple', %s)", [query])
+    else:
+        cursor.execute(explain)
     [[plan]] = cursor.fetchone()
     return float(plan["Plan"]["Plan Rows"])
 
@@ -730,7 +769,8 @@ class Results:
             return []
         with connection.cursor() as cursor:
             params = [*self._params(), limit, offset]
-            if self.more and not self._gin_first(cursor):
+            walk = self.more and not self._gin_first(cursor)
+            if walk:
                 # Many rows: the sessions are walked in the order of their names and the
                 # walk stops at the page (``transcript_project_name_idx``).
                 sql = _SELECT + self._backend.matches + self._where + _ORDER + "LIMIT %s OFFSET %s"
@@ -746,8 +786,12 @@ class Results:
                 else:
                     chosen = f"{_HITS}{self._backend.matches}{self._where}"
                 sql = f"WITH hits AS {self._backend.fence}({chosen}) {_FEW}"
-            cursor.execute(sql, params)
-            found = cursor.fetchall()
+            settings = self._backend.walk_settings if walk else ()
+            with transaction.atomic() if settings else nullcontext():
+                for setting in settings:
+                    cursor.execute(setting)
+                cursor.execute(sql, params)
+                found = cursor.fetchall()
             ids = [pk for pk, *_ in found]
             snippets = self._backend.snippets(cursor, self._query, self.terms, ids) if ids else {}
         sessions = Transcript.objects.only("public_id", "file_name", "relative_path").in_bulk(

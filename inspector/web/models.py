@@ -196,6 +196,8 @@ class Transcript(models.Model):
             models.Index(
                 fields=["project", "owner", "counts"], name="transcript_project_counts_idx"
             ),
+            # (The sessions table filtered by a rule reads a partial index of that rule's
+            # sessions on PostgreSQL, ``transcript_rule_<rule>_idx``: migration web 0010.)
             # The sessions table's orders by file and by most messages: a page is the index
             # walked in that order (the empty files left out by its message count), not
             # every session of the project read and sorted (the order by file read a big

@@ -7,13 +7,18 @@ import io
 import re
 import zipfile
 
+import orjson
 import pytest
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import escape
 
 from inspector.diagnosis import diagnose, repaired_bytes
+from inspector.scan.models import ScanFile
 from inspector.web import store
 from inspector.web.models import Project, Transcript
-from tests.scan.conftest import MIXED, MIXED_NEEDS_REPAIR, PROJECTS
+from inspector.web.templatetags.inspector_tags import verdicts
+from tests.scan.conftest import MIXED, MIXED_NEEDS_REPAIR, MIXED_UNREADABLE, PROJECTS
 
 pytestmark = pytest.mark.django_db
 
@@ -48,6 +53,33 @@ def test_dashboard_shows_totals_charts_and_every_session(owner_client, mixed):
     assert "garbage.json" in body and "The file is empty." in body
     # A bar per repair rule, linked to the rule's page.
     assert 'href="/rules/PAIR-1/"' in body and 'href="/rules/INT-2/"' in body
+
+
+def test_each_unreadable_file_links_to_the_scan_that_read_it(owner_client, mixed):
+    body = owner_client.get(url("scan:project", mixed)).content.decode()
+    for path in MIXED_UNREADABLE:
+        file = ScanFile.objects.get(project=mixed, path=path)
+        read = timezone.localtime(file.finished).strftime("%Y-%m-%d %H:%M")
+        row = (
+            f'<tr><td class="path">{path}</td><td>{escape(file.reason)}</td>'
+            f'<td><a href="{file.job.get_absolute_url()}">{read}</a></td></tr>'
+        )
+        assert row in body
+
+
+def test_each_session_of_the_table_shows_its_own_verdicts(owner_client, mixed):
+    # Sessions of one page that share their verdicts share one drawing of them; each row
+    # still shows its own session's.
+    body = owner_client.get(url("scan:project", mixed)).content.decode()
+    rows = re.findall(r"<tr>\s*<td>.*?</tr>", body, re.S)
+    shown = {}
+    for row in rows:
+        path = re.search(r'class="path">([^<]+)</a>', row)
+        if path:
+            shown[path.group(1)] = row.rsplit("<td>", 1)[1].removesuffix("</td>\n      </tr>")
+    stored = Transcript.objects.filter(project=mixed, message_count__gt=0)
+    assert len({orjson.dumps(t.verdicts) for t in stored}) > 1  # not all alike
+    assert shown == {t.relative_path: str(verdicts(t.verdicts)) for t in stored}
 
 
 def test_day_chart_dates_sessions_by_their_first_timestamp(owner_client, mixed):

@@ -21,6 +21,7 @@ import orjson
 import pytest
 from django.db import DatabaseError, connection, connections, transaction
 from django.db.models import Count, Q
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from inspector.scan import reports, tasks
@@ -291,3 +292,29 @@ def test_rows_copied_in_count_as_saved_ones(filled):
                 copy.write_row(values)
     assert big.transcripts.count() == 120 + len(rows)
     assert assert_tallied() == 2
+
+
+def test_a_project_whose_sessions_are_all_dated_is_charted_from_its_tallies_alone(owner):
+    # The sessions with messages the tallies date are all the project's: none is read to
+    # be dated. Once one has no first timestamp, it is read, and drawn on its upload's day.
+    project = Project.objects.create(owner=owner, name="dated", slug="dated")
+
+    def add(n: int, messages: int, meta: dict) -> None:
+        Transcript.objects.create(
+            owner=owner, project=project, file_name=f"{n}.jsonl", format="codex", size=1,
+            sha256=f"{n:064x}", message_count=messages, needs_repair=n % 2 == 0, meta=meta,
+        )  # fmt: skip
+
+    for n in range(4):
+        add(n, 3, {"timing": {"first": f"2026-03-0{n + 1}T10:00:00Z"}})
+    add(4, 0, {})  # an empty file: not charted, dated or not
+    with CaptureQueriesContext(connection) as asked:
+        chart = reports.day_chart(project, reports.project_tallies(project), [])
+    assert len(asked.captured_queries) == 1  # the tallies
+    assert _drawn(project) == _days_row_by_row(project) and len(chart["bars"]) == 4
+    add(5, 3, {})
+    with CaptureQueriesContext(connection) as asked:
+        reports.day_chart(project, reports.project_tallies(project), [])
+    assert len(asked.captured_queries) == 2  # and the sessions left to date
+    assert _drawn(project) == _days_row_by_row(project)
+    assert sum(n["clean"] + n["repair"] for n in _drawn(project).values()) == 5

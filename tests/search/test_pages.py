@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from html import unescape
 
@@ -219,21 +220,36 @@ def test_past_the_count_limit_a_query_few_in_the_index_lists_the_same_rows_as_th
 
 
 @pytest.mark.parametrize(
-    "query", ["step", "ste", "step 1", "st the", "the billing", '"rolled out" deplo', "zebracorn"]
+    "query",
+    [
+        "step",
+        "ste",
+        "step 1",
+        "st the",
+        "the billing",
+        '"rolled out" deplo',
+        '"successfully rolled out"',
+        '"a tool result for call"',
+        '"the tool"',
+        "zebracorn",
+    ],
 )
 def test_every_way_of_reading_a_query_lists_the_same_rows(store_in, project, monkeypatch, query):
     # On PostgreSQL a count reads the exact words first (past the limit of those, the
     # query is past it), a query few in the index reads GIN for its terms but the common
-    # prefixes and checks those on the rows, and the rest is the planner's: with the
-    # thresholds at both ends the rows listed, their order and the counts are the same.
+    # prefixes and checks those on the rows, GIN leaves out the words in most rows (of a
+    # phrase too) and checks them on the rows it read, and the rest is the planner's: with
+    # the thresholds at both ends the rows listed, their order and the counts are the same.
     store_in(BROKEN_LONG, "long.json", path="b/long.json")
     store_in(DEPLOY, "deploy.json", path="a/deploy.json")
     store_in(BROKEN_LONG, "long2.json", path="c/long.json")
     monkeypatch.setattr(fulltext, "COUNT_LIMIT", 30)
     seen = []
-    for page_rows, count_rows in ((0, 0), (10**9, 0), (0, 10**9), (10**9, 10**9)):
+    ends = ((0, 0), (10**9, 0), (0, 10**9), (10**9, 10**9))
+    for (page_rows, count_rows), share in itertools.product(ends, (0.0, 1.0)):
         monkeypatch.setattr(fulltext, "GIN_PAGE_ROWS", page_rows)
         monkeypatch.setattr(fulltext, "GIN_COUNT_ROWS", count_rows)
+        monkeypatch.setattr(fulltext, "GIN_COMMON_SHARE", share)
         results = fulltext.search(project, query)
         pages = [[hit.href for hit in results[at : at + 7]] for at in range(0, 30, 7)]
         seen.append((results.count(), results.more, results.sessions, pages))

@@ -8,9 +8,12 @@ there, and the template marks it safe where it draws it.
 
 from __future__ import annotations
 
+import html
+import unicodedata
 from typing import Any
 from urllib.parse import urlencode
 
+import orjson
 from django import template
 from django.urls import reverse
 from django.utils import timezone
@@ -203,18 +206,19 @@ def project_rows(projects: Any) -> SafeString:
 
 @register.simple_tag
 def unreadable_rows(files: Any) -> SafeString:
-    """The dashboard's unreadable files (``scan.reports.unreadable_files``), a row each.
+    """The dashboard's unreadable files (``scan.reports.unreadable_list``), a row each.
 
     Plain strings, as ``project_rows``: a big project lists hundreds. Path and reason
-    escaped; the link is the file's scan, its text the ``date:"Y-m-d H:i"`` of when
-    the file was read (blank if never).
+    escaped; the link is the file's scan (``job``, its public id), its text the
+    ``date:"Y-m-d H:i"`` of when the file was read (blank if never).
     """
+    escape = _escape
     out = []
-    jobs: dict[int, str] = {}
+    jobs: dict[str, str] = {}
     for file in files:
-        url = jobs.get(file.job_id)
+        url = jobs.get(file.job)
         if url is None:
-            url = jobs[file.job_id] = escape(reverse("scan:job", args=[file.job.public_id]))
+            url = jobs[file.job] = escape(reverse("scan:job", args=[file.job]))
         when = ""
         if file.finished is not None:
             t = timezone.localtime(file.finished)
@@ -231,7 +235,27 @@ _NO_FINDINGS = '<span class="ok-text">none</span>'
 
 def _shown(value: Any) -> str:
     """``{{ value }}`` as a template shows it: localized, then escaped."""
-    return escape(localize(value))
+    return html.escape(str(localize(value)))
+
+
+def _escape(value: Any) -> str:
+    """``escape(value)``, without its check for lazy strings: a table's rows call it thousands
+    of times."""
+    return html.escape(str(value))
+
+
+def _prompt(prompt: Any) -> str:
+    """``Truncator(localize(prompt)).chars(90)``: a prompt no longer than that once normalised,
+    as most are, is itself (``chars`` would count its characters one by one to find so)."""
+    shown = localize(prompt)
+    if isinstance(shown, str):
+        normal = unicodedata.normalize("NFC", shown)
+        if len(normal) <= PROMPT_CHARS:
+            return normal
+    return Truncator(shown).chars(PROMPT_CHARS)
+
+
+PROMPT_CHARS = 90
 
 
 @register.simple_tag
@@ -241,10 +265,13 @@ def session_rows(sessions: Any) -> SafeString:
     Plain strings, as ``verdicts``: the template loop, its lookups, filters and
     ``{% url %}`` for each cell, was most of the table's time (about 1 ms a row).
     What the loop showed, as it showed it: every value escaped, a meta or counts
-    that is not an object showing nothing.
+    that is not an object showing nothing. The sessions of a page share a few
+    verdicts: each is drawn once (keyed by its JSON).
     """
+    escape = _escape
     out = []
     rules: dict[str, str] = {}
+    drawn: dict[bytes, str] = {}
     for t in sessions:
         meta = t.meta if isinstance(t.meta, dict) else {}
         prompt = meta.get("first_prompt")
@@ -260,7 +287,7 @@ def session_rows(sessions: Any) -> SafeString:
         if prompt:
             title = (
                 f'<a href="{url}" class="title" title="{_shown(prompt)}">'
-                f"{escape(Truncator(localize(prompt)).chars(90))}</a><br>"
+                f"{escape(_prompt(prompt))}</a><br>"
             )
         parent = ""
         if t.parent is not None:
@@ -297,9 +324,21 @@ def session_rows(sessions: Any) -> SafeString:
             f'        <td class="num">{t.message_count}</td>\n'
             f"        <td>{''.join(badges) or _NO_FINDINGS}</td>\n"
             f"        <td>{chips}</td>\n"
-            f"        <td>{verdicts(t.verdicts)}</td>\n      </tr>\n"
+            f"        <td>{_drawn_verdicts(t.verdicts, drawn)}</td>\n      </tr>\n"
         )
     return SafeString("".join(out))
+
+
+def _drawn_verdicts(value: Any, drawn: dict[bytes, str]) -> str:
+    """``verdicts(value)``, drawn once for each JSON value it is given (in ``drawn``)."""
+    try:
+        key = orjson.dumps(value)
+    except TypeError:  # not a JSON value orjson writes (an integer past 64 bits)
+        return verdicts(value)
+    found = drawn.get(key)
+    if found is None:
+        found = drawn[key] = verdicts(value)
+    return found
 
 
 @register.filter
