@@ -442,12 +442,22 @@ class LineGroupsWriter(RecordWriter[LineState]):
             last.append(m)  # after the results of the line it follows
         elif tool and self.new is None:
             self.pending.append(m)
-        elif self.new is not None and (tool or (self.JOINS_NOTES and m["role"] == "user")):
+        elif self.new is not None and self._joins(m):
             self.new.append(m)
         else:
             self._flush()
             self.new = [m]
             self.insert(self.at, (self.new, self.template()))
+
+    def _joins(self, m: Message) -> bool:
+        """Whether the new ``m`` goes in the new line being filled: a result, or (where
+        ``JOINS_NOTES``) a note, while the line holds no words yet. A line is read back as its
+        results, then one message of its words: a second note there would read as one with
+        the first, a result after the words before them."""
+        assert self.new is not None
+        if any(x["role"] == "user" for x in self.new):
+            return False
+        return m["role"] == "tool" or (self.JOINS_NOTES and m["role"] == "user")
 
     def _flush(self) -> None:
         if self.pending:

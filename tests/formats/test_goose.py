@@ -247,3 +247,18 @@ def test_an_export_s_first_message_is_a_message_not_a_metadata_line():
     with pytest.raises(FormatError, match="message 1: role None") as caught:
         goose.parse(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
     assert caught.value.unread
+
+
+def test_two_orphan_results_of_one_line_are_written_back_as_two_notes():
+    # The reply that made two calls lost (a damaged file): its results' line holds two
+    # orphans, each a note. Goose reads a line's words as one message, so each note is
+    # written in a line of its own: read back, the file says what the repair said (found
+    # by the damaged-sessions property).
+    lines = read(HEALTHY).split(b"\n")
+    two_results = next(n for n, line in enumerate(lines) if line.count(b'"toolResponse"') == 2)
+    data = b"\n".join(lines[: two_results - 1] + lines[two_results:])
+    parsed = load(data)
+    assert [rule for rule, _, _ in findings(parsed)] == ["PAIR-3", "PAIR-3"]
+    out, _ = repaired_round_trip(goose, parsed)  # read back as the two notes, needing no more
+    noted = [line for line in out.splitlines() if b"[note: a tool result" in line]
+    assert [line.count(b"[note: a tool result") for line in noted] == [1, 1]
