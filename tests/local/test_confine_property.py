@@ -48,6 +48,7 @@ from inspector.local import fix, goose_db, hermes_db, opencode, opencode_v2, sto
 from inspector.local.agents import BY_NAME, Agent
 from inspector.local.confine import Refused, absolute, safe_name
 from inspector.local.rowdb import RowDatabase
+from inspector.watch.views import IN_PLACE_BACKUPS
 from tests.local.conftest import (
     BROKEN_CLAUDE,
     BROKEN_CODEX,
@@ -299,6 +300,8 @@ class Case:
     exact: Path | None = None
     # A record of a kind no reader knows: a fixed file must still hold it, byte for byte.
     kept_line: bytes = b""
+    # The backup folder fix is given (Repair in place's inside a watched folder), if any.
+    backup_dir: Path | None = None
 
 
 def _age(path: Path) -> None:
@@ -646,7 +649,7 @@ def row_database_case(tree: Path, agent: str, craft: str, name: str) -> Case:
 
 def _tamper_rows(case: Case) -> None:
     """Make the newest backup's rows another session's, its note's checksum made to match."""
-    (folder,) = fix.backups_of(case.session)
+    (folder,) = fix.backups_of(case.session, case.backup_dir)
     rows_path, note_path = folder / "rows.json", folder / opencode.NOTE
     rows = orjson.loads(rows_path.read_bytes())
     for row in rows["rows"]:
@@ -705,6 +708,7 @@ CASES: list[tuple[str, str]] = [
     ("claude-code", "temp-link"),
     ("codex", "backup-link"),
     ("cline-cli", "backup-link"),
+    *((agent, "backup-dir") for agent in ("opencode", "opencode-db", "copilot", "kiro", "cline")),
     *(
         (agent, craft)
         for agent in ROW_DATABASES
@@ -744,6 +748,18 @@ CASES: list[tuple[str, str]] = [
 
 
 def build(tree: Path, agent: str, craft: str, name: str, now: float) -> Case:
+    case = _build(tree, agent, craft, name, now)
+    if craft == "backup-dir":  # as Repair in place gives one: hidden in the watched folder
+        watched = case.allowed[0].parent if agent in ("opencode", "opencode-db") else tree / "home"
+        case.backup_dir = watched / IN_PLACE_BACKUPS
+        if case.exact is None:  # its usual backup folder is not to be touched now
+            case.allowed.remove(case.backup)
+        case.allowed.append(case.backup_dir)
+        case.backup = case.backup_dir
+    return case
+
+
+def _build(tree: Path, agent: str, craft: str, name: str, now: float) -> Case:
     if agent == "opencode":
         case = storage_case(tree, craft, name)
     elif agent == "opencode-db":
@@ -777,7 +793,13 @@ def _assert_confined(case: Case, before: dict[Path, Node], after: dict[Path, Nod
     assert not stray, f"changed outside the store: {stray}"
     if case.exact is not None:  # one file: it, and its backups beside it, and nothing else
         mark = f"{case.exact.name}{fix.BACKUP_MARK}"
-        other = sorted(p for p in diff if p != case.exact and not p.name.startswith(mark))
+        other = sorted(
+            p
+            for p in diff
+            if p != case.exact
+            and not p.name.startswith(mark)
+            and not (case.backup_dir and _inside(p, [case.backup_dir]))
+        )
         assert not other, f"changed beside the session: {other}"
     kept = _kept(after, case.backup)
     for path in diff:
@@ -791,7 +813,7 @@ def _assert_confined(case: Case, before: dict[Path, Node], after: dict[Path, Nod
 
 def _tamper_note(case: Case, outside: Path) -> None:
     """Point the newest backup's note at a file outside, and its copy at one outside."""
-    (folder,) = fix.backups_of(case.session)
+    (folder,) = fix.backups_of(case.session, case.backup_dir)
     note_path = folder / opencode.NOTE
     note = orjson.loads(note_path.read_bytes())
     evil = outside / "OUTSIDE" / "PWNED_MSG.json"
@@ -810,7 +832,13 @@ def check_case(agent: str, craft: str, name: str) -> None:
         case = build(tree, agent, craft, name, now)
         before = snapshot(tree)
         with _during(case):
-            outcome = fix.fix(case.session, case.agent, quiet_seconds=0, clock=lambda: now)
+            outcome = fix.fix(
+                case.session,
+                case.agent,
+                backup_dir=case.backup_dir,
+                quiet_seconds=0,
+                clock=lambda: now,
+            )
         after = snapshot(tree)
         if case.rebased is not None:  # what someone else wrote meanwhile is theirs
             before = case.rebased
@@ -823,7 +851,7 @@ def check_case(agent: str, craft: str, name: str) -> None:
             assert outcome.status in ("clean", "refused"), (agent, craft, outcome.reason)
             assert changed(before, after) == set(), outcome.reason
             return
-        if craft in ("", "folder-link", "backup-link", "undo-note"):  # plain broken sessions
+        if craft in ("", "folder-link", "backup-link", "undo-note", "backup-dir"):
             assert outcome.status == "fixed", (agent, craft, outcome.reason)
         if craft in ("changed", "sequence", "lock", "lock-unknown-agent"):
             # written meanwhile, or not OpenCode's own order, or the agent runs it now
@@ -848,11 +876,11 @@ def check_case(agent: str, craft: str, name: str) -> None:
             else:
                 _tamper_note(case, tree / "outside")
             tampered = snapshot(tree)
-            undone = fix.undo(case.session)
+            undone = fix.undo(case.session, backup_dir=case.backup_dir)
             assert undone.status == "refused", undone.reason
             assert changed(tampered, snapshot(tree)) == set()
             return
-        undone = fix.undo(case.session)
+        undone = fix.undo(case.session, backup_dir=case.backup_dir)
         assert undone.status == "restored", undone.reason
         restored = snapshot(tree)
         _assert_confined(case, before, restored)
