@@ -72,9 +72,19 @@ from pathlib import Path
 import orjson
 
 from inspector.diagnosis import repaired_bytes
+from inspector.formats import FormatError
 from inspector.local.agents import AGENTS, Agent
 from inspector.local.confine import Confined, Refused, absolute
-from inspector.local.outcome import Checked, Outcome, StoreError, alive, diagnosed, sha256, verify
+from inspector.local.outcome import (
+    Checked,
+    Outcome,
+    StoreError,
+    alive,
+    diagnosed,
+    first_line,
+    sha256,
+    verify,
+)
 
 QUIET_SECONDS = 5.0
 BACKUP_MARK = ".ti-backup-"
@@ -263,7 +273,11 @@ def repair_of(
             raise Stop(
                 "refused", f"{held}. Close it (or wait) and run fix again; nothing was changed."
             )
-    repaired = repaired_bytes(checked.parsed)
+    try:
+        repaired = repaired_bytes(checked.parsed)
+    except FormatError as error:  # the shape cannot write this repair (Qwen's compression)
+        reason = f"the repair of {name} cannot be written in its shape: {first_line(str(error))}"
+        raise Stop("refused", f"{reason}; nothing was changed", checked) from None
     problem = verify(checked, repaired)
     if problem:
         raise Stop("failed", f"the repair did not verify ({problem}); nothing was changed")
