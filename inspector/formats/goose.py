@@ -394,9 +394,13 @@ class LineGroupsWriter(RecordWriter[LineState]):
     def __init__(self, state: LineState, before: list[Message]) -> None:
         super().__init__(state, before)
         self.groups: dict[int, list[Message]] = {}
-        self.at = -1  # the last original line met
+        # The last original line met: at first the line before the first message's, so that
+        # nothing goes before a line that holds none (Goose's metadata line comes first).
+        self.at = min(state.originals, default=0) - 1
         self.pending: list[Message] = []  # new results not placed yet
         self.new: list[Message] | None = None  # the new line being filled
+        self._moving: dict[int, int] = {}  # a line of moved messages (its id()): their line
+        self._moved: list[list[Any]] = []  # each such line as inserted: [group, template]
 
     def answers(self, rec: int) -> bool:
         """Hook: whether original line ``rec`` is one a result goes in."""
@@ -417,9 +421,17 @@ class LineGroupsWriter(RecordWriter[LineState]):
         at = [n for n, b in enumerate(self.before) if origin(b) == rec and n not in self.used]
         return next((n for n in at if self.before[n]["role"] == m.get("role")), None)
 
+    def unnamed(self, value: Any) -> Any:
+        """Hook: original line ``value`` without the id naming it, for a line made of its
+        messages the repair moved while the line itself stays (a new id is made then)."""
+        return value
+
     def on_original(self, m: Message, src: int, moved: bool) -> None:
         rec = origin(self.before[src])
         assert rec is not None
+        if moved:
+            self._move(m, rec)
+            return
         group = self.groups.setdefault(rec, [])
         joins = m["role"] == "tool" or (self.JOINS_NOTES and m["role"] == "user")
         if self.pending and self.answers(rec) and joins:
@@ -442,12 +454,36 @@ class LineGroupsWriter(RecordWriter[LineState]):
             last.append(m)  # after the results of the line it follows
         elif tool and self.new is None:
             self.pending.append(m)
-        elif self.new is not None and (tool or (self.JOINS_NOTES and m["role"] == "user")):
+        elif self.new is not None and self._joins(m):
             self.new.append(m)
         else:
             self._flush()
             self.new = [m]
             self.insert(self.at, (self.new, self.template()))
+
+    def _move(self, m: Message, rec: int) -> None:
+        """``m``, of original line ``rec``, put by the repair after a line the file has after
+        it (a prompt after the results it stood before): written where it now stands, in a
+        line made from its own, which ``settle`` names (its template, ``[group, rec]``)."""
+        self._flush()
+        if self.new is not None and self._moving.get(id(self.new)) == rec and self._joins(m):
+            self.new.append(m)
+            return
+        self.new = [m]
+        self._moving[id(self.new)] = rec
+        item: list[Any] = [self.new, rec]
+        self._moved.append(item)
+        self.insert(self.at, item)
+
+    def _joins(self, m: Message) -> bool:
+        """Whether the new ``m`` goes in the new line being filled: a result, or (where
+        ``JOINS_NOTES``) a note, while the line holds no words yet. A line is read back as its
+        results, then one message of its words: a second note there would read as one with
+        the first, a result after the words before them."""
+        assert self.new is not None
+        if any(x["role"] == "user" for x in self.new):
+            return False
+        return m["role"] == "tool" or (self.JOINS_NOTES and m["role"] == "user")
 
     def _flush(self) -> None:
         if self.pending:
@@ -460,6 +496,11 @@ class LineGroupsWriter(RecordWriter[LineState]):
         (written again from them, or dropped when none is left)."""
         self._flush()
         records = self.state.records
+        for item in self._moved:  # its own line's value; without its id where that line stays
+            rec = item[1]
+            item[1] = (
+                self.unnamed(records[rec].value) if self.groups.get(rec) else records[rec].value
+            )
         for rec, old in self.state.originals.items():
             group = self.groups.get(rec, [])
             if [public(m) for m in group] != [public(m) for m in old]:
@@ -485,6 +526,9 @@ class _Writer(LineGroupsWriter):
 
     def record(self, group: list[Message], template: Any) -> Any:
         return _record(group, template, self.wrapped)
+
+    def unnamed(self, value: Any) -> Any:
+        return {**value, "id": None} if isinstance(value, dict) else value  # as a new line
 
     @property
     def wrapped(self) -> bool:

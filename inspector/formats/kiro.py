@@ -168,6 +168,12 @@ class _Writer(LineGroupsWriter):
         value = self.state.records[rec].value if rec >= 0 else None
         return isinstance(value, dict) and value.get("kind") == "ToolResults"
 
+    def unnamed(self, value: Any) -> Any:
+        data = value.get("data") if isinstance(value, dict) else None
+        if not isinstance(data, dict):
+            return value
+        return {**value, "data": {k: v for k, v in data.items() if k != "message_id"}}
+
     def record(self, group: list[Message], template: Any) -> Any:
         base: dict[str, Any] = dict(template) if isinstance(template, dict) else {}
         found = base.get("data")

@@ -208,6 +208,12 @@ def _last_value(out: list[tuple[int | None, Any]], records: Any) -> Any:
     return records[index].value if index is not None and records[index].ok else None
 
 
+def _is_key(value: Any) -> bool:
+    """Whether a record's parent (or id) can name a record: a damaged one may be a list or
+    an object, which names none (and cannot be looked up)."""
+    return not isinstance(value, (list, dict))
+
+
 def _relinked(out: list[tuple[int | None, Any]], read: LogState, chain: Chain) -> bytes:
     records = read.records
     chained = bool(chain.id)
@@ -256,10 +262,8 @@ def _relinked(out: list[tuple[int | None, Any]], read: LogState, chain: Chain) -
         linked = chained and current.get(chain.parent) == previous.get(index)
         if moved and linked and current.get(chain.parent) != before_id:
             value = {**current, chain.parent: before_id}
-        elif chained and isinstance(current.get(chain.parent), str):
-            # Only an id can be a record's that new ones were put after (a damaged
-            # file's parent may be a list: no key).
-            links.setdefault(current[chain.parent], []).append((len(lines), current))
+        elif chained and _is_key(current.get(chain.parent)):
+            links.setdefault(current.get(chain.parent), []).append((len(lines), current))
         if value is None:
             lines.append(records[index].raw)
         else:
@@ -271,7 +275,7 @@ def _relinked(out: list[tuple[int | None, Any]], read: LogState, chain: Chain) -
     # through them too (where the file holds that record, or its child, twice: a reply or
     # title written again), or the chain Qwen or Copilot resumes would pass beside them.
     for _start, parent, last in runs:
-        for at, current in links.get(parent, ()) if isinstance(parent, str) else ():
+        for at, current in links.get(parent, ()) if _is_key(parent) else ():
             lines[at] = {**current, chain.parent: last}
     return join_lines(
         [line if isinstance(line, bytes) else dump_line(line, read.crlf) for line in lines],

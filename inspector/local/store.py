@@ -72,9 +72,19 @@ from pathlib import Path
 import orjson
 
 from inspector.diagnosis import repaired_bytes
-from inspector.local.agents import Agent
+from inspector.formats import FormatError
+from inspector.local.agents import AGENTS, Agent
 from inspector.local.confine import Confined, Refused, absolute
-from inspector.local.outcome import Checked, Outcome, StoreError, alive, diagnosed, sha256, verify
+from inspector.local.outcome import (
+    Checked,
+    Outcome,
+    StoreError,
+    alive,
+    diagnosed,
+    first_line,
+    sha256,
+    verify,
+)
 
 QUIET_SECONDS = 5.0
 BACKUP_MARK = ".ti-backup-"
@@ -262,14 +272,29 @@ def repair_of(
             f"{what} was written {max(age, 0):.1f} s ago: {who} may still be running. "
             "Close it (or wait) and run fix again; nothing was changed.",
         )
-    held = _held(path, run.agent) if run.agent is not None and not run.dry_run else ""
-    if held:
-        raise Stop("refused", f"{held}. Close it (or wait) and run fix again; nothing was changed.")
-    repaired = repaired_bytes(checked.parsed)
+    for owner in () if run.dry_run else _lockers(run.agent, checked.parsed.format):
+        if held := _held(path, owner):
+            raise Stop(
+                "refused", f"{held}. Close it (or wait) and run fix again; nothing was changed."
+            )
+    try:
+        repaired = repaired_bytes(checked.parsed)
+    except FormatError as error:  # the shape cannot write this repair (Qwen's compression)
+        reason = f"the repair of {name} cannot be written in its shape: {first_line(str(error))}"
+        raise Stop("refused", f"{reason}; nothing was changed", checked) from None
     problem = verify(checked, repaired)
     if problem:
         raise Stop("failed", f"the repair did not verify ({problem}); nothing was changed")
     return checked, repaired
+
+
+def _lockers(agent: Agent | None, format: str) -> tuple[Agent, ...]:
+    """The agents whose lock beside a session would say they run it: its own agent; where
+    fix was not told whose it is (a file in no agent's folder), every agent that writes its
+    shape and locks what it runs. Unsure whose the file is, fix heeds every lock it may have."""
+    if agent is not None:
+        return (agent,)
+    return tuple(a for a in AGENTS if a.lock and a.format == format)
 
 
 def _held(path: Path, agent: Agent) -> str:

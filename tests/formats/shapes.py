@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from types import ModuleType
 from typing import Any
 
@@ -76,6 +77,13 @@ def check_written_back(data: bytes) -> None:
     again = module.parse(written)
     assert repair(again).actions == []
     assert outline(again.messages) == outline(repaired.messages)
+
+
+def examples(ci: int) -> int:
+    """How many examples a damaged-sessions property runs under ``HYPOTHESIS_PROFILE``: its
+    own count in CI, a quarter while editing (``dev``), many more for ``make fuzz``."""
+    profile = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+    return {"dev": max(ci // 4, 10), "fuzz": max(ci * 50, 2000)}.get(profile, ci)
 
 
 @st.composite

@@ -14,6 +14,7 @@ from inspector.formats import ai_sdk as ai
 from tests.formats.shapes import (
     check_written_back,
     damaged,
+    examples,
     findings,
     outline,
     repaired_round_trip,
@@ -217,7 +218,7 @@ def test_sniff() -> None:
     assert ai.sniff(read(chat)[:65536]) == 0
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged([read(UI), read(MODEL), read(UI_V4)]))
 def test_damaged_lists_are_repaired_into_lists_that_need_no_more(data: bytes) -> None:
     check_written_back(data)

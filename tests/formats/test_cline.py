@@ -15,7 +15,15 @@ from inspector.diagnosis.rows import message_facts
 from inspector.formats import FormatError, anthropic, cline, load
 from inspector.formats.jsondoc import text_of
 from inspector.formats.private import calls_of
-from tests.formats.shapes import check_written_back, findings, outline, repair, repaired_round_trip
+from tests.formats.shapes import (
+    check_written_back,
+    damaged,
+    examples,
+    findings,
+    outline,
+    repair,
+    repaired_round_trip,
+)
 from tests.testdata import CORPUS, files, read
 
 HISTORIES = files(CORPUS / "cline")
@@ -416,3 +424,15 @@ def test_a_cut_cline_cli_session_is_repaired_in_its_own_file_keeping_its_keys() 
     ]
     assert out.startswith(b'{\n  "version"') and out.endswith(b"}\n")  # as the CLI writes it
     assert findings(again) == []
+
+
+# The small files (the large real histories make each example slow, not different).
+SMALL_HISTORIES = [p for p in HISTORIES if len(read(p)) < 64 * 1024]
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(damaged([read(p) for p in SMALL_HISTORIES]))
+def test_damaged_histories_are_repaired_into_histories_that_need_no_more(data: bytes) -> None:
+    # Histories and session files with lines dropped, doubled, swapped or cut, or a value replaced:
+    # whatever they read as, the repair written back in that shape needs no more.
+    check_written_back(data)

@@ -14,6 +14,7 @@ from inspector.formats import codex_exec as cx
 from tests.formats.shapes import (
     check_written_back,
     damaged,
+    examples,
     findings,
     outline,
     repair,
@@ -298,7 +299,7 @@ def test_sniff() -> None:
 # --- damaged logs -------------------------------------------------------------------------
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged([read(TAKOPI), b"".join(read(ARVO).splitlines(keepends=True)[:40])]))
 def test_damaged_logs_are_repaired_into_logs_that_need_no_more(data: bytes) -> None:
     check_written_back(data)

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from inspector.formats import FORMATS, FormatError, cursor, load
 from inspector.formats.jsondoc import text_of
 from inspector.formats.private import calls_of
-from tests.formats.shapes import check_written_back, damaged, repair
+from tests.formats.shapes import check_written_back, damaged, examples, repair
 from tests.testdata import CORPUS, files, read
 
 TRANSCRIPTS = files(CORPUS / "cursor")
@@ -157,7 +157,7 @@ def test_the_shape_is_registered():
     assert FORMATS["cursor"] is cursor
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged([TRANSCRIPT, read(REAL)]))
 def test_damaged_transcripts_are_repaired_into_transcripts_that_need_no_more(data: bytes) -> None:
     check_written_back(data)

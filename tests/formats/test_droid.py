@@ -12,7 +12,14 @@ from hypothesis import HealthCheck, given, settings
 from inspector.formats import FormatError, droid, load
 from inspector.formats.jsondoc import text_of
 from inspector.formats.private import calls_of
-from tests.formats.shapes import check_written_back, damaged, findings, repair, repaired_round_trip
+from tests.formats.shapes import (
+    check_written_back,
+    damaged,
+    examples,
+    findings,
+    repair,
+    repaired_round_trip,
+)
 from tests.testdata import CORPUS, files, read
 
 FOLDER = CORPUS / "droid"
@@ -185,7 +192,7 @@ def test_new_records_chain_only_where_the_file_chains():
         assert before["id"] != after["id"]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged([read(p) for p in SESSIONS]))
 def test_damaged_sessions_are_repaired_into_sessions_that_need_no_more(data: bytes) -> None:
     check_written_back(data)

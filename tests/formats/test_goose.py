@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from inspector.diagnosis import diagnose
 from inspector.diagnosis.rows import message_facts
 from inspector.formats import FormatError, goose, load
-from tests.formats.shapes import findings, repair, repaired_round_trip
+from tests.formats.shapes import (
+    check_written_back,
+    damaged,
+    examples,
+    findings,
+    repair,
+    repaired_round_trip,
+)
 from tests.testdata import CORPUS, files, read
 
 FILES = files(CORPUS / "goose")
@@ -247,3 +255,52 @@ def test_an_export_s_first_message_is_a_message_not_a_metadata_line():
     with pytest.raises(FormatError, match="message 1: role None") as caught:
         goose.parse(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
     assert caught.value.unread
+
+
+def test_two_orphan_results_of_one_line_are_written_back_as_two_notes():
+    # The reply that made two calls lost (a damaged file): its results' line holds two
+    # orphans, each a note. Goose reads a line's words as one message, so each note is
+    # written in a line of its own: read back, the file says what the repair said (found
+    # by the damaged-sessions property).
+    lines = read(HEALTHY).split(b"\n")
+    two_results = next(n for n, line in enumerate(lines) if line.count(b'"toolResponse"') == 2)
+    data = b"\n".join(lines[: two_results - 1] + lines[two_results:])
+    parsed = load(data)
+    assert [rule for rule, _, _ in findings(parsed)] == ["PAIR-3", "PAIR-3"]
+    out, _ = repaired_round_trip(goose, parsed)  # read back as the two notes, needing no more
+    noted = [line for line in out.splitlines() if b"[note: a tool result" in line]
+    assert [line.count(b"[note: a tool result") for line in noted] == [1, 1]
+
+
+def test_a_prompt_written_after_the_results_it_stood_before_moves_after_them():
+    # A damaged file: the prompt's line after the reply whose results follow it. The repair
+    # puts the results after their call, then the prompt, whose line is written where it
+    # now stands, as it was (found by the damaged-sessions property).
+    lines = read(HEALTHY).splitlines(keepends=True)
+    data = b"".join([lines[0], lines[2], lines[1], *lines[3:]])
+    parsed = load(data)
+    assert [rule for rule, _, _ in findings(parsed)] == ["PAIR-2"]
+    out, _ = repaired_round_trip(goose, parsed)  # read back as repaired, needing no more
+    written = out.splitlines(keepends=True)
+    assert written == [lines[0], lines[2], lines[3], lines[1], *lines[4:]]
+
+
+def test_a_note_for_the_first_lines_orphan_result_goes_after_the_metadata_line():
+    # A session whose first message line holds a result with no call (the reply before it
+    # lost): the note was written before the metadata line, which Goose reads first, and
+    # the file no longer read as Goose's (found by the damaged-sessions property, fuzzed).
+    lines = read(HEALTHY).splitlines(keepends=True)
+    first_results = next(n for n, line in enumerate(lines) if b'"toolResponse"' in line)
+    data = b"".join([lines[0], *lines[first_results:]])
+    parsed = load(data)
+    assert [rule for rule, _, _ in findings(parsed)][:1] == ["PAIR-3"]
+    out, _ = repaired_round_trip(goose, parsed)  # read back as repaired, needing no more
+    assert out.splitlines(keepends=True)[0] == lines[0]
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(damaged([read(p) for p in FILES]))
+def test_damaged_sessions_and_exports_are_repaired_into_ones_that_need_no_more(data: bytes) -> None:
+    # Sessions and exports with lines dropped, doubled, swapped or cut, or a value replaced:
+    # whatever they read as, the repair written back in that shape needs no more.
+    check_written_back(data)

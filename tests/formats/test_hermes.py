@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from inspector.diagnosis.rows import message_facts
 from inspector.formats import FormatError, hermes, load
-from tests.formats.shapes import findings, repair, repaired_round_trip
+from tests.formats.shapes import (
+    check_written_back,
+    damaged,
+    examples,
+    findings,
+    repair,
+    repaired_round_trip,
+)
 from tests.testdata import CORPUS, files, read
 
 FILES = files(CORPUS / "hermes")
@@ -160,3 +168,11 @@ def test_a_message_this_reader_cannot_read_refuses_the_file(change, field):
         with pytest.raises(FormatError, match=field) as caught:
             load(bad)
         assert caught.value.unread, path.name
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(damaged([read(p) for p in FILES]))
+def test_damaged_logs_and_transcripts_are_repaired_into_ones_that_need_no_more(data: bytes) -> None:
+    # Logs and transcripts with lines dropped, doubled, swapped or cut, or a value replaced:
+    # whatever they read as, the repair written back in that shape needs no more.
+    check_written_back(data)

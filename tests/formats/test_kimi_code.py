@@ -12,7 +12,14 @@ from inspector.diagnosis.rows import message_facts
 from inspector.formats import FormatError, kimi_code, load
 from inspector.formats.jsondoc import text_of
 from inspector.formats.private import calls_of
-from tests.formats.shapes import check_written_back, damaged, findings, repair, repaired_round_trip
+from tests.formats.shapes import (
+    check_written_back,
+    damaged,
+    examples,
+    findings,
+    repair,
+    repaired_round_trip,
+)
 from tests.testdata import CORPUS, files, read
 
 FOLDER = CORPUS / "kimi-code"
@@ -137,7 +144,7 @@ def test_the_python_kimi_clis_context_file_is_still_read_as_openai_chat():
     assert kimi_code.sniff(read(claude)) == 0
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged([read(p) for p in SESSIONS]))
 def test_damaged_logs_are_repaired_into_logs_that_need_no_more(data: bytes) -> None:
     check_written_back(data)

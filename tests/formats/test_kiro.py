@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from inspector.diagnosis.rows import message_facts
 from inspector.formats import FormatError, kiro, load
-from tests.formats.shapes import findings, repair, repaired_round_trip
+from tests.formats.shapes import (
+    check_written_back,
+    damaged,
+    examples,
+    findings,
+    repair,
+    repaired_round_trip,
+)
 from tests.testdata import CORPUS, files, read
 
 FILES = files(CORPUS / "kiro")
@@ -163,3 +171,26 @@ def test_the_timeline_shows_a_replys_model_and_a_prompts_fractional_time():
 def test_a_prompt_time_no_clock_can_show_is_no_time_not_a_crash():
     data = _log(_prompt("p1", 1e300), _reply("a1", "t1", "auto"), _results("r1", "t1"))
     assert message_facts(load(data))[0]["at"] is None
+
+
+def test_a_prompt_written_after_the_results_it_stood_before_moves_after_them():
+    # A damaged file: the first prompt's line after the reply whose results follow it. The
+    # repair puts the results right after their call, then the prompt: the prompt's line is
+    # written where it now stands, under its own message id (found by the damaged-sessions
+    # property; the results' line stayed before it and the file still needed repair).
+    lines = read(HEALTHY).splitlines(keepends=True)
+    data = b"".join([lines[1], lines[0], *lines[2:]])
+    parsed = load(data)
+    assert [rule for rule, _, _ in findings(parsed)] == ["PAIR-2"]
+    out, _ = repaired_round_trip(kiro, parsed)  # read back as repaired, needing no more
+    written = [orjson.loads(line) for line in out.splitlines()]
+    assert [r["kind"] for r in written][:3] == ["AssistantMessage", "ToolResults", "Prompt"]
+    assert sorted(out.splitlines()) == sorted(data.splitlines())  # every line as it was
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(damaged([read(p) for p in FILES]))
+def test_damaged_sessions_are_repaired_into_sessions_that_need_no_more(data: bytes) -> None:
+    # Sessions with lines dropped, doubled, swapped or cut, or a value replaced:
+    # whatever they read as, the repair written back in that shape needs no more.
+    check_written_back(data)

@@ -14,6 +14,7 @@ from inspector.formats import langchain as lc
 from tests.formats.shapes import (
     check_written_back,
     damaged,
+    examples,
     findings,
     outline,
     repaired_round_trip,
@@ -280,7 +281,7 @@ SEED = dumps(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged([read(REACT), orjson.dumps(orjson.loads(SEED), option=orjson.OPT_INDENT_2)]))
 def test_damaged_messages_are_repaired_into_messages_that_need_no_more(data: bytes) -> None:
     check_written_back(data)

@@ -16,6 +16,7 @@ from inspector.formats import FormatError, export_wire, load, opencode, to_wire
 from tests.formats.shapes import (
     check_written_back,
     damaged,
+    examples,
     findings,
     outline,
     repair,
@@ -450,7 +451,7 @@ SEEDS = [
 ]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged(SEEDS))
 def test_damaged_sessions_are_repaired_into_sessions_that_need_no_more(data: bytes) -> None:
     check_written_back(data)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from inspector.formats import FormatError, load, openhands
 from inspector.formats.jsondoc import text_of
 from inspector.formats.private import calls_of
-from tests.formats.shapes import findings, outline, repaired_round_trip
+from tests.formats.shapes import examples, findings, outline, repaired_round_trip
 from tests.testdata import CORPUS, files, read
 
 FOLDER = CORPUS / "openhands"
@@ -163,7 +163,7 @@ def damaged_stream(draw: st.DrawFn) -> bytes:
     return orjson.dumps(stream, option=orjson.OPT_INDENT_2)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged_stream())
 def test_any_damaged_stream_is_repaired_in_its_events_and_reads_back_clean(data):
     try:

@@ -13,6 +13,7 @@ from inspector.formats import FormatError, load, pi
 from tests.formats.shapes import (
     check_written_back,
     damaged,
+    examples,
     findings,
     outline,
     repair,
@@ -382,7 +383,7 @@ TREE = jsonl(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged([TREE, b"".join(read(LARGE).splitlines(keepends=True)[:80])]))
 def test_damaged_sessions_are_repaired_into_sessions_that_need_no_more(data: bytes) -> None:
     check_written_back(data)

@@ -14,6 +14,7 @@ from inspector.formats import pydantic_ai as pa
 from tests.formats.shapes import (
     check_written_back,
     damaged,
+    examples,
     findings,
     outline,
     repaired_round_trip,
@@ -266,7 +267,7 @@ SEED = dumps(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged([SEED, orjson.dumps(orjson.loads(SEED), option=orjson.OPT_INDENT_2)]))
 def test_damaged_histories_are_repaired_into_histories_that_need_no_more(data: bytes) -> None:
     check_written_back(data)

@@ -12,7 +12,14 @@ from hypothesis import HealthCheck, given, settings
 from inspector.formats import FormatError, load, qwen
 from inspector.formats.jsondoc import text_of
 from inspector.formats.private import calls_of
-from tests.formats.shapes import check_written_back, damaged, findings, repair, repaired_round_trip
+from tests.formats.shapes import (
+    check_written_back,
+    damaged,
+    examples,
+    findings,
+    repair,
+    repaired_round_trip,
+)
 from tests.testdata import CORPUS, files, read
 
 FOLDER = CORPUS / "qwen"
@@ -141,7 +148,7 @@ def test_sniff_claims_qwen_records_ahead_of_claude_code_and_nothing_else():
     assert load(read(claude)).format == "claude-code"
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged([read(p) for p in SESSIONS]))
 def test_damaged_recordings_are_repaired_into_recordings_that_need_no_more(data: bytes) -> None:
     check_written_back(data)

@@ -10,14 +10,17 @@ running kiro-cli keeps beside the session, ``$KIRO_HOME`` for ``~/.kiro``.
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import orjson
 import pytest
 
 from inspector import cli
+from inspector.local import fix
 from inspector.local.agents import BY_NAME
 from tests.local.conftest import Home, snapshot
 from tests.testdata import CORPUS, read
@@ -400,3 +403,20 @@ def test_a_profiles_openclaw_session_is_listed_fixed_and_resumed_with_its_profil
     assert {p.parent for p in changed} == {sessions_dir}, sorted(map(str, changed))
     assert {p.name.split(".ti-backup-")[0] for p in changed} == {path.name}
     assert record_of(path)["verdict"] == "clean"
+
+
+def test_a_locked_kiro_session_in_no_agents_folder_is_refused_too(tmp_path: Path):
+    # fix told no agent (a file in no agent's folder, or Repair in place of a folder watched
+    # under another path) still heeds the lock of every agent that writes the file's shape.
+    path = tmp_path / "copied" / "6110.jsonl"
+    path.parent.mkdir()
+    path.write_bytes(read(CORPUS / "kiro" / "derived__kiro-cli-session.issue-6110.jsonl"))
+    path.with_name("6110.lock").write_bytes(orjson.dumps({"pid": _live_pid()}))
+    stamp = time.time() - 3600
+    os.utime(path, (stamp, stamp))
+    before = snapshot(tmp_path)
+    outcome = fix.fix(path, None, quiet_seconds=0)
+    assert outcome.status == "refused" and "6110.lock" in outcome.reason, outcome.reason
+    assert snapshot(tmp_path) == before
+    path.with_name("6110.lock").unlink()  # the lock gone, the same file is fixed
+    assert fix.fix(path, None, quiet_seconds=0).status == "fixed"

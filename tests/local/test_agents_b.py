@@ -290,3 +290,21 @@ def test_the_cline_clis_sub_agent_files_beside_the_session_are_not_listed(home):
     _, out = run("list", "--json")
     listed = [orjson.loads(line)["path"] for line in out.splitlines()]
     assert [p for p in listed if str(path.parent) in p] == [str(path)]
+
+
+def test_a_repair_the_shape_cannot_write_makes_fix_refuse_not_crash(home, monkeypatch, capsys):
+    # Qwen's writer refuses a repair inside a chat compression's history (FormatError): fix
+    # raised it (a traceback, the CLI's crash) instead of saying why it writes nothing.
+    from inspector.formats import FormatError, qwen
+
+    def refuses(messages, original):
+        raise FormatError("a repair inside a chat compression's history cannot be written back")
+
+    monkeypatch.setattr(qwen, "serialise", refuses)
+    case = next(c for c in CASES if c.agent == "qwen" and c.broken)
+    path = place(home, case)
+    before = path.read_bytes()
+    status, _ = run("fix", str(path))
+    assert status == 2
+    assert "cannot be written in its shape" in capsys.readouterr().err
+    assert path.read_bytes() == before and fix.backups_of(path) == []

@@ -12,7 +12,14 @@ compared. What must hold:
 - nothing was removed or rewritten unless its bytes are in a kept backup;
 - a refused (or clean) run changed nothing at all;
 - a crafted store is refused, its reason naming the crafted file;
-- ``undo`` puts back every byte outside the backup folder.
+- ``undo`` puts back every byte outside the backup folder;
+- one session file: nothing changes but it and its backups beside it (not the files its
+  agent keeps next to it: Cline's task files, the Cline CLI's manifest and sub-agents,
+  Kiro's facts, Droid's settings, Copilot's workspace, OpenClaw's index and checkpoints);
+- the agent running the session (its lock held, whether or not fix is told whose the
+  file is) or writing it while fix works (``changed``) makes fix refuse, changing nothing;
+- a record of a kind the reader does not know is in the fixed file byte for byte, or the
+  reader refuses the file.
 """
 
 from __future__ import annotations
@@ -37,12 +44,17 @@ import orjson
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from inspector.local import fix, opencode, opencode_v2, openhands_cli
+from inspector.local import fix, goose_db, hermes_db, opencode, opencode_v2, openhands_cli, store
+from inspector.local.agents import BY_NAME, Agent
 from inspector.local.confine import Refused, absolute, safe_name
+from inspector.local.rowdb import RowDatabase
+from inspector.watch.views import IN_PLACE_BACKUPS
 from tests.local.conftest import (
     BROKEN_CLAUDE,
     BROKEN_CODEX,
     BROKEN_PI,
+    CLINE_BROKEN,
+    CURSOR_HEALTHY,
     HEALTHY_KIMI,
     OPENCODE_BROKEN,
     Node,
@@ -52,6 +64,8 @@ from tests.local.conftest import (
     place_store,
     snapshot,
 )
+from tests.local.test_goose_db import SCHEMA as GOOSE_SCHEMA
+from tests.local.test_goose_db import _insert as goose_insert
 from tests.local.test_hermes_db import LOG as HERMES_LOG
 from tests.local.test_hermes_db import SECOND as HERMES_SECOND
 from tests.local.test_hermes_db import SID as HERMES_SID
@@ -144,7 +158,87 @@ ONE_FILE: dict[str, tuple[str, Callable[[], bytes]]] = {
         lambda: read(CORPUS / "kiro" / "derived__kiro-cli-session.issue-6110.jsonl"),
     ),
     # --- end agents-a ---
+    # --- confine: the stores fix writes that were not here yet ---
+    "cline": (
+        ".cline/data/tasks/1769053680585/api_conversation_history.json",
+        lambda: read(CORPUS / "cline" / CLINE_BROKEN),
+    ),
+    "cline-vscode": (
+        ".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1769053680585/"
+        "api_conversation_history.json",
+        lambda: read(CORPUS / "cline" / CLINE_BROKEN),
+    ),
+    "roo-code": (
+        ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks/1769053680585/"
+        "api_conversation_history.json",
+        lambda: read(CORPUS / "cline" / CLINE_BROKEN),
+    ),
+    "cline-cli": (
+        ".cline/data/sessions/fixture-success-01/fixture-success-01.messages.json",
+        lambda: read(
+            CORPUS / "cline" / "derived__cline-sdk-success__crashed-in-tool.messages.json"
+        ),
+    ),
+    # Cursor's mirror never writes a call's result, so no call of it reads as unanswered:
+    # never broken, never written (NEVER_BROKEN), however it is crafted.
+    "cursor": (
+        ".cursor/projects/home-user-app/agent-transcripts/5f0c2a7e-1b3d-4e5f-9a8b-7c6d5e4f3a2b/"
+        "5f0c2a7e-1b3d-4e5f-9a8b-7c6d5e4f3a2b.jsonl",
+        lambda: read(CORPUS / "cursor" / CURSOR_HEALTHY),
+    ),
+    "hermes-profile": (  # `hermes -p work`: a named profile is a home of its own
+        ".hermes/profiles/work/sessions/session_20260214_093012_a1b2c3.json",
+        lambda: read(
+            CORPUS / "hermes" / "derived__session_20260214_093012_a1b2c3.cut-after-calls.json"
+        ),
+    ),
+    "droid-flat": (  # older builds kept a session directly in sessions/, droid still resumes it
+        ".factory/sessions/699d3bc5-08dc-40c3-8ea6-febaebdecbaa.jsonl",
+        lambda: read(CORPUS / "droid" / "derived__zirv-crashed-in-tool.jsonl"),
+    ),
+    "goose-export": (  # `goose session export --format json`: wherever the user put it
+        "exports/20250929_1.json",
+        lambda: read(CORPUS / "goose" / "derived__20250929_1.export.cut-after-calls.json"),
+    ),
+    # --- end confine ---
 }
+# The agent whose session each entry is, as ``fix`` is told it (``sessions.agent_for``).
+AGENT_OF: dict[str, str | None] = {
+    "hermes-profile": "hermes",
+    "droid-flat": "droid",
+    "goose-export": None,  # in no agent's folder: fix reads it by its shape alone
+}
+# What each agent keeps beside a session (from the session's folder): never fix's to touch.
+SIBLINGS: dict[str, tuple[str, ...]] = {
+    "cline": ("ui_messages.json", "task_metadata.json"),
+    "cline-vscode": ("ui_messages.json", "task_metadata.json"),
+    "roo-code": ("ui_messages.json", "task_metadata.json"),
+    "cline-cli": (
+        "{stem_id}.json",  # the manifest
+        "reviewer.messages.json",  # a sub-agent's messages
+        "{stem_id}.hooks.jsonl",
+    ),
+    "kiro": ("{stem}.json",),
+    "droid": ("{stem}.settings.json",),
+    "droid-flat": ("{stem}.settings.json",),
+    "copilot": ("workspace.yaml", "checkpoints/index.md"),
+    "openclaw": ("sessions.json", "{stem}.checkpoint.9e8d7c6b.jsonl", "{stem}.trajectory.jsonl"),
+    "hermes": ("sessions.json", "20260214_093012_a1b2c3.jsonl"),
+    "hermes-profile": ("sessions.json",),
+    "kimi-code": ("../../state.json",),
+    "claude-code": ("agent-1a2b3c4d.jsonl",),
+}
+
+
+def agent_of(key: str) -> Agent | None:
+    name = AGENT_OF.get(key, key)
+    return BY_NAME[name] if name is not None else None
+
+
+# Stores whose sessions never need repair (see "cursor" above): fix leaves them as they are.
+NEVER_BROKEN = ("cursor",)
+
+
 _CACHE: dict[str, bytes] = {}
 
 
@@ -202,6 +296,15 @@ class Case:
     during: Callable[[], None] | None = None
     # The tree as ``during`` left it: what a run refused after it must still be.
     rebased: dict[Path, Node] | None = None
+    # What ``during`` runs after: (the object, the name of its function that plans the write).
+    during_after: tuple[object, str] = (opencode_v2.Database, "plan")
+    agent: Agent | None = None  # the agent fix is told the session is of
+    # One session file: the only file that may change (fix's backups of it beside), or None.
+    exact: Path | None = None
+    # A record of a kind no reader knows: a fixed file must still hold it, byte for byte.
+    kept_line: bytes = b""
+    # The backup folder fix is given (Repair in place's inside a watched folder), if any.
+    backup_dir: Path | None = None
 
 
 def _age(path: Path) -> None:
@@ -216,25 +319,69 @@ def _outside(tree: Path) -> Path:
     return outside
 
 
-def one_file_case(tree: Path, agent: str, craft: str, now: float) -> Case:
+def _unknown_record(agent: str) -> bytes:
+    """A record of a kind the agent's reader has never seen (a newer version's event)."""
+    if agent == "kiro":
+        value: dict[str, object] = {"version": "v1", "kind": "FutureKind", "data": {"k": 1}}
+    else:
+        value = {"type": "future.event", "data": {"kept": "byte for byte", "n": 1}}
+    return orjson.dumps(value) + b"\n"
+
+
+SESSION_ID_KEYS = ("sessionId", "session_id", "sessionID")
+
+
+def _with_meta_id(data: bytes, name: str) -> bytes:
+    """``data`` with every session id written inside it made ``name`` (ids steer no write)."""
+
+    def renamed(value: object) -> object:
+        if isinstance(value, dict):
+            return {
+                k: name if k in SESSION_ID_KEYS and isinstance(v, str) else renamed(v)
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [renamed(v) for v in value]
+        return value
+
+    try:
+        return orjson.dumps(renamed(orjson.loads(data)), option=orjson.OPT_INDENT_2)
+    except orjson.JSONDecodeError:  # JSON Lines: a record a line
+        lines = [orjson.dumps(renamed(orjson.loads(line))) for line in data.splitlines() if line]
+        return b"\n".join(lines) + b"\n"
+
+
+def one_file_case(tree: Path, agent: str, craft: str, now: float, name: str = "") -> Case:
     outside = _outside(tree)
     relative, _ = ONE_FILE[agent]
     path = tree / "home" / relative
     path.parent.mkdir(parents=True)
     data = one_file_bytes(agent)
-    case = Case(tree, path, [path.parent], path.parent)
+    case = Case(tree, path, [path.parent], path.parent, agent=agent_of(agent), exact=path)
+    case.during_after = (store, "repair_of")
+    for n, sibling in enumerate(SIBLINGS.get(agent, ())):
+        stem_id = path.name.removesuffix(".messages.json")
+        beside = path.parent / sibling.format(stem=path.stem, stem_id=stem_id)
+        beside.parent.mkdir(parents=True, exist_ok=True)
+        beside.write_bytes(b'{"sibling": %d, "of": "the agent, not fix"}\n' % n)
+        _age(beside)
+    if craft == "unknown-record":  # after the first record: a reader must keep it or refuse
+        first, _, rest = data.partition(b"\n")
+        case.kept_line = _unknown_record(agent)
+        data = first + b"\n" + case.kept_line + rest
+    elif craft == "meta-id":  # the session's id as its records write it, hostile
+        data = _with_meta_id(data, name)
     if craft == "file-link":  # the session file is a link to a file outside
         (outside / "session.jsonl").write_bytes(data)
         path.symlink_to(outside / "session.jsonl")
         case.crafted = str(path)
     elif craft == "folder-link":  # the session's folder is a link: its real place is the store
         real = outside / "real-folder"
-        real.mkdir()
+        path.parent.rename(real)
         (real / path.name).write_bytes(data)
         _age(real / path.name)
-        path.parent.rmdir()
         path.parent.symlink_to(real)
-        case.allowed, case.backup = [real], real
+        case.allowed, case.backup, case.exact = [real], real, real / path.name
     elif craft == "backup-link":  # a link planted under the name fix's backup will have
         path.write_bytes(data)
         stamp = datetime.fromtimestamp(now, UTC).strftime("%Y%m%dT%H%M%S%fZ")
@@ -245,11 +392,29 @@ def one_file_case(tree: Path, agent: str, craft: str, now: float) -> Case:
         planted = path.with_name(f".{path.name}{fix._TEMP_MARK}{os.getpid()}.tmp")
         planted.symlink_to(outside / "victim.txt")
         case.crafted = str(planted)
+    elif craft in ("lock", "lock-unknown-agent"):  # the agent runs the session now
+        path.write_bytes(data)
+        owner = BY_NAME[AGENT_OF.get(agent, agent) or agent]
+        lock = owner.lock_of(path)
+        assert lock is not None
+        lock.write_bytes(orjson.dumps({"pid": os.getppid(), "started_at": "2026-12-04T18:00Z"}))
+        _age(lock)
+        case.crafted = lock.name
+        if craft == "lock-unknown-agent":  # a file fix finds in no agent's folder
+            case.agent = None
+    elif craft == "changed":  # the agent appends to the session while fix works on it
+        path.write_bytes(data)
+        case.during = lambda: _append(path, b"\n")
     else:
         path.write_bytes(data)
     if path.exists() and not path.is_symlink():
         _age(path)
     return case
+
+
+def _append(path: Path, data: bytes) -> None:
+    with path.open("ab") as handle:
+        handle.write(data)
 
 
 def _plain(name: str) -> bool:
@@ -456,9 +621,86 @@ def v2_case(tree: Path, craft: str, name: str) -> Case:
     return case
 
 
+# The agents' databases that keep a session as rows (``rowdb``): where each is, its kind.
+ROW_DATABASES: dict[str, tuple[str, RowDatabase]] = {
+    "goose-db": (".local/share/goose/sessions/sessions.db", goose_db.STORE),
+    "hermes-db": (".hermes/state.db", hermes_db.STORE),
+    "hermes-profile-db": (".hermes/profiles/work/state.db", hermes_db.STORE),  # `hermes -p work`
+}
+GOOSE_SID, GOOSE_OTHER = "20250929_140310", "20250930_091500"
+
+
+def _row_database(db: Path, agent: str, session_id: str) -> None:
+    if agent == "goose-db":
+        connection = sqlite3.connect(db)
+        connection.execute("PRAGMA journal_mode = wal")
+        connection.executescript(GOOSE_SCHEMA)
+        goose_insert(
+            connection,
+            session_id,
+            read(CORPUS / "goose" / "derived__20250929_140310.cut-after-calls.jsonl"),
+        )
+        # A second session, which no fix of the first may touch.
+        goose_insert(
+            connection,
+            GOOSE_OTHER,
+            read(CORPUS / "goose" / "derived__20250929_140310.healthy.jsonl"),
+        )
+        connection.commit()
+        connection.close()
+    else:
+        make_hermes_db(db, HERMES_LOG, session_id)
+    for file in db.parent.iterdir():
+        if file.name.startswith(db.name):
+            _age(file)
+
+
+def _foreign_row_write(db: Path, agent: str, session_id: str) -> None:
+    """The agent writing the session meanwhile: one of its message rows touched."""
+    column = "created_timestamp" if agent == "goose-db" else "timestamp"
+    connection = sqlite3.connect(db)
+    try:
+        with connection:
+            connection.execute(
+                f"UPDATE messages SET {column} = {column} + 1 WHERE session_id = ?",
+                (session_id,),
+            )
+    finally:
+        connection.close()
+
+
+def row_database_case(tree: Path, agent: str, craft: str, name: str) -> Case:
+    """Goose's ``sessions.db`` or Hermes's ``state.db`` (a profile's too), crafted."""
+    outside = _outside(tree)
+    relative, kind = ROW_DATABASES[agent]
+    db = tree / "home" / relative
+    db.parent.mkdir(parents=True)
+    session_id = name if craft == "session-id" else GOOSE_SID if agent == "goose-db" else HERMES_SID
+    if craft == "db-link":  # the database is a link to one outside
+        _row_database(outside / db.name, agent, session_id)
+        db.symlink_to(outside / db.name)
+    else:
+        _row_database(db, agent, session_id)
+    backups = db.parent / hermes_db.BACKUPS
+    journals = [db.with_name(f"{db.name}-wal"), db.with_name(f"{db.name}-shm")]
+    owner = "goose" if agent == "goose-db" else "hermes"
+    case = Case(tree, db / session_id, [db, *journals, backups], backups, db=db,
+                agent=BY_NAME[owner], during_after=(type(kind), "plan"))  # fmt: skip
+    given = absolute(db / session_id)
+    if craft == "db-link":
+        case.crafted = str(db)
+    elif craft == "session-id" and not _plain(given.name) and given.parent == db:
+        case.crafted = given.name
+    elif craft == "changed":
+        case.during = lambda: _foreign_row_write(db, agent, session_id)
+    elif craft == "undo-note":
+        case.undo_note = True
+    return case
+
+
 def _tamper_rows(case: Case) -> None:
     """Make the newest backup's rows another session's, its note's checksum made to match."""
-    (folder,) = fix.backups_of(case.session)
+    (folder,) = fix.backups_of(case.session, case.backup_dir)
     rows_path, note_path = folder / "rows.json", folder / opencode.NOTE
     rows = orjson.loads(rows_path.read_bytes())
     for row in rows["rows"]:
@@ -469,6 +711,11 @@ def _tamper_rows(case: Case) -> None:
     raw = orjson.dumps(rows)
     rows_path.write_bytes(raw)
     note = orjson.loads(note_path.read_bytes())
+    for entry in note["rows"]:  # a row fix only added has no original: its written row
+        if isinstance(entry["written"], dict):
+            for key in ("session_id", "aggregate_id"):
+                if key in entry["written"]:
+                    entry["written"][key] = "ses_another"
     note["rows_sha256"] = hashlib.sha256(raw).hexdigest()
     note_path.write_bytes(orjson.dumps(note))
 
@@ -479,21 +726,27 @@ def _during(case: Case) -> Iterator[None]:
     if case.during is None:
         yield
         return
-    plan = opencode_v2.Database.plan
+    owner, name = case.during_after
+    plan = getattr(owner, name)
     during = case.during
 
-    def and_then(self: opencode_v2.Database, *args: object) -> object:
-        out = plan(self, *args)  # type: ignore[arg-type]
+    def and_then(*args: object, **kwargs: object) -> object:
+        out = plan(*args, **kwargs)
         during()
         case.rebased = snapshot(case.tree)
         return out
 
-    opencode_v2.Database.plan = and_then  # type: ignore[assignment,method-assign]
+    setattr(owner, name, and_then)
     try:
         yield
     finally:
-        opencode_v2.Database.plan = plan  # type: ignore[method-assign]
+        setattr(owner, name, plan)
 
+
+# The one-file agents whose sessions are JSON Lines (a record a line).
+JSONL_AGENTS = tuple(a for a, (relative, _) in ONE_FILE.items() if relative.endswith(".jsonl"))
+# The agents that hold a lock beside a session they run.
+LOCKING = tuple(a for a in ONE_FILE if (agent := agent_of(a)) is not None and agent.lock)
 
 CASES: list[tuple[str, str]] = [
     *(
@@ -510,9 +763,22 @@ CASES: list[tuple[str, str]] = [
             "undo-note",
         )
     ),
-    *((agent, craft) for agent in ONE_FILE for craft in ("", "file-link", "folder-link")),
+    *(
+        (agent, craft)
+        for agent in ONE_FILE
+        for craft in ("", "file-link", "folder-link", "changed", "meta-id")
+    ),
+    *((agent, "unknown-record") for agent in JSONL_AGENTS),
+    *((agent, craft) for agent in LOCKING for craft in ("lock", "lock-unknown-agent")),
     ("claude-code", "temp-link"),
     ("codex", "backup-link"),
+    ("cline-cli", "backup-link"),
+    *((agent, "backup-dir") for agent in ("opencode", "opencode-db", "copilot", "kiro", "cline")),
+    *(
+        (agent, craft)
+        for agent in ROW_DATABASES
+        for craft in ("", "session-id", "db-link", "changed", "undo-note")
+    ),
     *(
         ("opencode", craft)
         for craft in (
@@ -549,13 +815,30 @@ CASES: list[tuple[str, str]] = [
 def build(tree: Path, agent: str, craft: str, name: str, now: float) -> Case:
     if agent == "openhands-cli":
         return conversation_case(tree, craft, name)
+    case = _build(tree, agent, craft, name, now)
+    if craft == "backup-dir":  # as Repair in place gives one: hidden in the watched folder
+        watched = case.allowed[0].parent if agent in ("opencode", "opencode-db") else tree / "home"
+        case.backup_dir = watched / IN_PLACE_BACKUPS
+        if case.exact is None:  # its usual backup folder is not to be touched now
+            case.allowed.remove(case.backup)
+        case.allowed.append(case.backup_dir)
+        case.backup = case.backup_dir
+    return case
+
+
+def _build(tree: Path, agent: str, craft: str, name: str, now: float) -> Case:
     if agent == "opencode":
-        return storage_case(tree, craft, name)
-    if agent == "opencode-db":
-        return database_case(tree, craft, name)
-    if agent == "opencode-v2":
-        return v2_case(tree, craft, name)
-    return one_file_case(tree, agent, craft, now)
+        case = storage_case(tree, craft, name)
+    elif agent == "opencode-db":
+        case = database_case(tree, craft, name)
+    elif agent == "opencode-v2":
+        case = v2_case(tree, craft, name)
+    elif agent in ROW_DATABASES:
+        return row_database_case(tree, agent, craft, name)
+    else:
+        return one_file_case(tree, agent, craft, now, name)
+    case.agent = BY_NAME["opencode"]
+    return case
 
 
 def _inside(path: Path, roots: list[Path]) -> bool:
@@ -575,6 +858,16 @@ def _assert_confined(case: Case, before: dict[Path, Node], after: dict[Path, Nod
     diff = changed(before, after)
     stray = sorted(p for p in diff if not _inside(p, case.allowed))
     assert not stray, f"changed outside the store: {stray}"
+    if case.exact is not None:  # one file: it, and its backups beside it, and nothing else
+        mark = f"{case.exact.name}{fix.BACKUP_MARK}"
+        other = sorted(
+            p
+            for p in diff
+            if p != case.exact
+            and not p.name.startswith(mark)
+            and not (case.backup_dir and _inside(p, [case.backup_dir]))
+        )
+        assert not other, f"changed beside the session: {other}"
     kept = _kept(after, case.backup)
     for path in diff:
         old = before.get(path)
@@ -587,7 +880,7 @@ def _assert_confined(case: Case, before: dict[Path, Node], after: dict[Path, Nod
 
 def _tamper_note(case: Case, outside: Path) -> None:
     """Point the newest backup's note at a file outside, and its copy at one outside."""
-    (folder,) = fix.backups_of(case.session)
+    (folder,) = fix.backups_of(case.session, case.backup_dir)
     note_path = folder / opencode.NOTE
     note = orjson.loads(note_path.read_bytes())
     evil = outside / "OUTSIDE" / "PWNED_MSG.json"
@@ -606,7 +899,13 @@ def check_case(agent: str, craft: str, name: str) -> None:
         case = build(tree, agent, craft, name, now)
         before = snapshot(tree)
         with _during(case):
-            outcome = fix.fix(case.session, quiet_seconds=0, clock=lambda: now)
+            outcome = fix.fix(
+                case.session,
+                case.agent,
+                backup_dir=case.backup_dir,
+                quiet_seconds=0,
+                clock=lambda: now,
+            )
         after = snapshot(tree)
         if case.rebased is not None:  # what someone else wrote meanwhile is theirs
             before = case.rebased
@@ -615,9 +914,14 @@ def check_case(agent: str, craft: str, name: str) -> None:
             assert outcome.status == "refused", (craft, name, outcome.status, outcome.reason)
             named = (case.crafted, repr(case.crafted), repr(case.crafted)[1:-1])
             assert any(n in outcome.reason for n in named), outcome.reason
-        if craft in ("", "folder-link", "backup-link", "undo-note", "moved"):  # plain broken
+        if agent in NEVER_BROKEN:  # read clean, or refused: never written
+            assert outcome.status in ("clean", "refused"), (agent, craft, outcome.reason)
+            assert changed(before, after) == set(), outcome.reason
+            return
+        if craft in ("", "folder-link", "backup-link", "undo-note", "moved", "backup-dir"):
             assert outcome.status == "fixed", (agent, craft, outcome.reason)
-        if craft in ("changed", "sequence"):  # written meanwhile, or not OpenCode's own order
+        if craft in ("changed", "sequence", "lock", "lock-unknown-agent"):
+            # written meanwhile, or not OpenCode's own order, or the agent runs it now
             assert outcome.status == "refused", (craft, outcome.status, outcome.reason)
         # Every case's session is broken: whatever its ids, it never reads "nothing to repair".
         assert outcome.status != "clean", (agent, craft, name, outcome.reason)
@@ -629,19 +933,21 @@ def check_case(agent: str, craft: str, name: str) -> None:
                 assert changed(before, after) == set(), outcome.reason
             return
         assert outcome.status == "fixed", (craft, name, outcome.status, outcome.reason)
+        if case.kept_line:  # the record no reader knows is in the fixed file, byte for byte
+            assert case.kept_line in case.session.read_bytes(), agent
         if craft == "backup-link":  # the planted links are left as they were, and not used
             assert outcome.backup is not None and outcome.backup.name.endswith("-2")
         if case.undo_note:
-            if agent == "opencode-v2":
+            if agent == "opencode-v2" or agent in ROW_DATABASES:
                 _tamper_rows(case)
             else:
                 _tamper_note(case, tree / "outside")
             tampered = snapshot(tree)
-            undone = fix.undo(case.session)
+            undone = fix.undo(case.session, backup_dir=case.backup_dir)
             assert undone.status == "refused", undone.reason
             assert changed(tampered, snapshot(tree)) == set()
             return
-        undone = fix.undo(case.session)
+        undone = fix.undo(case.session, backup_dir=case.backup_dir)
         assert undone.status == "restored", undone.reason
         restored = snapshot(tree)
         _assert_confined(case, before, restored)
@@ -661,8 +967,11 @@ def check_case(agent: str, craft: str, name: str) -> None:
 def _rows(db: Path) -> list[tuple[object, ...]]:
     connection = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
     try:
+        # Not sqlite_sequence: AUTOINCREMENT's high-water mark (Goose's messages) stays past
+        # the id of a row fix added and undo removed, so that no later row reuses that id.
         tables = [t for (t,) in connection.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]  # fmt: skip
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'sqlite_sequence'"
+            " ORDER BY name")]  # fmt: skip
         return [
             (table, *row)
             for table in tables
