@@ -235,9 +235,13 @@ def _from_the_rest(asked: _Asked) -> Guarded | None:
         if rest is None:
             return None
         lead = rest.parsed.messages[: rest.lead]
-        repaired = repair_parsed(rest.parsed, read_only_predicate(read_only))
+        repaired = repair_parsed(
+            rest.parsed, read_only_predicate(read_only), assigned=rest.assigned
+        )
         if not all(map(operator.is_, repaired.messages[: rest.lead], lead)):
             return None
+        if rest.assigned and not tail.sendable_ids(repaired.messages, provider):
+            return None  # a renamed id the export would rename again (ID-3) reads the whole
         out = tail.written(rest, repaired, body, key, provider)
         if not tail.accepted(rest, out, provider, model):
             return None  # the plain path tries its other writings
