@@ -98,12 +98,17 @@ def read_only_predicate(names: Iterable[str] | None) -> ReadOnly:
 
 
 def repair_parsed(
-    parsed: Parsed, is_read_only: ReadOnly = None, *, assigned: Collection[str] = ()
+    parsed: Parsed,
+    is_read_only: ReadOnly = None,
+    *,
+    offset: int = 0,
+    assigned: Collection[str] = (),
 ) -> Repair:
     """The repair of ``parsed``, refused (``ContentLost``) if it would lose any of its content.
 
-    ``assigned``: call ids given out before ``parsed``'s first message, which a
-    renamed id skips (``repair_history``'s); none for a whole history.
+    ``offset`` and ``assigned`` repair messages that follow others at a SPEC cut
+    (``repair_history``'s: the index of the first in the whole, and the call ids
+    given out before it); the defaults, a whole history.
 
     Every diagnosis, download and write-back goes through here, so a repair
     that would drop a text, a call or a result (a bug, never a rule) is
@@ -112,6 +117,8 @@ def repair_parsed(
     corpus (1.4% of a diagnosis; ``inspector.engine.conservation``).
     """
     kwargs: dict[str, Any] = {}
+    if offset:
+        kwargs["offset"] = offset
     if assigned:
         kwargs["assigned"] = assigned
     if parsed.not_started:

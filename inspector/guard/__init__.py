@@ -72,7 +72,7 @@ from inspector.engine.providers import (
     local_cut,
 )
 from inspector.formats.base import FormatError, Parsed
-from inspector.guard import tail
+from inspector.guard import spans, tail
 from inspector.guard.tail import surely_ends_a_span as _surely_ends_a_span
 
 __all__ = ["HISTORY_KEYS", "PROVIDERS", "UNREAD", "Guarded", "guard"]
@@ -190,7 +190,7 @@ def guard(
         done = guard(camel, provider, model=model, read_only=read_only)
         return done if done.changed else Guarded(fresh, False, done.findings)
     if not late:
-        fast = _from_the_rest(asked)
+        fast = _from_the_rest(asked) or _from_the_spans(asked)
         if fast is not None:
             return fast
     return _plain(asked, late)
@@ -255,6 +255,41 @@ def _from_the_rest(asked: _Asked) -> Guarded | None:
 
     if orjson.dumps(out) == data:
         return Guarded(body, False, later=findings)  # refused for what no repair changes
+    return Guarded(out, True, later=findings)
+
+
+def _from_the_spans(asked: _Asked) -> Guarded | None:
+    """What ``_plain`` gives, made from the stretches of the body the repair changes
+    alone (``spans``: a body whose breaks are early, so the kept start is short), or
+    ``None`` where that is not sure to be the same. The findings are ``_plain``'s,
+    worked out when first read."""
+    body, data, provider, verdict, model, read_only = asked
+    if not verdict.problems:
+        return None
+    key = HISTORY_KEYS[provider]
+    try:
+        made = spans.body(
+            body, key, provider, verdict.problems[0].index, read_only_predicate(read_only)
+        )
+        if made is None:
+            return None
+        out, kept = made
+        # Its kept start is the body's own items, accepted: where no check looks across
+        # the cut, only what follows is checked (``check_after``).
+        if kept and local_cut(provider, out, kept, model=model):
+            after = check_after(provider, out, kept, model=model)
+        else:
+            after = check(provider, out, model=model)
+        if not after.accepted:
+            return None  # the plain path tries its other writings
+    except Exception:  # lost content, say: the plain path says what
+        return None
+
+    def findings() -> list[Finding]:
+        return _plain(asked._replace(body=orjson.loads(data)), None).findings
+
+    if orjson.dumps(out) == data:
+        return Guarded(body, False, later=findings)
     return Guarded(out, True, later=findings)
 
 

@@ -73,7 +73,15 @@ from inspector.formats.openai_chat import missing_content
 from inspector.formats.private import call_id, calls_of
 from inspector.formats.responses import is_call, is_output
 
-__all__ = ["Rest", "accepted", "read_rest", "sendable_ids", "surely_ends_a_span", "written"]
+__all__ = [
+    "Rest",
+    "accepted",
+    "plain_chat",
+    "read_rest",
+    "sendable_ids",
+    "surely_ends_a_span",
+    "written",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +118,11 @@ def _plain(
     ):
         return True
     return item_shape(record) in (None, own)
+
+
+def plain_chat(record: dict[str, Any], content: Any) -> bool:
+    """``_plain`` for a Chat record: the reader counts it for Chat's shape or for none."""
+    return _plain(record, content, _CHAT_KEYS, _CHAT_PARTS, "openai-chat")
 
 
 def _chat_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
