@@ -55,38 +55,52 @@ __all__ = ["body"]
 _Item = tuple[str, list[str], str, bool | None, bool]
 
 
-def _chat_item(record: Any) -> _Item | None:
-    """``_Item`` for a Chat record the reader takes as it is, or ``None``."""
-    if record.__class__ is not dict or missing_content(record) is not None:
-        return None
-    content = record.get("content")
-    if content is not None and not isinstance(content, str | list):
-        return None
-    if not tail.plain_chat(record, content):
-        return None
-    role = record.get("role")
-    if role == "assistant":
-        raw = record.get("tool_calls")
-        if record.get("function_call") is not None or not isinstance(raw, list | None):
+def _chat_walk(records: list[Any]) -> list[_Item] | None:
+    """``_Item`` for each Chat record, or ``None`` where one is not a record the reader
+    takes as it is (one loop: every Chat body refused early pays it)."""
+    walked: list[_Item] = []
+    add = walked.append
+    keys = tail.CHAT_KEYS
+    for record in records:
+        if record.__class__ is not dict:
             return None
-        ids: list[str] = []
-        for call in raw or ():
-            if call.__class__ is not dict or call.get("type") == "custom":
+        content = record.get("content")
+        if "content" not in record and missing_content(record) is not None:
+            return None
+        if content is not None and content.__class__ is not str and not isinstance(content, list):
+            return None
+        if not (keys.issuperset(record) and content.__class__ is not list) and not (
+            tail.plain_chat(record, content)
+        ):
+            return None
+        role = record.get("role")
+        if role == "assistant":
+            raw = record.get("tool_calls")
+            if record.get("function_call") is not None or not isinstance(raw, list | None):
                 return None
-            paired = call.get("call_id")
-            cid = paired if isinstance(paired, str) and paired else call.get("id")
-            if cid is not None and not isinstance(cid, str):
-                return None
-            ids.append(cid or "")
-        prose = isinstance(content, str) and bool(content) and not content.isspace()
-        # Parts may be blank or not (the reader's to say): the engine's to judge.
-        return "assistant", ids, "", prose or (None if ids else False), not ids and not prose
-    if role == "tool":
-        rid = record.get("tool_call_id")
-        return "tool", [], rid if isinstance(rid, str) else "", False, False
-    if role in ("system", "developer", "user"):
-        return "user", [], "", False, False
-    return None  # "function" answers by name; anything else is a problem
+            ids: list[str] = []
+            for call in raw or ():
+                if call.__class__ is not dict or call.get("type") == "custom":
+                    return None
+                paired = call.get("call_id")
+                cid = paired if paired.__class__ is str and paired else call.get("id")
+                if cid is not None and cid.__class__ is not str:
+                    return None
+                ids.append(cid or "")
+            prose = content.__class__ is str and bool(content) and not content.isspace()
+            # Parts may be blank or not (the reader's to say): the engine's to judge.
+            add(("assistant", ids, "", prose or (None if ids else False), not ids and not prose))
+        elif role == "tool":
+            rid = record.get("tool_call_id")
+            add(("tool", _NO_IDS, rid if rid.__class__ is str else "", False, False))
+        elif role in ("system", "developer", "user"):
+            add(("user", _NO_IDS, "", False, False))
+        else:
+            return None  # "function" answers by name; anything else is a problem
+    return walked
+
+
+_NO_IDS: list[str] = []  # shared by every record without calls; never changed
 
 
 def _chat_sure(record: dict[str, Any]) -> bool:
@@ -100,8 +114,10 @@ def _chat_sure(record: dict[str, Any]) -> bool:
 
 
 # Per shape: the walk of one record, and whether a record with calls surely ends a span.
-_ITEMS: dict[str, tuple[Callable[[Any], _Item | None], Callable[[dict[str, Any]], bool]]] = {
-    "openai-chat": (_chat_item, _chat_sure),
+_ITEMS: dict[
+    str, tuple[Callable[[list[Any]], list[_Item] | None], Callable[[dict[str, Any]], bool]]
+] = {
+    "openai-chat": (_chat_walk, _chat_sure),
 }
 
 
@@ -118,14 +134,11 @@ def body(
     shape = _ITEMS.get(provider)
     if shape is None:
         return None
-    read, calls_sure = shape
+    walk, calls_sure = shape
     records = asked[key]
-    walked: list[_Item] = []
-    for record in records:
-        item = read(record)
-        if item is None:
-            return None
-        walked.append(item)
+    walked = walk(records)
+    if walked is None:
+        return None
     chars, limit = formats.id_rules(provider)
     for _, ids, rid, _, _ in walked:
         for value in (*ids, rid):

@@ -74,6 +74,7 @@ from inspector.formats.private import call_id, calls_of
 from inspector.formats.responses import is_call, is_output
 
 __all__ = [
+    "CHAT_KEYS",
     "Rest",
     "accepted",
     "plain_chat",
@@ -101,7 +102,7 @@ class _Shape:
 # The keys and part types of a record that ``detect.item_shape`` can only find in the
 # shape's own (or no) shape, given the roles the ``_ids`` functions let through; any
 # other record is asked of it. (Every Gemini content has ``parts``: always Gemini's.)
-_CHAT_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
+_CHAT_KEYS = CHAT_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
 _CHAT_PARTS = frozenset({"text", "image_url", "input_audio"})
 _ANTHROPIC_KEYS = frozenset({"role", "content"})
 _ANTHROPIC_PARTS = frozenset({"text", "tool_use", "tool_result", "thinking", "redacted_thinking"})
