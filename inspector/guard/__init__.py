@@ -271,17 +271,9 @@ def _from_the_spans(asked: _Asked) -> Guarded | None:
         made = spans.body(
             body, key, provider, verdict.problems[0].index, read_only_predicate(read_only)
         )
-        if made is None:
-            return None
-        out, kept = made
-        # Its kept start is the body's own items, accepted: where no check looks across
-        # the cut, only what follows is checked (``check_after``).
-        if kept and local_cut(provider, out, kept, model=model):
-            after = check_after(provider, out, kept, model=model)
-        else:
-            after = check(provider, out, model=model)
-        if not after.accepted:
+        if made is None or not _windows_accepted(made, verdict, provider, key, model):
             return None  # the plain path tries its other writings
+        out = made.body
     except Exception:  # lost content, say: the plain path says what
         return None
 
@@ -291,6 +283,36 @@ def _from_the_spans(asked: _Asked) -> Guarded | None:
     if orjson.dumps(out) == data:
         return Guarded(body, False, later=findings)
     return Guarded(out, True, later=findings)
+
+
+def _windows_accepted(
+    made: spans.Made, verdict: Verdict, provider: str, key: str, model: str | None
+) -> bool:
+    """Whether ``provider`` accepts the body ``spans`` made, its windows checked alone.
+
+    Between windows it has the body's own items, and each window starts and ends at a
+    cut no check looks across (``local_cut``): so its problems are the body's between
+    windows, of which there must be none, and each window's, which the check from the
+    window's start of the list up to its end gives (``check_after``), where the body
+    made is accepted up to it (each one before is). Else the whole is checked."""
+    if not all(any(a <= p.index < b for a, b, _, _ in made.windows) for p in verdict.problems):
+        return False  # a problem no window touches stays in the body made
+    out = made.body
+    items = out[key]
+    for _, _, start, end in made.windows:
+        part = {**out, key: items[:end]}
+        if end < len(items) and not local_cut(provider, out, end, model=model):
+            return check(provider, out, model=model).accepted
+        if start and not local_cut(provider, part, start, model=model):
+            return check(provider, out, model=model).accepted
+        found = (
+            check_after(provider, part, start, model=model)
+            if start
+            else check(provider, part, model=model)
+        )
+        if not found.accepted:
+            return False
+    return True
 
 
 def _repaired(asked: _Asked, late: list[tuple[int, int, str]] | None = None) -> Guarded:

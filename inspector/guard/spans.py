@@ -34,7 +34,7 @@ path byte for byte.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -45,7 +45,7 @@ from inspector.formats.openai_chat import missing_content
 from inspector.formats.private import call_id, calls_of
 from inspector.guard import tail
 
-__all__ = ["body"]
+__all__ = ["Made", "body"]
 
 # What the walk makes of a record: its role as the engine sees it, its call ids (an
 # assistant's), its result id (a tool's), whether it surely ends a span (an assistant
@@ -121,16 +121,26 @@ _ITEMS: dict[
 }
 
 
+class Made(NamedTuple):
+    """What ``body`` made: the body, the list position of its kept start (its items are
+    the body's own) and each window written after it, as (start, end) in the body's
+    list and then in the one made."""
+
+    body: dict[str, Any]
+    kept: int
+    windows: list[tuple[int, int, int, int]]
+
+
 def body(
     asked: dict[str, Any],
     key: str,
     provider: str,
     first: int,
     is_read_only: Callable[[str], bool] | None,
-) -> tuple[dict[str, Any], int] | None:
+) -> Made | None:
     """The plain path's first writing of ``asked`` (refused first at list position
-    ``first``), made from its windows alone, and the list position of its kept start
-    (its items are ``asked``'s own); ``None`` where that is not sure to be it."""
+    ``first``), made from its windows alone (see ``Made``); ``None`` where that is not
+    sure to be it."""
     shape = _ITEMS.get(provider)
     if shape is None:
         return None
@@ -166,6 +176,7 @@ def body(
         if walked[at][0] == "assistant" and isinstance(records[at].get("content"), list):
             return None  # its parts may make it a cut (the reader's to say): not sure of it
     out: list[Any] = []
+    windows: list[tuple[int, int, int, int]] = []
     given: list[str] = []  # the call ids given out before ``pos``, in order
     pos = 0  # a sure cut, or 0: walked[pos:] is still to be walked
     while pos < n:
@@ -185,11 +196,15 @@ def body(
         made, ids = window
         out.extend(records[pos:start])
         # A window inside the kept start goes out as it came, its ids given out as repaired.
-        out.extend(records[start:end] if end <= kept else made)
+        if end <= kept:
+            out.extend(records[start:end])
+        else:
+            windows.append((start, end, len(out), len(out) + len(made)))
+            out.extend(made)
         given.extend(ids)
         pos = end
     out.extend(records[pos:])
-    return {**asked, key: out}, kept
+    return Made({**asked, key: out}, kept, windows)
 
 
 def _walk(walked: list[_Item], pos: int, assigned: set[str], given: list[str]) -> int | None:

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 import inspector.guard as guard_module
 from inspector.engine.canonical import call_id, call_id_key
+from inspector.engine.providers import check
 from tests.engine.test_properties import PROFILE, histories
 from tests.guard.test_properties import body_of
 from tests.guard.test_shortcut import assert_same, stopped
@@ -140,3 +141,20 @@ def test_a_kept_start_ending_at_a_message_of_parts_comes_out_the_same() -> None:
     fast, plain = both_ways(body, "openai-chat")
     assert fast.changed
     assert_same(fast, plain)
+
+
+def test_a_problem_between_windows_leaves_the_body_to_the_plain_path() -> None:
+    """A problem the repair does not touch (an assistant message with an empty
+    ``tool_calls`` list, which the engine reads as prose) lies between the windows: the
+    body they make keeps it, so the plain path, which writes it the export's way, sends
+    the body."""
+    history = _turns(6)
+    del history[2]  # the first turn's result: a window at the start
+    body = body_of(history, "openai-chat")
+    later = body["messages"][14]
+    assert later["role"] == "assistant" and "tool_calls" not in later
+    body["messages"][14] = {**later, "tool_calls": []}
+    fast, plain = both_ways(body, "openai-chat")
+    assert fast.changed
+    assert_same(fast, plain)
+    assert check("openai-chat", fast.body).accepted
