@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -97,8 +97,18 @@ def read_only_predicate(names: Iterable[str] | None) -> ReadOnly:
     return (lambda name: name in wanted) if wanted else None
 
 
-def repair_parsed(parsed: Parsed, is_read_only: ReadOnly = None) -> Repair:
+def repair_parsed(
+    parsed: Parsed,
+    is_read_only: ReadOnly = None,
+    *,
+    offset: int = 0,
+    assigned: Collection[str] = (),
+) -> Repair:
     """The repair of ``parsed``, refused (``ContentLost``) if it would lose any of its content.
+
+    ``offset`` and ``assigned`` repair messages that follow others at a SPEC cut
+    (``repair_history``'s: the index of the first in the whole, and the call ids
+    given out before it); the defaults, a whole history.
 
     Every diagnosis, download and write-back goes through here, so a repair
     that would drop a text, a call or a result (a bug, never a rule) is
@@ -107,6 +117,10 @@ def repair_parsed(parsed: Parsed, is_read_only: ReadOnly = None) -> Repair:
     corpus (1.4% of a diagnosis; ``inspector.engine.conservation``).
     """
     kwargs: dict[str, Any] = {}
+    if offset:
+        kwargs["offset"] = offset
+    if assigned:
+        kwargs["assigned"] = assigned
     if parsed.not_started:
         kwargs["not_started"] = parsed.not_started
     if parsed.causes:

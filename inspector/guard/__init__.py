@@ -72,7 +72,7 @@ from inspector.engine.providers import (
     local_cut,
 )
 from inspector.formats.base import FormatError, Parsed
-from inspector.guard import tail
+from inspector.guard import spans, tail
 from inspector.guard.tail import surely_ends_a_span as _surely_ends_a_span
 
 __all__ = ["HISTORY_KEYS", "PROVIDERS", "UNREAD", "Guarded", "guard"]
@@ -190,7 +190,7 @@ def guard(
         done = guard(camel, provider, model=model, read_only=read_only)
         return done if done.changed else Guarded(fresh, False, done.findings)
     if not late:
-        fast = _from_the_rest(asked)
+        fast = _from_the_rest(asked) or _from_the_spans(asked)
         if fast is not None:
             return fast
     return _plain(asked, late)
@@ -235,9 +235,13 @@ def _from_the_rest(asked: _Asked) -> Guarded | None:
         if rest is None:
             return None
         lead = rest.parsed.messages[: rest.lead]
-        repaired = repair_parsed(rest.parsed, read_only_predicate(read_only))
+        repaired = repair_parsed(
+            rest.parsed, read_only_predicate(read_only), assigned=rest.assigned
+        )
         if not all(map(operator.is_, repaired.messages[: rest.lead], lead)):
             return None
+        if rest.assigned and not tail.sendable_ids(repaired.messages, provider):
+            return None  # a renamed id the export would rename again (ID-3) reads the whole
         out = tail.written(rest, repaired, body, key, provider)
         if not tail.accepted(rest, out, provider, model):
             return None  # the plain path tries its other writings
@@ -252,6 +256,63 @@ def _from_the_rest(asked: _Asked) -> Guarded | None:
     if orjson.dumps(out) == data:
         return Guarded(body, False, later=findings)  # refused for what no repair changes
     return Guarded(out, True, later=findings)
+
+
+def _from_the_spans(asked: _Asked) -> Guarded | None:
+    """What ``_plain`` gives, made from the stretches of the body the repair changes
+    alone (``spans``: a body whose breaks are early, so the kept start is short), or
+    ``None`` where that is not sure to be the same. The findings are ``_plain``'s,
+    worked out when first read."""
+    body, data, provider, verdict, model, read_only = asked
+    if not verdict.problems:
+        return None
+    key = HISTORY_KEYS[provider]
+    try:
+        made = spans.body(
+            body, key, provider, verdict.problems[0].index, read_only_predicate(read_only)
+        )
+        if made is None or not _windows_accepted(made, verdict, provider, key, model):
+            return None  # the plain path tries its other writings
+        out = made.body
+    except Exception:  # lost content, say: the plain path says what
+        return None
+
+    def findings() -> list[Finding]:
+        return _plain(asked._replace(body=orjson.loads(data)), None).findings
+
+    if orjson.dumps(out) == data:
+        return Guarded(body, False, later=findings)
+    return Guarded(out, True, later=findings)
+
+
+def _windows_accepted(
+    made: spans.Made, verdict: Verdict, provider: str, key: str, model: str | None
+) -> bool:
+    """Whether ``provider`` accepts the body ``spans`` made, its windows checked alone.
+
+    Between windows it has the body's own items, and each window starts and ends at a
+    cut no check looks across (``local_cut``): so its problems are the body's between
+    windows, of which there must be none, and each window's, which the check from the
+    window's start of the list up to its end gives (``check_after``), where the body
+    made is accepted up to it (each one before is). Else the whole is checked."""
+    if not all(any(a <= p.index < b for a, b, _, _ in made.windows) for p in verdict.problems):
+        return False  # a problem no window touches stays in the body made
+    out = made.body
+    items = out[key]
+    for _, _, start, end in made.windows:
+        part = {**out, key: items[:end]}
+        if end < len(items) and not local_cut(provider, out, end, model=model):
+            return check(provider, out, model=model).accepted
+        if start and not local_cut(provider, part, start, model=model):
+            return check(provider, out, model=model).accepted
+        found = (
+            check_after(provider, part, start, model=model)
+            if start
+            else check(provider, part, model=model)
+        )
+        if not found.accepted:
+            return False
+    return True
 
 
 def _repaired(asked: _Asked, late: list[tuple[int, int, str]] | None = None) -> Guarded:

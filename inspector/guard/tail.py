@@ -73,7 +73,16 @@ from inspector.formats.openai_chat import missing_content
 from inspector.formats.private import call_id, calls_of
 from inspector.formats.responses import is_call, is_output
 
-__all__ = ["Rest", "read_rest", "surely_ends_a_span", "written"]
+__all__ = [
+    "CHAT_KEYS",
+    "Rest",
+    "accepted",
+    "plain_chat",
+    "read_rest",
+    "sendable_ids",
+    "surely_ends_a_span",
+    "written",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +102,7 @@ class _Shape:
 # The keys and part types of a record that ``detect.item_shape`` can only find in the
 # shape's own (or no) shape, given the roles the ``_ids`` functions let through; any
 # other record is asked of it. (Every Gemini content has ``parts``: always Gemini's.)
-_CHAT_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
+_CHAT_KEYS = CHAT_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
 _CHAT_PARTS = frozenset({"text", "image_url", "input_audio"})
 _ANTHROPIC_KEYS = frozenset({"role", "content"})
 _ANTHROPIC_PARTS = frozenset({"text", "tool_use", "tool_result", "thinking", "redacted_thinking"})
@@ -110,6 +119,11 @@ def _plain(
     ):
         return True
     return item_shape(record) in (None, own)
+
+
+def plain_chat(record: dict[str, Any], content: Any) -> bool:
+    """``_plain`` for a Chat record: the reader counts it for Chat's shape or for none."""
+    return _plain(record, content, _CHAT_KEYS, _CHAT_PARTS, "openai-chat")
 
 
 def _chat_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
@@ -334,6 +348,9 @@ class Rest:
     # use again (the provider's check would refuse what its check from the cut sees not).
     calls: frozenset[str] = frozenset()
     items: frozenset[str] = frozenset()
+    # The ids the start's repair gave out, where the rest uses one of them (ID-1 skips
+    # them: ``repair_history``'s ``assigned``); empty where it uses none.
+    assigned: frozenset[str] = frozenset()
 
 
 def read_rest(
@@ -412,7 +429,8 @@ def read_rest(
     if len(set(rest_calls)) != len(rest_calls) or "" in rest_ids:
         return None
     taken = {*head_calls, *head_results}
-    if taken.intersection(rest_ids):
+    reused = taken.intersection(rest_ids)
+    if reused and not _renamed_alone(reused, rest, head, head_calls, head_results, provider):
         return None
     if provider == "anthropic" and not head_results and not any(m["role"] == "tool" for m in rest):
         return None  # no result anywhere: the reader's ``_answered_elsewhere`` reads them all
@@ -422,7 +440,84 @@ def read_rest(
             limit is not None and len(value) > limit
         ):
             return None  # an id the export renames: renaming reads the whole history
-    return Rest(head, parsed, lead, local, frozenset(head_calls), head_items)
+    assigned = frozenset(head_calls) if reused else frozenset()
+    return Rest(head, parsed, lead, local, frozenset(head_calls), head_items, assigned)
+
+
+def _renamed_alone(
+    reused: set[str],
+    rest: list[dict[str, Any]],
+    head: list[Any],
+    head_calls: list[str],
+    head_results: list[str],
+    provider: str,
+) -> bool:
+    """Whether the rest, which uses ``reused`` ids of the start, is repaired alone as in
+    the whole when the repair is told the start's call ids (``Rest.assigned``).
+
+    Kimi's and Gemini's ids restart every reply, so a later call may carry an earlier
+    call's id: the engine renames it (ID-1, ``{id}_{k}``), skipping every id the start's
+    repair gave out. Those are the start's call ids, each given once, where no call of
+    the start is cut mid-stream (INT-1 would take it out) and every result of the start
+    answers one of them. Only calls of the rest may use them: a result of the rest under
+    a start's id takes its tool's name (or kind) from the start's call in the reader
+    that reads the whole.
+    """
+    if not reused.issubset(head_calls) or not set(head_results).issubset(head_calls):
+        return False
+    if any(call_id(m["metadata"]) in reused for m in rest if m["role"] == "tool"):
+        return False
+    return not _cut_call(head, provider)
+
+
+def _cut_call(items: list[Any], provider: str) -> bool:
+    """Whether a call of ``items`` (records ``head_ids`` took) has arguments cut mid-stream
+    (``canonical.is_partial``): each reader keeps a call's raw arguments as they are."""
+    for item in items:
+        for arguments in _raw_arguments(item, provider):
+            if is_partial(arguments):
+                return True
+    return False
+
+
+def _raw_arguments(item: dict[str, Any], provider: str) -> list[Any]:
+    """The arguments of the calls in one record, as its shape's reader takes them."""
+    if provider == "openai-chat":
+        found = []
+        calls = item.get("tool_calls") if item.get("role") == "assistant" else None
+        for call in calls or ():
+            if call.get("type") == "custom" and isinstance(call.get("custom"), dict):
+                continue  # read as {"input": ...}
+            function = call.get("function")
+            found.append(function.get("arguments", "") if isinstance(function, dict) else "")
+        return found
+    if provider == "responses":
+        return [item.get("arguments", "")] if item.get("type") == "function_call" else []
+    if provider == "anthropic":
+        content = item.get("content")
+        if item.get("role") != "assistant" or not isinstance(content, list):
+            return []
+        return [
+            b.get("input") for b in content if isinstance(b, dict) and b.get("type") == "tool_use"
+        ]
+    parts = item.get("parts")
+    if item.get("role") != "model" or not isinstance(parts, list):
+        return []
+    calls = [p.get("functionCall") for p in parts if isinstance(p, dict)]
+    return [call.get("args", {}) for call in calls if isinstance(call, dict)]
+
+
+def sendable_ids(messages: list[dict[str, Any]], provider: str) -> bool:
+    """Whether every call and result id of ``messages`` is one ``provider``'s export
+    takes as it is (``formats.id_rules``): else the export renames it (ID-3)."""
+    chars, limit = formats.id_rules(provider)
+    if chars is None and limit is None:
+        return True
+    return not any(
+        (chars is not None and not chars.fullmatch(value))
+        or (limit is not None and len(value) > limit)
+        for value in formats.history_ids(messages)
+    )
 
 
 def accepted(rest: Rest, out: dict[str, Any], provider: str, model: str | None) -> bool:

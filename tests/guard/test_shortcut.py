@@ -109,9 +109,9 @@ def test_a_body_stopped_in_its_last_turn_is_not_repaired_whole(provider: str) ->
     lengths: list[int] = []
     real = diagnosis.repair_parsed
 
-    def counted(parsed: Any, is_read_only: Any = None) -> Any:
+    def counted(parsed: Any, is_read_only: Any = None, **kwargs: Any) -> Any:
         lengths.append(len(parsed.messages))
-        return real(parsed, is_read_only)
+        return real(parsed, is_read_only, **kwargs)
 
     with mock.patch.object(guard_module, "repair_parsed", counted):
         guarded = guard(body, provider)

@@ -150,11 +150,50 @@ def test_a_body_stopped_in_its_last_turn_takes_the_shortcut(provider: str) -> No
     assert_same(fast, plain)
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
-def test_an_id_of_the_start_used_again_after_it_is_left_to_the_plain_path(provider: str) -> None:
+def _reusing(answered: bool = False, cut: bool = False) -> list[dict[str, Any]]:
+    """Three turns, then a call under the first turn's id (Kimi's ids restart) whose
+    result never came, or came under that id (``answered``); with ``cut``, the first
+    turn's call was cut mid-stream and still answered."""
     history = stopped(_turns(3), True)
     history[-2]["metadata"]["tool_calls"][0]["tool_call_id"] = "c0"  # the first turn's id
-    body = body_of(history, provider)
+    if answered:
+        result = {"role": "tool", "content": "found", "metadata": {"tool_call_id": "c0"}}
+        history.insert(len(history) - 1, result)
+    if cut:
+        history[1]["metadata"]["tool_calls"][0]["arguments"] = '{"q": "0'
+    return history
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_call_after_the_start_under_an_id_of_it_takes_the_shortcut(provider: str) -> None:
+    """The rest is repaired alone, told the start's call ids: the call is renamed as
+    in the repair of the whole, and the body is the plain path's."""
+    body = body_of(_reusing(), provider)
+    real = guard_module.tail.written
+    with mock.patch.object(guard_module.tail, "written", side_effect=real) as written:
+        guarded = guard(body, provider)
+    written.assert_called_once()
+    assert_same(guarded, both_ways(body, provider)[1])
+    assert guarded.changed
+    assert b'"c0_1"' in orjson.dumps(guarded.body)
+
+
+@pytest.mark.parametrize(
+    ("provider", "answered", "cut"),
+    [
+        *((provider, True, False) for provider in PROVIDERS),
+        # Anthropic's and Gemini's bodies carry a call's arguments as an object: never cut.
+        ("openai-chat", False, True),
+        ("responses", False, True),
+    ],
+)
+def test_an_id_of_the_start_used_again_after_it_is_left_to_the_plain_path(
+    provider: str, answered: bool, cut: bool
+) -> None:
+    """A result after the start under the start's id (the reader names it from the
+    whole's calls), or a start with a call cut mid-stream (its repair may not give that
+    id out): read whole."""
+    body = body_of(_reusing(answered, cut), provider)
     with mock.patch.object(guard_module.tail, "written") as written:
         guarded = guard(body, provider)
     written.assert_not_called()
