@@ -144,7 +144,12 @@ def repair_parsed(
 
 
 def repair_parsed_after(
-    parsed: Parsed, cut: int, start: Repair, is_read_only: ReadOnly = None
+    parsed: Parsed,
+    cut: int,
+    start: Repair,
+    is_read_only: ReadOnly = None,
+    *,
+    taken: Collection[str] = (),
 ) -> list[dict[str, Any]] | None:
     """What follows ``start`` (``repair_parsed`` of ``parsed.messages[:cut]``) in the
     repair of the whole, made from ``parsed.messages[cut:]`` alone, or ``None`` for a
@@ -154,7 +159,9 @@ def repair_parsed_after(
     ends a span): the engine's prefix rule then makes the repair of the whole
     ``start.messages`` followed by this (``repair_history``'s ``offset`` and
     ``assigned``; tests/engine's property). Checked for lost content as the
-    whole would be.
+    whole would be. ``taken`` are more ids the rest may not reuse: those of a start
+    that goes out as it was sent, not as repaired (the guard's kept start, where its
+    repair left out a call the provider took: its id is still the provider's).
     """
     if _stored_outputs(parsed):
         return None
@@ -164,6 +171,7 @@ def repair_parsed_after(
     if parsed.causes:
         kwargs["causes"] = parsed.causes
     given = [call_id(c) for m in start.messages for c in _metadata(m).get("tool_calls") or ()]
+    given.extend(taken)
     rest = repair_history(
         parsed.messages[cut:], is_read_only, offset=cut, assigned=given, **_shifted(kwargs, cut)
     )

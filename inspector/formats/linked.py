@@ -229,7 +229,7 @@ def _relinked(out: list[tuple[int | None, Any]], read: LogState, chain: Chain) -
     # Each line: its bytes as read, or the value to write.
     lines: list[bytes | dict[str, Any]] = []
     # The kept records not re-linked on the way, each line's position by its parent's id.
-    links: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    links: dict[Any, list[tuple[int, dict[str, Any]]]] = {}
     # Inserted runs of new records: (their first line, parent id, last id).
     runs: list[tuple[int, Any, Any]] = []
     before_id: Any = None
@@ -262,8 +262,8 @@ def _relinked(out: list[tuple[int | None, Any]], read: LogState, chain: Chain) -
         linked = chained and current.get(chain.parent) == previous.get(index)
         if moved and linked and current.get(chain.parent) != before_id:
             value = {**current, chain.parent: before_id}
-        elif chained and _is_key(current.get(chain.parent)):
-            links.setdefault(current.get(chain.parent), []).append((len(lines), current))
+        elif chained and _is_key(parent := current.get(chain.parent)):
+            links.setdefault(parent, []).append((len(lines), current))
         if value is None:
             lines.append(records[index].raw)
         else:

@@ -427,7 +427,10 @@ def _kept_start(
         )
         try:
             repaired_head = repair_parsed(head, is_read_only)
-            rest = repair_parsed_after(parsed, cut, repaired_head, is_read_only)
+            # The start goes out as sent: where its repair left a call out (cut
+            # mid-stream, say), the provider still took that call's id.
+            sent = formats.history_ids(parsed.messages[:cut])
+            rest = repair_parsed_after(parsed, cut, repaired_head, is_read_only, taken=sent)
         except Exception:  # lost content, say: the repair of the whole says what
             return cut, 0, None
         if rest is None:

@@ -166,6 +166,40 @@ def test_a_late_responses_output_keeps_what_was_sent_before(body: dict[str, Any]
     _prefix_stable("responses", body)
 
 
+def test_a_kept_start_whose_repair_drops_a_call_keeps_its_id_taken_for_the_rest() -> None:
+    """The start goes out as sent, its call cut mid-stream (``c1``) too: the rest's own
+    ``c1`` is renamed, though the repair of that start alone left the call out (found by
+    hypothesis: the rest reused ``c1``, the provider refused the duplicate, and the guard
+    fell back to the whole repair, which moved the start's late output)."""
+    image = {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="}
+
+    def call(cid: str, arguments: str = '{"q": "mar') -> dict[str, Any]:
+        return {"type": "function_call", "call_id": cid, "name": "search", "arguments": arguments}
+
+    def output(cid: str, n: int) -> dict[str, Any]:
+        text = {"type": "input_text", "text": f"result {n}"}
+        return {"type": "function_call_output", "call_id": cid, "output": [text, image]}
+
+    user = {"role": "user", "content": [{"type": "input_text", "text": "user 3"}, image]}
+    prose = {"type": "message", "role": "assistant",
+             "content": [{"type": "output_text", "text": "prose 9"}]}  # fmt: skip
+    late = {"type": "function_call_output", "call_id": "toolu_0001", "output": "result 2"}
+    start = [call("toolu_0001", '{"q":"x"}'), user, call("c1"), late, call("c2"),
+             call("toolu_0004"), output("c1", 5), output("c2", 6),
+             output("toolu_0004", 7)]  # fmt: skip
+    rest = [prose, call("c1"), call("c1"), call("toolu_0008"), output("c1", 10),
+            output("c1", 11), output("toolu_0008", 12)]  # fmt: skip
+    body = {"model": "gpt-5", "store": False, "reasoning": {"effort": "low"},
+            "input": start + rest}  # fmt: skip
+    assert guard({**body, "input": start}, "responses").changed is False  # sent so before
+    guarded = guard(body, "responses")
+    assert guarded.changed and guarded.body["input"][: len(start)] == start
+    assert check("responses", guarded.body).accepted
+    ids = [i["call_id"] for i in guarded.body["input"][len(start) :] if "call_id" in i]
+    assert "c1" not in ids[:3] and len(set(ids[:3])) == 3  # each call of the rest its own id
+    _prefix_stable("responses", body)
+
+
 def test_a_late_output_is_answered_where_the_shorter_history_was() -> None:
     call = {"type": "function_call", "call_id": "call_x", "name": "grep", "arguments": "{}"}
     body = {
