@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 from inspector import cli
-from inspector.local import fix, opencode, opencode_db, sessions
+from inspector.local import databases, fix, opencode, opencode_db, sessions
 from inspector.local.agents import AGENTS, BY_NAME
 from tests.local.conftest import (
     _renamed,
@@ -247,3 +247,14 @@ def test_a_healthy_session_is_left_as_it_is(db: Path) -> None:
     outcome = fix.fix(db / healthy_id(), BY_NAME["kilo"])
     assert outcome.status == "clean", outcome.reason
     assert snapshot(db.parent) == before
+
+
+def test_an_uploaded_kilo_db_is_read_as_the_opencode_tables_it_holds(db: Path) -> None:
+    # A scan or an upload knows a database by its tables, not its name: Kilo's are OpenCode's.
+    with sqlite3.connect(db) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    kind, found = databases.read_sessions([db.read_bytes()], 10_000_000)
+    assert kind == "opencode.db"
+    assert {s.name for s in found} == {BROKEN, HEALTHY} and not [s for s in found if s.reason]
+    verdicts = {s.name: sessions.check(Path(s.name), data=s.data).verdict for s in found}
+    assert verdicts == {BROKEN: "needs repair", HEALTHY: "clean"}
