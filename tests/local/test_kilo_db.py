@@ -258,3 +258,11 @@ def test_an_uploaded_kilo_db_is_read_as_the_opencode_tables_it_holds(db: Path) -
     assert {s.name for s in found} == {BROKEN, HEALTHY} and not [s for s in found if s.reason]
     verdicts = {s.name: sessions.check(Path(s.name), data=s.data).verdict for s in found}
     assert verdicts == {BROKEN: "needs repair", HEALTHY: "clean"}
+
+
+def test_a_scanned_folder_holding_kilo_db_yields_its_sessions(db: Path) -> None:
+    from inspector.scan import sources
+
+    found, unread = sources.walk(db.parent)
+    assert {f.path for f in found} == {f"kilo.db/{BROKEN}", f"kilo.db/{HEALTHY}"}
+    assert unread == [] and not [f for f in found if f.reason]
