@@ -121,8 +121,8 @@ def test_opencodes_event_sourced_database_alone_is_followed(db, owner, tmp_path:
 def test_each_session_of_kilos_database_is_a_row_read_as_opencode(db, owner, tmp_path: Path):
     """Kilo's kilo.db (kilocli, issue 27; DERIVED from Kilo's schema): both sessions, the
     cut one needing repair, read as OpenCode's rows, nothing written beside the database."""
-    from tests.local.test_kilo_db import BROKEN, HEALTHY, KILO_SCHEMA, kilo_records
     from tests.local.conftest import make_database
+    from tests.local.test_kilo_db import BROKEN, HEALTHY, KILO_SCHEMA, kilo_records
 
     data = tmp_path / "home" / ".local" / "share" / "kilo"
     data.mkdir(parents=True)
