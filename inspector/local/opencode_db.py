@@ -451,6 +451,9 @@ class Database(LocalStore):
             return []
         db = Path(named).expanduser()
         db = db if db.is_absolute() else root.parent / db
+        if db.suffix != ".db" and db.is_file():
+            # A session is named <db>/<id> and owned by its database's .db suffix.
+            raise StoreError(f"${self.env} names {db}, which is not read here: not a .db file")
         return [db] if db.is_file() else []
 
 

@@ -139,6 +139,16 @@ def test_xdg_data_home_and_kilo_db_move_it(
     assert listed() == []
 
 
+def test_a_kilo_db_not_named_dot_db_is_warned_of(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    named = tmp_path / "mine.sqlite"
+    make_database(named, healthy_records(), age=3600, schema=KILO_SCHEMA)
+    monkeypatch.setenv("KILO_DB", str(named))
+    assert listed() == []
+    assert f"Kilo CLI: $KILO_DB names {named}, which is not read here" in capsys.readouterr().err
+
+
 def test_a_dev_channel_database_is_listed_too(db: Path) -> None:
     dev = db.with_name("opencode-dev.db")  # packages/core database.ts: a channel's database
     make_database(dev, healthy_records(), age=3600, schema=KILO_SCHEMA)
