@@ -352,6 +352,23 @@ AGENTS: tuple[Agent, ...] = (
         resume="opencode --session {session}",
         store="opencode",
     ),
+    Agent(
+        # Kilo-Org/kilocode, OpenCode's fork (kilocli, issue 27): OpenCode's session, message
+        # and part tables in kilo.db in its data folder, $XDG_DATA_HOME/kilo (packages/opencode/
+        # src/global/index.ts app "kilo"); $KILO_DB names another database, a dev channel's is
+        # opencode-<channel>.db there (packages/core/src/database/database.ts). Read and fixed
+        # as OpenCode's (opencode_db.KILO lists them); `kilo --session <id>` (-s) resumes one
+        # (packages/opencode/src/cli/cmd/tui/thread.ts).
+        name="kilo",
+        label="Kilo CLI",
+        format="opencode",
+        env="XDG_DATA_HOME",
+        default_home=".local/share",
+        sessions="kilo/storage",
+        pattern="session/*/ses_*.json",
+        resume="kilo --session {session}",
+        store="kilo",
+    ),
     # --- agents-a (issue 27): OpenClaw, Cursor, Cline / Roo Code ---
     Agent(
         # openclaw/openclaw (src/config/paths.ts, sessions/paths.ts): pi's session format, one

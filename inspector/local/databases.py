@@ -47,9 +47,12 @@ STALE_SECONDS = 6 * 3600
 
 # The agents' databases, each by the name its agent gives it, with what lists its sessions
 # (each named ``<db>/<sessionID>``, read through its store, read-only): OpenCode's (its
-# event-sourced sessions too), Goose's, Hermes's, Amazon Q's / Kiro CLI's.
+# event-sourced sessions too), Kilo's, Goose's, Hermes's, Amazon Q's / Kiro CLI's.
 DATABASES: dict[str, Callable[[Path], list[tuple[Path, int, float]]]] = {
     "opencode.db": opencode.db_sessions,
+    # kilocli (issue 27): Kilo's, OpenCode's tables (known by its name in a folder or a zip;
+    # by its tables, bytes alone are OpenCode's, read the same).
+    "kilo.db": opencode.db_sessions,
     goose_db.DB_NAME: goose_db.sessions,
     hermes_db.DB_NAME: hermes_db.sessions,
     q_db.DB_NAME: q_db.sessions,
@@ -59,6 +62,10 @@ DATABASES: dict[str, Callable[[Path], list[tuple[Path, int, float]]]] = {
 # keep ``sessions`` and ``messages``; their message columns tell them apart.
 TABLES: dict[str, dict[str, frozenset[str]]] = {
     "opencode.db": {
+        "session": frozenset({"id", "time_updated"}),
+        "part": frozenset({"id", "session_id", "time_updated"}),
+    },
+    "kilo.db": {
         "session": frozenset({"id", "time_updated"}),
         "part": frozenset({"id", "session_id", "time_updated"}),
     },
@@ -76,6 +83,7 @@ TABLES: dict[str, dict[str, frozenset[str]]] = {
 # What a refusal calls each.
 AGENTS = {
     "opencode.db": "OpenCode",
+    "kilo.db": "Kilo CLI",
     goose_db.DB_NAME: "Goose",
     hermes_db.DB_NAME: "Hermes",
     q_db.DB_NAME: "Amazon Q / Kiro CLI",

@@ -159,12 +159,25 @@ def session_of(path: Path) -> Path | None:
     return found[0] if found else None
 
 
-def database(root: Path) -> Path | None:
+DB_NAMES = ("opencode*.db",)
+
+
+def databases(root: Path, names: tuple[str, ...] = DB_NAMES) -> list[Path]:
+    """The SQLite databases beside the storage folder named as ``names`` (glob patterns,
+    in their order; each pattern's matches sorted): OpenCode's, or a fork's (Kilo's)."""
+    found: list[Path] = []
+    for pattern in names:
+        try:
+            more = sorted(root.parent.glob(pattern))
+        except OSError:
+            continue
+        found += [db for db in more if db not in found]
+    return found
+
+
+def database(root: Path, names: tuple[str, ...] = DB_NAMES) -> Path | None:
     """OpenCode's SQLite database beside the storage folder, where it has one."""
-    try:
-        found = sorted(root.parent.glob("opencode*.db"))
-    except OSError:
-        return None
+    found = databases(root, names)
     return found[0] if found else None
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -256,6 +257,7 @@ def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
     outcome = Outcome
     dry_run, clock = run.dry_run, run.clock
     db, session_id = path.parent, path.name
+    who = run.agent.label if run.agent else "OpenCode"
     try:
         rows, session_row, data = _read(db, session_id)
     except (OSError, sqlite3.Error, StoreError) as error:
@@ -267,7 +269,7 @@ def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
         _newest_write(db, rows, session_row),
         name=session_id,
         what=f"session {session_id} (or {db.name})",
-        who="OpenCode",
+        who=who,
     )
     if orjson.loads(repaired)["info"] != orjson.loads(data)["info"]:
         reason = "the repair changes the session's own row, which fix does not write"
@@ -294,7 +296,7 @@ def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
         return outcome(
             path,
             "refused",
-            f"session {session_id} changed while it was being fixed (OpenCode may be running); "
+            f"session {session_id} changed while it was being fixed ({who} may be running); "
             "nothing was changed",
         )
     except sqlite3.Error as error:
@@ -402,7 +404,24 @@ def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> O
 
 
 class Database(LocalStore):
-    """OpenCode's ``opencode.db``: a session is its rows (``<data>/opencode.db/<sessionID>``)."""
+    """OpenCode's ``opencode.db``: a session is its rows (``<data>/opencode.db/<sessionID>``).
+
+    A fork that keeps the same tables under another name is this store with its own
+    ``names`` (glob patterns of its databases beside the storage folder, in the order it
+    prefers them) and ``env`` (a variable naming its one database: a path, absolute or from
+    its data folder, ``:memory:`` none on disk): Kilo's ``kilo.db`` and ``$KILO_DB``. Each
+    database found is listed. Its sessions are owned, fixed and undone as OpenCode's (they
+    are the same rows); only where they are looked for differs.
+    """
+
+    def __init__(
+        self, names: tuple[str, ...] = opencode.DB_NAMES, env: str = "", *, files: bool = True
+    ) -> None:
+        self.names = names
+        self.env = env
+        # Where it has no database, its sessions are the storage files (OpenCode's older
+        # versions): ``sessions`` leaves them to the next store; else there are none.
+        self.files = files
 
     owns = staticmethod(opencode.is_db_session)
     read = staticmethod(opencode.db_export_bytes)
@@ -417,13 +436,37 @@ class Database(LocalStore):
     def sessions(self, root: Path) -> list[tuple[Path, int, float]] | None:
         # Newer OpenCode reads only its database (beside ``storage/``, which a new
         # install never makes); the JSON files, where they are, are an older copy.
-        db = opencode.database(root)
-        if db is None:
-            return None
-        try:
-            return opencode.db_sessions(db)
-        except sqlite3.Error as error:
-            raise StoreError(f"cannot read {db}: {error}") from None
+        found = self._databases(root)
+        if not found:
+            return None if self.files else []
+        if self.files:  # OpenCode: the first found, as it always was
+            return _listed(found[0])
+        return [session for db in found for session in _listed(db)]
+
+    def _databases(self, root: Path) -> list[Path]:
+        named = os.environ.get(self.env, "").strip() if self.env else ""
+        if not named:
+            return opencode.databases(root, self.names)
+        if named == ":memory:":
+            return []
+        db = Path(named).expanduser()
+        db = db if db.is_absolute() else root.parent / db
+        if db.suffix != ".db" and db.is_file():
+            # A session is named <db>/<id> and owned by its database's .db suffix.
+            raise StoreError(f"${self.env} names {db}, which is not read here: not a .db file")
+        return [db] if db.is_file() else []
+
+
+def _listed(db: Path) -> list[tuple[Path, int, float]]:
+    try:
+        return opencode.db_sessions(db)
+    except sqlite3.Error as error:
+        raise StoreError(f"cannot read {db}: {error}") from None
 
 
 STORE = Database()
+# Kilo (Kilo-Org/kilocode, OpenCode's fork): packages/core/src/database/database.ts names its
+# database kilo.db in its data folder ($XDG_DATA_HOME/kilo), opencode-<channel>.db on a
+# channel other than latest/beta/prod, or $KILO_DB (absolute, or from the data folder).
+# Its older JSON storage files are not read here: a Kilo session is listed from a database.
+KILO = Database(names=("kilo.db", "kilo-*.db", "opencode-*.db"), env="KILO_DB", files=False)

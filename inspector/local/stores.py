@@ -29,6 +29,9 @@ STORES: dict[str, tuple[LocalStore, ...]] = {
     # The database first: where OpenCode has one, it reads only that. A session of its
     # event-sourced tables (ocv2, issue 27) is owned by opencode_v2; opencode_db lists them all.
     "opencode": (opencode_v2.STORE, opencode_db.STORE, opencode.STORE),
+    # kilocli (issue 27): Kilo's kilo.db, OpenCode's tables; its sessions are then owned by the
+    # OpenCode stores above (the same rows), this one only finds the databases.
+    "kilo": (opencode_db.KILO,),
     # agents-a (issue 27): newer Goose's database; its older JSONL files are one-file sessions.
     "goose": (goose_db.STORE,),
     # agents-c (issue 27): Hermes's state.db, what `hermes --resume` reads, where it exists.

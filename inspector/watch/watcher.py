@@ -12,8 +12,8 @@ under the watched one, are not. An OpenCode session is many
 files: a change to any of them is read as its whole session, under its info
 file's name; so is an OpenHands session or an OpenHands CLI conversation
 (its ``events/`` folder, one event a file), under its ``events`` folder's
-name; and the sessions of an agent's database (OpenCode's ``opencode.db``,
-Goose's ``sessions.db``, Hermes's ``state.db``, Amazon Q's and Kiro CLI's
+name; and the sessions of an agent's database (OpenCode's ``opencode.db``, Kilo's
+``kilo.db``, Goose's ``sessions.db``, Hermes's ``state.db``, Amazon Q's and Kiro CLI's
 ``data.sqlite3``), each under ``<db>/<sessionID>``, when the database or its
 journal changes. The watcher writes nothing on disk, in the folders it watches
 or anywhere else (what it finds goes to the

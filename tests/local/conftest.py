@@ -86,18 +86,20 @@ def place_store(storage: Path, records: list[dict], age: float) -> Path:
     return session_file
 
 
-def make_database(db: Path, records: list[dict], age: float) -> None:
+def make_database(
+    db: Path, records: list[dict], age: float, schema: Path = OPENCODE_SCHEMA
+) -> None:
     """OpenCode's database holding these records, as ``opencode import`` writes them.
 
-    The schema is OpenCode 1.18.33's own. A row's ``data`` is the record less
-    its ids as ``JSON.stringify`` writes it; a message's ``time_created`` is its
-    ``time.created``, a part's the time of writing, and ``time_updated`` the
-    time of writing: ``age`` seconds ago. The files' times are set to then too.
+    The schema is OpenCode 1.18.33's own, or ``schema`` (a fork's: Kilo's). A row's
+    ``data`` is the record less its ids as ``JSON.stringify`` writes it; a message's
+    ``time_created`` is its ``time.created``, a part's the time of writing, and
+    ``time_updated`` the time of writing: ``age`` seconds ago. The files' times are set to then too.
     """
     stamp = int((time.time() - age) * 1000)
     connection = sqlite3.connect(db)
     connection.execute("PRAGMA journal_mode = wal")
-    connection.executescript(OPENCODE_SCHEMA.read_text())
+    connection.executescript(schema.read_text())
     sessions_of: dict[str, str] = {}
     for r in records:
         if "projectID" in r:

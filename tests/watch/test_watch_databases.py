@@ -116,3 +116,23 @@ def test_opencodes_event_sourced_database_alone_is_followed(db, owner, tmp_path:
     assert again is not None and not again.needs_repair
     assert WatchedFile.objects.count() == 1
     assert watcher.changed(data / "opencode.db") is None  # nothing new: not read as new
+
+
+def test_each_session_of_kilos_database_is_a_row_read_as_opencode(db, owner, tmp_path: Path):
+    """Kilo's kilo.db (kilocli, issue 27; DERIVED from Kilo's schema): both sessions, the
+    cut one needing repair, read as OpenCode's rows, nothing written beside the database."""
+    from tests.local.conftest import make_database
+    from tests.local.test_kilo_db import BROKEN, HEALTHY, KILO_SCHEMA, kilo_records
+
+    data = tmp_path / "home" / ".local" / "share" / "kilo"
+    data.mkdir(parents=True)
+    make_database(data / "kilo.db", kilo_records(), 3600, schema=KILO_SCHEMA)
+    assert database_of(data / "kilo.db-wal") == data / "kilo.db"
+    before = snapshot(tmp_path / "home")
+    watcher = Watcher(owner, [data])
+    watcher.catch_up()
+    rows = {r.relative_path: r for r in WatchedFile.objects.all()}
+    assert set(rows) == {f"kilo.db/{BROKEN}", f"kilo.db/{HEALTHY}"}
+    assert rows[f"kilo.db/{BROKEN}"].needs_repair and not rows[f"kilo.db/{HEALTHY}"].needs_repair
+    assert {t.format for t in Transcript.objects.all()} == {"opencode"}
+    assert changed(before, snapshot(tmp_path / "home")) == set()
