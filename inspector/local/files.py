@@ -179,6 +179,36 @@ def apply(changes: list[Change], temporary_folder: Path, confined: Confined) -> 
         _apply(change, temporary_folder, confined)
 
 
+def back_up_and_write(
+    result: Outcome,
+    planned: list[Change],
+    confined: Confined,
+    *,
+    folder_name: str,
+    clock: Callable[[], float],
+    unchanged: Callable[[], bool],
+    read: Callable[[Path], bytes],
+    name: str,
+    who: str,
+) -> Outcome:
+    """A backup set under ``folder_name`` (each file's copy numbered in plan order, no
+    order kept: its files are put back in any order), then ``write_checked``: for a
+    store whose files are each a whole event (OpenHands' and its CLI's)."""
+    folder = backup_folder(confined.roots[1], folder_name, clock, confined)
+    note: dict[str, Any] = {
+        "original": str(result.path),
+        "written_at": datetime.fromtimestamp(clock(), UTC).isoformat(),
+    }
+
+    def copy_at(n: int, change: Change) -> Path:
+        return folder / f"{n}.{change.path.name}"
+
+    write_backup(folder, note, planned, copy_at, confined, ordered=False)
+    return write_checked(
+        result, planned, folder, confined, unchanged=unchanged, read=read, name=name, who=who
+    )
+
+
 def _apply(change: Change, temporary_folder: Path, confined: Confined) -> None:
     if change.new is None:
         confined.unlink(change.path)

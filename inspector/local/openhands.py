@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -166,7 +165,6 @@ def changes(found: list[Event], repaired: bytes, path: Path) -> list[Change]:
 
 
 def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
-    _, base = confined.roots
     try:
         before = stat(path)
         found = events(path)
@@ -182,21 +180,12 @@ def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
     )
     if run.dry_run:
         return result
-    folder = files.backup_folder(base, sid, run.clock, confined)
-    note = {
-        "original": str(path),
-        "written_at": datetime.fromtimestamp(run.clock(), UTC).isoformat(),
-    }
-
-    def copy_at(n: int, change: Change) -> Path:
-        return folder / f"{n}.{change.path.name}"
-
-    files.write_backup(folder, note, planned, copy_at, confined, ordered=False)
-    return files.write_checked(
+    return files.back_up_and_write(
         result,
         planned,
-        folder,
         confined,
+        folder_name=sid,
+        clock=run.clock,
         unchanged=lambda: stat(path) == before,
         read=export_bytes,
         name=sid,
