@@ -69,6 +69,11 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=400)
     parser.add_argument("--mb", type=float, default=120)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument(
+        "--sessions",
+        action="store_true",
+        help="each worker in a session of its own (see lockprof's _own_sessions)",
+    )
     parser.add_argument("--statements", type=int, default=6, help="slowest statements shown")
     args = parser.parse_args()
     if os.environ.get("DATABASE_URL"):
@@ -81,6 +86,8 @@ def main() -> None:
         os.environ["PYTHONPATH"] = os.pathsep.join(
             [str(PROFILER), *filter(None, [os.environ.get("PYTHONPATH")])]
         )
+        if args.sessions:
+            os.environ["LOCKPROF_SETSID"] = "1"
         for round_ in range(args.rounds):
             results = {}
             for count in (1, 2):
@@ -95,6 +102,8 @@ def main() -> None:
                     size,
                 )
                 found = workers(folder)
+                groups = {stats.get("autogroup") for stats in found}
+                print(f"  autogroups of the workers: {', '.join(sorted(map(str, groups)))}")
                 for stats in found:
                     show(stats, args.statements)
                 if count == 1 and found:

@@ -115,6 +115,23 @@ def _patch() -> None:
     db_worker.Worker.run_task = run_task
 
 
+def _own_sessions() -> None:
+    """With ``LOCKPROF_SETSID=1``, the scan command starts each worker in a session of
+    its own, as it now does anyway (for code before that change): under the kernel's
+    autogroup scheduling each session, not each process, gets an equal share of a busy
+    machine's cores, so two workers of one session get no more CPU than one."""
+    import subprocess
+
+    from inspector.scan import workers
+
+    class Popen(subprocess.Popen):  # type: ignore[type-arg]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs["start_new_session"] = True
+            super().__init__(*args, **kwargs)
+
+    workers.subprocess = type("Subprocess", (), {"Popen": Popen})  # type: ignore[assignment]
+
+
 def _dump() -> None:
     stats["life"] = clock() - START
     stats["cpu"] = time.process_time()
@@ -123,6 +140,10 @@ def _dump() -> None:
     except (OSError, IndexError, ValueError):
         stats["runqueue"] = 0.0
     stats["argv"] = sys.argv
+    try:
+        stats["autogroup"] = open("/proc/self/autogroup").read().split()[0]
+    except (OSError, IndexError):
+        stats["autogroup"] = "?"
     with open(os.path.join(OUT or ".", f"{os.getpid()}.json"), "w") as file:
         json.dump(stats, file)
 
@@ -141,6 +162,8 @@ if OUT:
         if not state.get("patched"):
             state["patched"] = True
             _patch()
+            if os.environ.get("LOCKPROF_SETSID") == "1":
+                _own_sessions()
 
     django.apps.registry.Apps.populate = patched_populate  # type: ignore[method-assign]
     atexit.register(_dump)
