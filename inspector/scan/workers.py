@@ -113,9 +113,16 @@ class WorkerExit:
 def run_workers(count: int, tick: Callable[[], None]) -> list[WorkerExit]:
     """Run ``count`` workers until each has left; ``tick`` runs while they work."""
     env = worker_env()
+    # Each worker in a session of its own: under Linux's autogroup scheduling a busy
+    # machine's cores are shared out by session, not by process, so workers sharing this
+    # command's session got one share between them, two no more CPU than one (issue 29;
+    # bench/profile_locks.py --sessions). Ctrl-C reaches this command alone then: the
+    # handler below stops the workers (SIGTERM, which db_worker takes as it takes SIGINT).
     processes = [
         # A fixed command line: nothing in it comes from input.
-        subprocess.Popen(worker_command(), cwd=settings.BASE_DIR, env=env)  # noqa: S603
+        subprocess.Popen(  # noqa: S603
+            worker_command(), cwd=settings.BASE_DIR, env=env, start_new_session=True
+        )
         for _ in range(count)
     ]
     results: dict[int, WorkerExit] = {}

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import os
 import subprocess
+import sys
 from urllib.parse import urlsplit
 
 import pytest
@@ -122,3 +124,22 @@ def test_database_url_quotes_postgres_credentials():
         }
     )
     assert url == "postgres://app:p%40ss%2Fword@db.internal:5433/test_inspector?sslmode=require"
+
+
+def test_each_worker_process_runs_in_a_session_of_its_own(tmp_path, monkeypatch) -> None:
+    # Under Linux's autogroup scheduling a busy machine shares its cores out by session:
+    # workers in the scan command's session would get one share between them.
+    from inspector.scan import workers
+
+    script = (
+        "import os, sys; from pathlib import Path; "
+        "Path(sys.argv[1], str(os.getpid())).write_text(str(os.getsid(0)))"
+    )
+    monkeypatch.setattr(
+        workers, "worker_command", lambda: [sys.executable, "-c", script, str(tmp_path)]
+    )
+    exits = workers.run_workers(2, lambda: None)
+    assert [worker.code for worker in exits] == [0, 0]
+    sessions = {int(path.read_text()) for path in tmp_path.iterdir()}
+    assert len(sessions) == 2
+    assert os.getsid(0) not in sessions
