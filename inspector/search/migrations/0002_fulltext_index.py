@@ -54,14 +54,17 @@ POSTGRESQL_BACK = [
 ]
 
 
-def _run(statements):
-    by_vendor = {"sqlite": statements[0], "postgresql": statements[1]}
+def _run(schema_editor, by_vendor):
+    for statement in by_vendor.get(schema_editor.connection.vendor, []):
+        schema_editor.execute(statement)
 
-    def run(apps, schema_editor):
-        for statement in by_vendor.get(schema_editor.connection.vendor, []):
-            schema_editor.execute(statement)
 
-    return run
+def forwards(apps, schema_editor):
+    _run(schema_editor, {"sqlite": SQLITE, "postgresql": POSTGRESQL})
+
+
+def backwards(apps, schema_editor):
+    _run(schema_editor, {"sqlite": SQLITE_BACK, "postgresql": POSTGRESQL_BACK})
 
 
 class Migration(migrations.Migration):
@@ -70,7 +73,5 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(
-            _run((SQLITE, POSTGRESQL)), _run((SQLITE_BACK, POSTGRESQL_BACK)), elidable=False
-        ),
+        migrations.RunPython(forwards, backwards, elidable=False),
     ]

@@ -51,4 +51,4 @@ class Migration(migrations.Migration):
         ("scan", "0001_initial"),
     ]
 
-    operations = [migrations.RunPython(own_projects, migrations.RunPython.noop)]
+    operations = [migrations.RunPython(own_projects, migrations.RunPython.noop, elidable=True)]

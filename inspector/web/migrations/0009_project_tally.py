@@ -159,17 +159,22 @@ BACKWARD = [
 ]
 
 
-def _run(statements):
-    def run(apps, schema_editor):
-        if schema_editor.connection.vendor != "postgresql":
-            return
-        for statement in statements:
-            schema_editor.execute(statement)
+def _run(schema_editor, statements):
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    for statement in statements:
+        schema_editor.execute(statement)
 
-    return run
+
+def forwards(apps, schema_editor):
+    _run(schema_editor, FORWARD)
+
+
+def backwards(apps, schema_editor):
+    _run(schema_editor, BACKWARD)
 
 
 class Migration(migrations.Migration):
     dependencies = [("web", "0008_sessions_table_orders")]
 
-    operations = [migrations.RunPython(_run(FORWARD), _run(BACKWARD), elidable=False)]
+    operations = [migrations.RunPython(forwards, backwards, elidable=False)]
