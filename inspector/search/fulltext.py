@@ -38,7 +38,8 @@ backend: the query handed to the database is built from the words alone.
 
 The backends, chosen by ``connection.vendor``:
 
-- SQLite (the embedded default): an FTS5 table over the rows (migration 0002),
+- SQLite (the embedded default): an FTS5 table over the rows (migration 0002, in
+  ``0001_squashed_0004_fts_insert_in_bulk``),
   matched with a query of quoted strings, snippets by FTS5's ``snippet()``.
 - PostgreSQL: a ``tsvector`` column of the row's words (``to_tsvector('simple',
   ...)``, no stemming, as FTS5) with a GIN index, matched with ``to_tsquery``

@@ -7,4 +7,5 @@ class WebConfig(AppConfig):
     verbose_name = "Transcript Inspector"
 
     def ready(self) -> None:
-        from inspector.web import signals  # noqa: F401  (connects the receivers)
+        # Imported for what importing does: registering the check, connecting the receivers.
+        from inspector.web import checks, signals  # noqa: F401

@@ -1,4 +1,5 @@
-"""Each project's totals as PostgreSQL's triggers keep them (migration ``web 0009``).
+"""Each project's totals as PostgreSQL's triggers keep them (migration ``web 0009``, in
+``web/migrations/0001_squashed_0010_rule_indexes.py``).
 
 Every statement that writes transcripts appends, in its own transaction, the
 signed amounts it changes per project, owner and key (``web_projecttally``); a

@@ -2,26 +2,22 @@
 
 Run on SQLite and, with ``DATABASE_URL`` set to a PostgreSQL database, on PostgreSQL:
 both have their own SQL (``reports._FINDINGS_SQL``). The token totals and the days
-come from columns kept from each row's meta on write (``Transcript.fill_columns``),
-also for rows written before those columns, once the migration's backfill filled them.
+come from columns kept from each row's meta on write (``Transcript.fill_columns``).
 """
 
 from __future__ import annotations
 
-import importlib
 import random
 from collections import Counter
 from datetime import UTC, datetime, timedelta
-from types import SimpleNamespace
 
 import pytest
-from django.apps import apps
 from django.db import connection
 from django.utils import timezone
 
 from inspector.scan import reports
 from inspector.scan.models import ScanFile, ScanJob
-from inspector.web.models import META_COLUMNS, Project, Transcript
+from inspector.web.models import Project, Transcript
 
 pytestmark = pytest.mark.django_db
 
@@ -233,46 +229,3 @@ def test_the_day_chart_counts_each_day_as_row_by_row(projects, zone):
 
 def test_this_run_uses_the_databases_sql():
     assert connection.vendor in reports._FINDINGS_SQL
-
-
-BLANK = {"first_at": None, "tokens_in": 0, "tokens_out": 0, "cache_read": 0, "cache_write": 0}
-
-
-def _chart_days(project: Project) -> dict[object, Counter[str]]:
-    chart = reports.day_chart(project)
-    assert chart is not None
-    return {
-        bar["day"]: Counter(
-            {key: bar[key] for key in ("repair", "clean", "unreadable") if bar[key]}
-        )
-        for bar in chart["bars"]
-    }
-
-
-def test_rows_from_before_the_columns_count_the_same_once_backfilled(projects, monkeypatch):
-    big, other, jobs = projects
-    filled = {
-        row["pk"]: row for row in Transcript.objects.values("pk", *META_COLUMNS).order_by("pk")
-    }
-    # Rows as the migration found them: the columns at their defaults.
-    Transcript.objects.update(**BLANK)
-    with timezone.override("Asia/Kolkata"):
-        expected = _days_row_by_row(big)
-        # The columns are what is counted: blank, the dashboard would be wrong.
-        assert reports.summarize(reports.sessions_of(big)).tokens_in == 0
-        assert reports.summarize_rows(reports.sessions_of(big)).tokens_in > 0
-        migration = importlib.import_module("inspector.web.migrations.0006_meta_columns")
-        monkeypatch.setattr(migration, "BATCH", 7)  # many batches, one of them short
-        # What RunPython passes (its schema editor: only its connection is used).
-        migration.backfill(apps, SimpleNamespace(connection=connection))
-        assert {
-            row["pk"]: row for row in Transcript.objects.values("pk", *META_COLUMNS).order_by("pk")
-        } == filled
-        for project in (big, other):
-            sessions = reports.sessions_of(project)
-            assert reports.summarize(sessions) == reports.summarize_rows(sessions)
-        for job in jobs.values():
-            transcripts = reports.job_transcripts(job)
-            assert reports.summarize(transcripts) == reports.summarize_rows(transcripts)
-        drawn = _chart_days(big)
-    assert drawn == {day: n for day, n in expected.items() if day >= min(drawn)}

@@ -120,25 +120,3 @@ def test_token_columns_count_json_integers_only():
     }
     assert meta_columns("not a dict")["tokens_in"] == 0
     assert meta_columns({"timing": [1]})["tokens_in"] == 0
-
-
-@pytest.mark.parametrize(
-    "meta",
-    [
-        {},
-        None,
-        {"timing": None},
-        {"timing": {"first": "2026-11-30T09:00:00Z", "tokens_in": 12, "tokens_out": 3}},
-        {"timing": {"first": "2026-11-30T09:00:00+02:00", "cache_read": 2**63, "cache_write": 5}},
-        {"timing": {"first": "0001-01-01T00:00:00-01:00", "tokens_in": True, "tokens_out": 1.5}},
-        {"timing": {"first": "not a date", "tokens_in": -4}},
-        {"timing": {"first": 17, "cache_read": "9"}},
-    ],
-)
-def test_the_migrations_frozen_backfill_computes_what_the_model_keeps(meta):
-    """The backfill keeps its own copy of ``meta_columns`` (a migration must not change
-    with later code); when it was written, both gave the same columns."""
-    import importlib
-
-    migration = importlib.import_module("inspector.web.migrations.0006_meta_columns")
-    assert migration.meta_columns(meta) == meta_columns(meta)

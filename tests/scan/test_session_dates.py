@@ -9,13 +9,9 @@ Run on SQLite and, with ``DATABASE_URL`` set, on PostgreSQL.
 
 from __future__ import annotations
 
-import importlib
 from datetime import UTC, date, datetime, time, timedelta
-from types import SimpleNamespace
 
 import pytest
-from django.apps import apps
-from django.db import connection
 from django.db.models import OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -23,7 +19,7 @@ from django.utils import timezone
 from inspector.scan import reports
 from inspector.scan.forms import SORTS, SessionFilterForm
 from inspector.scan.models import ScanFile
-from inspector.web.models import LIST_COLUMNS, Project, Transcript, list_columns
+from inspector.web.models import Project, Transcript
 from tests.scan.conftest import PROJECTS
 from tests.scan.test_dashboard_totals import _fill
 
@@ -144,43 +140,6 @@ def test_a_scan_dates_its_sessions_by_their_files(run_scan):
     assert dict(reports.sessions_of(job.project).values_list("pk", "date")) == _reference_dates(
         job.project
     )
-
-
-def test_the_migrations_backfills_give_the_columns_the_writes_give(big, monkeypatch):
-    columns = ("scan_started", *LIST_COLUMNS)
-    filled = {row["pk"]: row for row in Transcript.objects.values("pk", *columns)}
-    assert any(row["subagent"] for row in filled.values())
-    assert any(row["conversations"] for row in filled.values())
-    Transcript.objects.update(
-        scan_started=None, subagent=False, conversations=0, conversations_repair=0
-    )
-    web = importlib.import_module("inspector.web.migrations.0007_dashboard_columns")
-    scan = importlib.import_module("inspector.scan.migrations.0003_scan_started")
-    monkeypatch.setattr(web, "BATCH", 7)
-    monkeypatch.setattr(scan, "BATCH", 11)
-    editor = SimpleNamespace(connection=connection)  # what RunPython passes (only this is used)
-    web.backfill(apps, editor)
-    scan.backfill(apps, editor)
-    assert {row["pk"]: row for row in Transcript.objects.values("pk", *columns)} == filled
-
-
-@pytest.mark.parametrize(
-    "meta",
-    [
-        {},
-        None,
-        "not a dict",
-        {"sidechain": True},
-        {"sidechain": "yes"},
-        {"sidechain": 1},
-        {"conversation_list": []},
-        {"conversation_list": "three"},
-        {"conversation_list": [{"needs_repair": True}, {"needs_repair": 0}, {}, 5]},
-    ],
-)
-def test_the_frozen_backfill_computes_what_the_model_keeps(meta):
-    migration = importlib.import_module("inspector.web.migrations.0007_dashboard_columns")
-    assert migration.list_columns(meta) == list_columns(meta)
 
 
 def test_saving_a_changed_meta_saves_its_list_columns(owner):

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import pytest
-from django.apps import apps
 from django.test import Client
 from django.urls import reverse
 
@@ -150,25 +148,6 @@ def test_an_older_version_someone_shared_stays_reachable_when_the_file_grows(own
     _grow(watcher, root / "s.jsonl")
     assert not Transcript.objects.filter(pk=previous.pk).exists()
     assert Transcript.objects.filter(pk=link.transcript_id).exists()
-
-
-def test_the_migration_gives_each_shared_folder_a_project_and_moves_nothing(owner, tmp_path):
-    migration = importlib.import_module("inspector.watch.migrations.0002_folders_own_projects")
-    shared = Project.objects.create(owner=owner, name="alpha", slug="alpha")
-    alone = Project.objects.create(owner=owner, name="beta", slug="beta")
-    scanned, _ = store_upload(owner, read(KIMI), "s.jsonl", project=shared, relative_path="s.jsonl")
-    one = WatchedFolder.objects.create(owner=owner, project=shared, host="h", path="/a/alpha")
-    two = WatchedFolder.objects.create(owner=owner, project=shared, host="h", path="/b/alpha")
-    three = WatchedFolder.objects.create(owner=owner, project=alone, host="h", path="/c/beta")
-    migration.own_projects(apps, None)
-    one.refresh_from_db(), two.refresh_from_db(), three.refresh_from_db()
-    assert three.project == alone and three.project.watched == "h:/c/beta"
-    assert len({one.project_id, two.project_id, shared.pk}) == 3
-    assert (one.project.watched, two.project.watched) == ("h:/a/alpha", "h:/b/alpha")
-    assert "/a/alpha" in one.project.name and "/b/alpha" in two.project.name
-    assert list(Transcript.objects.filter(project=shared)) == [scanned]
-    shared.refresh_from_db()
-    assert shared.watched == ""
 
 
 def test_a_watched_projects_dashboard_names_its_folder_and_offers_no_scan_into_it(

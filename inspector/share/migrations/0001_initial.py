@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('web', '0001_initial'),
+        ('web', '0001_squashed_0010_rule_indexes'),
     ]
 
     operations = [
