@@ -257,6 +257,29 @@ def regular_start(messages: list[dict[str, Any]]) -> list[Digest]:
     return out
 
 
+def turn_cut(start: list[Digest]) -> int:
+    """Where the last user's message after an assistant's reply stands among the regular
+    messages ``start`` holds, past the first (0 for none): no body merges it with what
+    comes before it, so a body is that of the messages before it followed by that of
+    the rest. One after ``start`` (a message that is not regular) does not count: a
+    provider might write nothing for it."""
+    for at in range(len(start) - 1, 0, -1):
+        if start[at][0] == "user" and start[at - 1][0] == "assistant":
+            return at
+    return 0
+
+
+def head_items(provider: str, head: list[Digest]) -> list[dict[str, Any]]:
+    """The skeleton of ``provider``'s items for regular messages ``head`` that more
+    messages follow, starting with a user's after the last of them (``turn_cut``): the
+    items of the body a regular history that goes on so would have for them."""
+    if provider == "anthropic":
+        items: list[dict[str, Any]] = _anthropic(head, ends=False)["messages"]
+        return items
+    items = BUILDERS[provider](head)[_KEYS[provider]]
+    return items
+
+
 def quiet_start(
     provider: str, start: list[Digest], later_ids: set[str], found: Walk
 ) -> tuple[int, int]:
@@ -551,15 +574,16 @@ def _openai_chat(history: list[Digest]) -> dict[str, Any]:
     return {"messages": out}
 
 
-def _anthropic(history: list[Digest]) -> dict[str, Any]:
+def _anthropic(history: list[Digest], *, ends: bool = True) -> dict[str, Any]:
     # ``formats.anthropic._groups`` on digests (no record keys: a request body):
     # leading system messages go to ``system``; a run of assistant messages is
     # one message; results and the messages of their side after them are one
     # user message, and a user's text starts a new one unless results lead it.
     # The last message, an assistant's, goes without its thinking blocks (``_final_reply``):
     # the digests from ``final`` on are its, and only their text blocks are written.
+    # ``ends``: the body ends with them (else a user's message follows, as ``head_items``).
     final = len(history)
-    while final and history[final - 1][0] == "assistant":
+    while ends and final and history[final - 1][0] == "assistant":
         final -= 1
     out: list[dict[str, Any]] = []
     side = ""

@@ -282,6 +282,8 @@ class _Wires:
         history = self._digests(which, messages)
         if history is None:
             found = self._problems_after_quiet_start(provider, which, messages, renamed)
+            if found is None:
+                found = self._problems_after_regular_start(provider, which, renamed)
             if found is not None:
                 return found
             wire = self.after(provider) if which else self.before(provider)
@@ -322,6 +324,30 @@ class _Wires:
         key = _skeleton._KEYS[provider]
         wire[key] = [_skeleton._STAND_IN[provider]] * items + wire[key]
         return _validate_from(provider, wire, items)
+
+    def _problems_after_regular_start(
+        self, provider: str, which: int, renamed: dict[str, str]
+    ) -> list[ProviderProblem] | None:
+        """The problems of a history that is not regular but opens with regular messages
+        that a user's message after an assistant's reply ends (a long session with an image
+        in its last prompt, say): the body's items for the messages before that user's are
+        their skeleton's, and the real body is made of the rest only, which no body merges
+        with what comes before (as after a quiet start). ``None`` when there is no such
+        user's message among the regular ones. Called after ``_problems_after_quiet_start``,
+        which found the regular start."""
+        start = self._starts[which][0]
+        cut = _skeleton.turn_cut(start)
+        if not cut:
+            return None
+        head = start[:cut]
+        rest = self._clean()[which][cut:]
+        if renamed:
+            head = _skeleton.renamed_digests(head, renamed)
+            rest = [formats.renamed_message(m, renamed) for m in rest]
+        wire = formats.wire_module(provider).to_wire(rest, memo=self._memo_for(provider))
+        key = _skeleton._KEYS[provider]
+        wire[key] = _skeleton.head_items(provider, head) + wire[key]
+        return validate(provider, wire)
 
     def renamed(self, provider: str) -> dict[str, str]:
         if self._ids is None:

@@ -44,7 +44,6 @@ the ``tool`` message after its call; renamed ids are renamed in the
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from inspector.formats.base import FormatError, Parsed, Problem
@@ -77,7 +76,7 @@ _STRONG = Alternatives(
     rb'"state"\s*:\s*"(output-available|output-error|input-available|input-streaming)"',
 )
 
-_CAMEL = re.compile(rb'"toolCallId"\s*:')
+_CAMEL = Alternatives(rb'"toolCallId"\s*:')
 _UI_TEXT = Alternatives(rb'"parts"\s*:\s*\[\s*\{\s*"type"\s*:\s*"text"')
 
 

@@ -117,7 +117,7 @@ _STRONG = Alternatives(
     rb"/v1/messages",
     rb'"max_tokens"\s*:',
 )
-_ROLE = re.compile(rb'"role"\s*:\s*"(user|assistant)"')
+_ROLE = Alternatives(rb'"role"\s*:\s*"(user|assistant)"')
 _OTHER = Alternatives(
     rb'"tool_calls"\s*:', rb'"role"\s*:\s*"tool"', rb'"functionCall"', rb'"function_call"'
 )

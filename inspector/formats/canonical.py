@@ -11,12 +11,11 @@ calls) and ``detect`` (telling shapes apart).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from inspector.engine.canonical import ROLES
 from inspector.formats.base import FormatError, Parsed, Problem
-from inspector.formats.detect import refuse_others
+from inspector.formats.detect import Alternatives, refuse_others
 from inspector.formats.jsondoc import dump_list, json_type, message_list
 from inspector.formats.private import Message, strip_private
 
@@ -140,5 +139,5 @@ def _bad_message(item: Any) -> str:
     return ""
 
 
-_ROLE = re.compile(rb'"role"\s*:')
-_METADATA = re.compile(rb'"metadata"\s*:\s*\{')
+_ROLE = Alternatives(rb'"role"\s*:')
+_METADATA = Alternatives(rb'"metadata"\s*:\s*\{')

@@ -118,6 +118,7 @@ _SDK_AGENTS = frozenset({"lead", "subagent", "teammate"})
 _DESCRIPTION = r"\[[\w:.\- ]+(?: for (?:'.*?'|patch application))?\]"
 _RESULT = re.compile(_DESCRIPTION + r" Result:", re.DOTALL)
 _DENIED = re.compile(_DESCRIPTION + r" Result:\s*The user denied this operation\.", re.DOTALL)
+_DENIED_WORDS = "The user denied this operation."  # what ``_DENIED`` ends with
 _SKIPPED = re.compile(r"Skipping tool\b|Tool was interrupted and not executed\b|Tool \[[\w:.\-]+\]")
 _RESUMPTION = "[TASK RESUMPTION]"
 _INTERRUPTED = {
@@ -372,10 +373,13 @@ class _Reader:
             if not waiting:
                 break
             text = block.get("text") if block["type"] == "text" else None
-            if isinstance(text, str) and (_RESULT.match(text) or _SKIPPED.match(text)):
+            if not isinstance(text, str):
+                continue
+            result = _RESULT.match(text)
+            if result or _SKIPPED.match(text):
                 call = waiting.pop(0)
                 answered[i] = call
-                if not _RESULT.match(text) or _DENIED.match(text):
+                if not result or _denied(text):
                     self.not_started.add(call["tool_call_id"])
         if waiting and self.turn is not None:
             if any(t.startswith(_RESUMPTION) for t in _texts(blocks)):
@@ -416,6 +420,12 @@ class _Reader:
             content = "" if content is None else orjson.dumps(content).decode()
         message = {"role": "tool", "content": content, "metadata": metadata}
         self.add(message, rec, [index], "tool_result")
+
+
+def _denied(text: str) -> bool:
+    """``_DENIED.match(text)``: its words are looked for first, since where they are not
+    the pattern's ``'.*?'`` would try every quote of a long result before failing."""
+    return _DENIED_WORDS in text and _DENIED.match(text) is not None
 
 
 def _text(value: Any) -> str:

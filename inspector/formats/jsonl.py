@@ -230,6 +230,8 @@ def _split_glued(text: bytes) -> list[bytes] | None:
     """
     parts: list[bytes] = []
     rest = text.strip()
+    if rest[:1] not in _OPENS:
+        return None  # its first record would not be one (the check below), nor its last
     while rest:
         try:
             orjson.loads(rest)
@@ -245,7 +247,14 @@ def _split_glued(text: bytes) -> list[bytes] | None:
             parts.append(rest[:cut].strip())
             rest = rest[cut:].strip()
     # One record and trailing garbage is not a glued line: only whole records count.
-    return parts if len(parts) > 1 and all(p[:1] in (b"{", b"[") for p in parts) else None
+    return parts if len(parts) > 1 and all(p[:1] in _OPENS for p in parts) else None
+
+
+# What a glued line's records start with.
+_OPENS = (b"{", b"[")
+# Bytes no JSON value ends with: a line ending so (past white space) decodes to nothing,
+# whole or as glued records, so its decoder's error is not worth making.
+_NO_END = (b",", b":", b"{", b"[")
 
 
 # The lines ``head_records`` decodes at most for a memo entry: the largest ``limit`` any
@@ -360,8 +369,9 @@ def _head_values(head: bytes, limit: int) -> list[tuple[int, Any]]:
         head = head[3:]
     values: list[tuple[int, Any]] = []
     for index, raw in enumerate(head.split(b"\n", limit)[:limit]):
-        if not raw.strip():
-            continue
+        text = raw.strip()
+        if not text or text[-1:] in _NO_END:
+            continue  # blank, or a line of a document laid out on several (no value ends so)
         try:
             values.append((index, orjson.loads(raw)))
         except orjson.JSONDecodeError as exc:

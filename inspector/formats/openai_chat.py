@@ -36,7 +36,6 @@ them there) with their content as text.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -85,7 +84,7 @@ _STRONG = Alternatives(
     rb'"finish_reason"\s*:',
     rb'"role"\s*:\s*"_checkpoint"',
 )
-_ROLE = re.compile(rb'"role"\s*:\s*"(user|assistant|system)"')
+_ROLE = Alternatives(rb'"role"\s*:\s*"(user|assistant|system)"')
 _OTHER = Alternatives(
     rb'"type"\s*:\s*"(tool_use|tool_result|function_call|function_call_output)"',
     rb'"functionCall"',

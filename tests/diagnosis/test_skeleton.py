@@ -360,6 +360,38 @@ def test_the_checks_skip_the_quiet_turns_before_a_defect_and_find_it():
     assert skeleton.quiet_prefix("gemini", digests, found)[0] == len(rounds)
 
 
+def test_a_regular_start_that_is_not_quiet_is_checked_as_its_skeleton():
+    # A call left unanswered in the first turn: no quiet prefix. The history is regular
+    # up to its last prompt, which holds an image: the body is the skeleton's items up
+    # to the last user's message after a reply among the regular ones, then the real
+    # body of the rest, and the checks find in it what they find in the real body.
+    image = {"type": "image", "media_type": "image/png", "data": "iVBORw0K"}
+    history = [
+        msg("system", "be brief"),
+        msg("user", "go"),
+        msg("assistant", [THINKING[0], {"type": "text", "text": "a"}], tool_calls=[CALL]),
+        msg("user", "what now"),
+        msg("assistant", [THINKING[0], {"type": "text", "text": "b"}]),
+        msg("user", "and then"),
+        msg("assistant", "reading", tool_calls=[{**CALL, "tool_call_id": "x y"}]),
+        msg("tool", "ok", tool_call_id="x y"),
+        msg("assistant", [THINKING[0], {"type": "text", "text": "c"}]),
+        msg("user", [{"type": "text", "text": "look"}, image]),
+        msg("assistant", "I see"),
+    ]
+    start = skeleton.regular_start(history)
+    assert len(start) == 9 and skeleton.turn_cut(start) == 5
+    repaired = list(repair_history(history).messages)
+    wires = _Wires(history, repaired)
+    for provider in PROVIDERS:
+        expected = problems(provider, formats.to_wire(history, provider))
+        assert expected  # the unanswered call
+        assert [astuple(p) for p in wires.problems_before(provider)] == expected
+        assert wires._problems_after_regular_start(provider, 0, {}) is not None  # this path
+        exported, _ = formats.export_wire(repaired, provider)
+        assert [astuple(p) for p in wires.problems_after(provider)] == problems(provider, exported)
+
+
 @EXAMPLES
 @given(argued(mostly_regular_histories()))
 def test_checks_find_in_the_skeleton_what_they_find_in_the_body(history):
