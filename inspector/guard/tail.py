@@ -74,6 +74,8 @@ from inspector.formats.private import call_id, calls_of
 from inspector.formats.responses import is_call, is_output
 
 __all__ = [
+    "ANTHROPIC_KEYS",
+    "ANTHROPIC_PARTS",
     "CHAT_KEYS",
     "Rest",
     "accepted",
@@ -104,8 +106,10 @@ class _Shape:
 # other record is asked of it. (Every Gemini content has ``parts``: always Gemini's.)
 _CHAT_KEYS = CHAT_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
 _CHAT_PARTS = frozenset({"text", "image_url", "input_audio"})
-_ANTHROPIC_KEYS = frozenset({"role", "content"})
-_ANTHROPIC_PARTS = frozenset({"text", "tool_use", "tool_result", "thinking", "redacted_thinking"})
+_ANTHROPIC_KEYS = ANTHROPIC_KEYS = frozenset({"role", "content"})
+_ANTHROPIC_PARTS = ANTHROPIC_PARTS = frozenset(
+    {"text", "tool_use", "tool_result", "thinking", "redacted_thinking"}
+)
 
 
 def _plain(
