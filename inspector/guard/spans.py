@@ -46,6 +46,7 @@ from inspector.formats.base import Parsed
 from inspector.formats.detect import item_shape
 from inspector.formats.openai_chat import missing_content
 from inspector.formats.private import call_id, calls_of
+from inspector.formats.responses import is_call, is_output
 from inspector.guard import tail
 
 __all__ = ["Made", "body"]
@@ -305,6 +306,110 @@ def _gemini_walk(records: list[Any]) -> _Walk | None:
     return _Walk(walked, where, {})
 
 
+def _responses_walk(records: list[Any]) -> _Walk | None:
+    """``_Item`` for each canonical message ``responses._read`` makes of the items (the
+    model's consecutive items, its messages, reasoning and calls, are one assistant
+    message, and an assistant message item after its text or calls starts another),
+    or ``None`` where an item is not one it reads as it is (``tail._responses_ids``'
+    conditions). ``named`` holds, for each output and each model message with a call
+    under an id called before, the item of the first call under that id: the reader
+    takes an output's kind and name from the calls before it."""
+    walked: list[_Item] = []
+    where: list[int] = []
+    named: dict[int, int] = {}
+    callers: dict[str, int] = {}  # each call id: the item of its first call
+    add = walked.append
+    kinds = tail.RESPONSES_KINDS
+    # The model's message being read: where it starts, its call ids, whether it says
+    # something (a part that is not blank text), whether a call of it parses, whether it
+    # has text, and the first item of a call under an id called before it (or -1).
+    start = -1
+    ids: list[str] = []
+    said = sure = text = False
+    again = -1
+
+    for r, item in enumerate(records):
+        if item.__class__ is not dict:
+            return None
+        kind = item.get("type")
+        if kind.__class__ is not str and kind is not None:
+            return None
+        if kind not in kinds or item_shape(item) not in (None, "responses"):
+            return None
+        if kind is None or kind == "message":
+            role = item.get("role")
+            content = item.get("content")
+            if role not in tail.RESPONSES_ROLES or content.__class__ not in (str, list):
+                return None
+            if role == "assistant":
+                if start >= 0 and (text or ids):
+                    if again >= 0:
+                        named[len(walked)] = again
+                    add(("assistant", ids or _NO_IDS, "", said or sure, not ids and not said))
+                    where.append(start)
+                    start = -1
+                if start < 0:
+                    start, ids, said, sure, again = r, [], False, False, -1
+                text = True
+                said = said or not _blank_text(content)
+                continue
+        elif not is_output(item):
+            if start < 0:
+                start, ids, said, sure, text, again = r, [], False, False, False, -1
+            if is_call(item):
+                cid = item.get("call_id") or item.get("id") or ""
+                if cid.__class__ is not str:
+                    return None  # the reader's ``str(value)``: not followed here
+                first = callers.setdefault(cid, r)
+                if first < r and again < 0:
+                    again = first
+                ids.append(cid)
+                if not sure:
+                    arguments = item.get("arguments", "") if kind == "function_call" else None
+                    sure = not is_partial(arguments)
+            else:
+                said = True  # reasoning, or what the server ran: a part of the message
+            continue
+        # A user, system or developer message, or an output: the model's message ends.
+        if start >= 0:
+            if again >= 0:
+                named[len(walked)] = again
+            add(("assistant", ids or _NO_IDS, "", said or sure, not ids and not said))
+            where.append(start)
+            start = -1
+        if kind is None or kind == "message":
+            add(("user", _NO_IDS, "", False, False))
+        else:
+            rid = item.get("call_id") or item.get("id") or ""
+            if rid.__class__ is not str:
+                return None
+            named[len(walked)] = callers.get(rid, -1)
+            add(("tool", _NO_IDS, rid, False, False))
+        where.append(r)
+    if start >= 0:
+        if again >= 0:
+            named[len(walked)] = again
+        add(("assistant", ids or _NO_IDS, "", said or sure, not ids and not said))
+        where.append(start)
+    return _Walk(walked, where, named)
+
+
+def _blank_text(content: Any) -> bool:
+    """Whether a Responses message item's content reads as blank text parts alone."""
+    if content.__class__ is str:
+        return not content or content.isspace()
+    for part in content:
+        if part.__class__ is not dict or part.get("type") not in _TEXT_PARTS:
+            return False
+        text = part.get("text")
+        if text.__class__ is not str or (text and not text.isspace()):
+            return False
+    return True
+
+
+_TEXT_PARTS = ("input_text", "output_text", "text")
+
+
 def _never(record: dict[str, Any]) -> bool:
     raise AssertionError("the walk judged every record with calls")  # pragma: no cover
 
@@ -314,6 +419,7 @@ _ITEMS: dict[str, tuple[Callable[[list[Any]], _Walk | None], Callable[[dict[str,
     "openai-chat": (_chat_walk, _chat_sure),
     "anthropic": (_anthropic_walk, _never),
     "gemini": (_gemini_walk, _never),
+    "responses": (_responses_walk, _never),
 }
 
 
@@ -347,6 +453,7 @@ def body(
     if found is None:
         return None
     walked, where, named = found
+    grouped = provider == "responses"
     chars, limit = formats.id_rules(provider)
     for _, ids, rid, _, _ in walked:
         for value in (*ids, rid):
@@ -359,7 +466,9 @@ def body(
     lead = 0  # the canonical messages before the list's: a system prompt of its own key
     if where is not None:
         system = asked.get(_SYSTEM_KEYS[provider])
-        if system is not None:
+        if provider == "responses":
+            lead = int(isinstance(system, str) and bool(system))
+        elif system is not None:
             if not _system_read(provider, system):
                 return None  # the reader refuses it: the plain path says so
             lead = 1
@@ -425,13 +534,15 @@ def body(
         )
         if window is None:
             return None
-        made, ids, sources = window
-        if where is not None and sources != [[where[j] - low + 1] for j in range(start, end)]:
+        made, ids, sources, sent = window
+        if where is not None and sources != _sources(where, start, end, low, high, grouped):
             return None  # the reader made other messages of the records than the walk
         out.extend(records[place(pos) : low])
-        # A window inside the kept start goes out as it came, its ids given out as repaired.
+        # A window inside the kept start goes out as it came, its ids given out as repaired
+        # and as sent (the provider took them: ``_kept_start``'s ``taken``).
         if end <= kept:
             out.extend(records[low:high])
+            ids = [*ids, *sent]
         else:
             windows.append((low, high, len(out), len(out) + len(made)))
             out.extend(made)
@@ -442,7 +553,19 @@ def body(
 
 
 # The body key of a system prompt that is no item of the list, per shape.
-_SYSTEM_KEYS = {"anthropic": "system", "gemini": "systemInstruction"}
+_SYSTEM_KEYS = {"anthropic": "system", "gemini": "systemInstruction", "responses": "instructions"}
+
+
+def _sources(
+    where: list[int], start: int, end: int, low: int, high: int, grouped: bool
+) -> list[list[int]]:
+    """The records (1-based from the window's first, ``low``; ``high`` its end) each
+    message ``start:end`` of the window is read from: one each (a record may make several
+    messages), or with ``grouped`` (Responses) every item up to the next message's."""
+    if not grouped:
+        return [[where[j] - low + 1] for j in range(start, end)]
+    ends = [*where[start + 1 : end], high]
+    return [list(range(where[j] - low + 1, ends[j - start] - low + 1)) for j in range(start, end)]
 
 
 def _system_read(provider: str, system: Any) -> bool:
@@ -494,11 +617,11 @@ def _window(
     offset: tuple[int, int],
     given: list[str],
     is_read_only: Callable[[str], bool] | None,
-) -> tuple[list[Any], list[str], list[list[int]]] | None:
+) -> tuple[list[Any], list[str], list[list[int]], list[str]] | None:
     """``records`` (from list position ``offset[0]``, canonical message ``offset[1]``)
     read alone, repaired as in the whole (told that offset and the ``given`` ids) and
-    written: the items, the call ids the repair gave out and the records each message
-    was read from; ``None`` where the reader reads them otherwise alone."""
+    written: the items, the call ids the repair gave out, the records each message was
+    read from and the ids read; ``None`` where the reader reads them otherwise alone."""
     system = _SYSTEM_KEYS.get(provider)
     alone = {k: v for k, v in asked.items() if k != system} if system in asked else asked
     try:
@@ -518,7 +641,7 @@ def _window(
         return None  # an id the export would rename (ID-3) reads the whole
     written = orjson.loads(formats.FORMATS[provider].serialise(repaired.messages, parsed))
     ids = [call_id(call) for m in repaired.messages for call in calls_of(m)]
-    return written[key], ids, parsed.sources
+    return written[key], ids, parsed.sources, formats.history_ids(parsed.messages)
 
 
 def _move_made_up(parsed: Parsed, turns: int) -> None:

@@ -77,6 +77,8 @@ __all__ = [
     "ANTHROPIC_KEYS",
     "ANTHROPIC_PARTS",
     "CHAT_KEYS",
+    "RESPONSES_KINDS",
+    "RESPONSES_ROLES",
     "Rest",
     "accepted",
     "plain_chat",
@@ -246,10 +248,10 @@ def _gemini_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
 
 # The Responses item kinds the shortcut reads in a start: messages, reasoning, client
 # calls and their outputs, and what the server ran; any other kind is the plain path's.
-_RESPONSES_KINDS = frozenset(
+_RESPONSES_KINDS = RESPONSES_KINDS = frozenset(
     {None, "message", "reasoning", *RESPONSES_CALLS, *RESPONSES_OUTPUTS, *RESPONSES_SERVER_ITEMS}
 )
-_RESPONSES_ROLES = ("user", "system", "developer", "assistant")
+_RESPONSES_ROLES = RESPONSES_ROLES = ("user", "system", "developer", "assistant")
 
 
 def _responses_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
