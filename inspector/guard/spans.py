@@ -142,12 +142,10 @@ def _anthropic_walk(records: list[Any]) -> _Walk | None:
     kinds = tail.ANTHROPIC_PARTS
     answered = False
     for r, record in enumerate(records):
-        if record.__class__ is not dict:
-            return None
-        role = record.get("role")
-        content = record.get("content")
+        role = record.get("role") if record.__class__ is dict else None
         if role not in ("user", "assistant", "system"):
-            return None
+            return None  # not a message, or a role the Messages API has not
+        content = record.get("content")
         plain = keys.issuperset(record)
         if content.__class__ is str:
             if not plain and item_shape(record) not in (None, "anthropic"):
@@ -260,12 +258,8 @@ def _gemini_walk(records: list[Any]) -> _Walk | None:
                 if part.__class__ is dict:
                     call = part.get("functionCall")
                     if call.__class__ is dict:
-                        cid = call.get("id")
-                        if cid.__class__ is not str or not cid:
-                            cid = ""
-                            made_up = True
-                        elif cid.startswith("call_"):
-                            called = True
+                        cid = _gemini_id(call)
+                        made_up, called = made_up or not cid, called or cid.startswith("call_")
                         ids.append(cid)
                         sure = sure or not is_partial(call.get("args", {}))
                         continue
@@ -289,12 +283,8 @@ def _gemini_walk(records: list[Any]) -> _Walk | None:
                 add(("user", _NO_IDS, "", False, False))
                 where.append(r)
                 run = False
-            rid = response.get("id")
-            if rid.__class__ is not str or not rid:
-                rid = ""
-                made_up = True
-            elif rid.startswith("call_"):
-                called = True
+            rid = _gemini_id(response)
+            made_up, called = made_up or not rid, called or rid.startswith("call_")
             add(("tool", _NO_IDS, rid, False, False))
             where.append(r)
             made = True
@@ -306,6 +296,12 @@ def _gemini_walk(records: list[Any]) -> _Walk | None:
     return _Walk(walked, where, {})
 
 
+def _gemini_id(held: dict[str, Any]) -> str:
+    """A Gemini call's or response's own id, or "" where the reader makes one up."""
+    value = held.get("id")
+    return value if value.__class__ is str else ""
+
+
 def _responses_walk(records: list[Any]) -> _Walk | None:
     """``_Item`` for each canonical message ``responses._read`` makes of the items (the
     model's consecutive items, its messages, reasoning and calls, are one assistant
@@ -314,12 +310,12 @@ def _responses_walk(records: list[Any]) -> _Walk | None:
     conditions). ``named`` holds, for each output and each model message with a call
     under an id called before, the item of the first call under that id: the reader
     takes an output's kind and name from the calls before it."""
-    walked: list[_Item] = []
-    where: list[int] = []
-    named: dict[int, int] = {}
-    callers: dict[str, int] = {}  # each call id: the item of its first call
-    add = walked.append
     kinds = tail.RESPONSES_KINDS
+    callers: dict[str, int] = {}  # each call id: the item of its first call
+    named: dict[int, int] = {}
+    walked: list[_Item] = []
+    add = walked.append
+    where: list[int] = []
     # The model's message being read: where it starts, its call ids, whether it says
     # something (a part that is not blank text), whether a call of it parses, whether it
     # has text, and the first item of a call under an id called before it (or -1).

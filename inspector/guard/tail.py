@@ -220,11 +220,11 @@ def _gemini_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
     calls: list[str] = []
     results: list[str] = []
     for content in items:
-        if content.__class__ is not dict:
-            return None
-        role = content.get("role")
+        role = content.get("role") if content.__class__ is dict else None
+        if role not in ("user", "model", "function"):
+            return None  # not a content, or not a turn the reader takes
         parts = content.get("parts")
-        if role not in ("user", "model", "function") or not isinstance(parts, list):
+        if not isinstance(parts, list):
             return None
         for part in parts:
             if part.__class__ is not dict:
