@@ -269,7 +269,7 @@ def _from_the_spans(asked: _Asked) -> Guarded | None:
     key = HISTORY_KEYS[provider]
     try:
         made = spans.body(
-            body, key, provider, verdict.problems[0].index, read_only_predicate(read_only)
+            body, key, provider, verdict.problems[0].index, read_only_predicate(read_only), model
         )
         if made is None or not _windows_accepted(made, verdict, provider, key, model):
             return None  # the plain path tries its other writings

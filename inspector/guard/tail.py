@@ -74,7 +74,11 @@ from inspector.formats.private import call_id, calls_of
 from inspector.formats.responses import is_call, is_output
 
 __all__ = [
+    "ANTHROPIC_KEYS",
+    "ANTHROPIC_PARTS",
     "CHAT_KEYS",
+    "RESPONSES_KINDS",
+    "RESPONSES_ROLES",
     "Rest",
     "accepted",
     "plain_chat",
@@ -104,8 +108,10 @@ class _Shape:
 # other record is asked of it. (Every Gemini content has ``parts``: always Gemini's.)
 _CHAT_KEYS = CHAT_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
 _CHAT_PARTS = frozenset({"text", "image_url", "input_audio"})
-_ANTHROPIC_KEYS = frozenset({"role", "content"})
-_ANTHROPIC_PARTS = frozenset({"text", "tool_use", "tool_result", "thinking", "redacted_thinking"})
+_ANTHROPIC_KEYS = ANTHROPIC_KEYS = frozenset({"role", "content"})
+_ANTHROPIC_PARTS = ANTHROPIC_PARTS = frozenset(
+    {"text", "tool_use", "tool_result", "thinking", "redacted_thinking"}
+)
 
 
 def _plain(
@@ -214,11 +220,11 @@ def _gemini_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
     calls: list[str] = []
     results: list[str] = []
     for content in items:
-        if content.__class__ is not dict:
-            return None
-        role = content.get("role")
+        role = content.get("role") if content.__class__ is dict else None
+        if role not in ("user", "model", "function"):
+            return None  # not a content, or not a turn the reader takes
         parts = content.get("parts")
-        if role not in ("user", "model", "function") or not isinstance(parts, list):
+        if not isinstance(parts, list):
             return None
         for part in parts:
             if part.__class__ is not dict:
@@ -242,10 +248,10 @@ def _gemini_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
 
 # The Responses item kinds the shortcut reads in a start: messages, reasoning, client
 # calls and their outputs, and what the server ran; any other kind is the plain path's.
-_RESPONSES_KINDS = frozenset(
+_RESPONSES_KINDS = RESPONSES_KINDS = frozenset(
     {None, "message", "reasoning", *RESPONSES_CALLS, *RESPONSES_OUTPUTS, *RESPONSES_SERVER_ITEMS}
 )
-_RESPONSES_ROLES = ("user", "system", "developer", "assistant")
+_RESPONSES_ROLES = RESPONSES_ROLES = ("user", "system", "developer", "assistant")
 
 
 def _responses_ids(items: list[Any]) -> tuple[list[str], list[str]] | None:
