@@ -55,6 +55,7 @@ STAGES: list[tuple[str, str]] = [
     ("database: scan rows", "inspector.scan.tasks:_place"),
     ("database: scan rows", "inspector.scan.tasks:_finish"),
     ("database: scan rows", "inspector.scan.tasks:complete_if_done"),
+    ("database: scan rows", "inspector.scan.tasks:_record"),
     ("database: scan rows", "inspector.web.store:_copy_or_diagnose"),
     ("index: read the cache file", "inspector.web.store:get_page_diagnosis"),
     ("index: rows as shown", "inspector.search.fulltext:shown_row"),
@@ -62,6 +63,7 @@ STAGES: list[tuple[str, str]] = [
     ("index: row text (the rest)", "inspector.search.fulltext:row_text"),
     ("index: database writes", "inspector.search.fulltext:index_rows"),
     ("index: database writes", "inspector.search.fulltext:index_entries"),
+    ("index: database writes", "inspector.search.fulltext:index_many"),
     ("index: row text (the rest)", "inspector.search.fulltext:_batches"),
 ]
 

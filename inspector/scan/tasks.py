@@ -3,17 +3,22 @@
 
 A job of at most ``INSPECTOR_SCAN_BATCH_ABOVE`` files sends one ``scan_file`` a file;
 a larger one, one ``scan_files`` per ``INSPECTOR_SCAN_BATCH_FILES`` files (the task's
-round trip through the queue, paid once a batch). A batch runs its files one after the
-other, each exactly as ``scan_file`` runs it, committed on its own: a worker killed in
-the middle of a batch leaves the files before it finished and counted, the rest
-pending, and the batch run again skips the finished ones.
+round trip through the queue, paid once a batch). A batch reads, diagnoses and stores
+the files of each group (its files, up to ``GROUP_BYTES`` of them) one after the other,
+holding no lock of the database, then records the whole group in one transaction: the
+transcripts' rows, the files' outcomes and the job's counters, then the group's search
+entries in one more. On SQLite, whose one writer at a time is every worker's, that is
+two waits for the write lock and two commits a group instead of three a file
+(README, "Why two workers do not scale on SQLite"). A group lands whole or not at all:
+a worker killed in the middle of one leaves its files pending (their stored bytes, with
+no row, go at the next worker's start: ``store.sweep_orphans``), the groups before it
+finished and counted, and the batch run again does only what was left pending.
 
-Each task is safe to run twice. ``scan_file`` moves its row from pending to
-an outcome with a conditional UPDATE and bumps the job's counters in SQL
-(``done = done + 1``) in the same transaction, so a retried task counts once and
-concurrent workers never lose a count. Whoever finishes a job's last file (that
-UPDATE returns the counters) links subagents to their parent sessions and marks
-the job done.
+Each task is safe to run twice. A file moves from pending to an outcome with a
+conditional UPDATE, and the job's counters are bumped in SQL (``done = done + 1``) in
+the same transaction, so a retried task counts once and concurrent workers never lose
+a count. Whoever finishes a job's last file (that UPDATE returns the counters) links
+subagents to their parent sessions and marks the job done.
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ import sqlite3
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -60,9 +66,13 @@ from inspector.web import tally
 from inspector.web.diskfull import DISK_FULL, is_disk_full
 from inspector.web.models import Project, Transcript
 from inspector.web.store import (
+    Prepared,
     UnreadableTranscript,
+    abandon,
+    land,
+    landed,
+    prepare_upload,
     retire_previous,
-    store_upload,
     sweep_orphans,
 )
 
@@ -90,8 +100,14 @@ class Outcome:
     created: bool = False
     # Whether this run recorded the outcome (``_finish``); ``None`` until it tried.
     finished: bool | None = None
-    # The job's done and total files as ``_finish`` left them; ``None`` until it did.
-    counted: tuple[int, int] | None = None
+    # The stored file whose row is still to insert (``store.land``), for a new transcript.
+    prepared: Prepared | None = None
+
+
+# A batch's files are recorded a group at a time, a group holding files up to this many
+# bytes (one file at least): what a worker holds in memory before the group's commit is
+# their timeline rows, two to four times their size.
+GROUP_BYTES = 8 * 1024 * 1024
 
 
 @task()
@@ -100,51 +116,142 @@ def scan_file(file_id: int) -> str:
     row = ScanFile.objects.select_related("job__owner", "project").filter(pk=file_id).first()
     if row is None or not row.is_pending:
         return "already finished"
-    return _scan_row(row)
+    statuses, failed = _scan_group([row])
+    if failed is not None:
+        raise failed  # the file stays pending, to be retried
+    return statuses[0]
 
 
 @task()
 def scan_files(file_ids: list[int]) -> str:
-    """``scan_file`` for each of ``file_ids`` still pending, in order, each committed on
-    its own; a second run of the batch does only what the first left pending.
+    """``scan_file`` for each of ``file_ids`` still pending, in order, a group of them
+    (``_groups``) recorded in one transaction; a second run of the batch does only what
+    the first left pending.
 
     A database error on one file leaves it pending and the batch goes on; the task then
     fails (with the first such error), so the queue shows it, and the job's retry sends
     the pending files again, as it does for a failed ``scan_file``.
     """
-    rows = (
+    rows = list(
         ScanFile.objects.select_related("job__owner", "project")
         .filter(pk__in=file_ids, status=Status.PENDING)
         .order_by("pk")
     )
+    if not rows:
+        # Killed between a last group's commit and the job's end: end it now.
+        job_id = ScanFile.objects.filter(pk__in=file_ids).values_list("job_id", flat=True).first()
+        if job_id is not None:
+            complete_if_done(job_id)
+        return "already finished"
     counts: dict[str, int] = {}
     failed: DatabaseError | None = None
-    for row in rows:
-        try:
-            status = _scan_row(row)
-        except DatabaseError as error:
-            log.exception("scanning %s: database error, the file stays pending", row.path)
-            failed = failed or error
-            continue
-        counts[status] = counts.get(status, 0) + 1
+    for group in _groups(rows):
+        statuses, error = _scan_group(group)
+        failed = failed or error
+        for status in statuses:
+            counts[status] = counts.get(status, 0) + 1
     if failed is not None:
         raise failed
     return ", ".join(f"{status} {count}" for status, count in counts.items()) or "already finished"
 
 
-def _scan_row(row: ScanFile) -> str:
-    """Store, diagnose and record one pending file: the work of ``scan_file``."""
-    ScanJob.objects.filter(pk=row.job_id).update(current_file=row.path)
-    outcome = _scan(row)
-    if outcome.finished is None:  # nothing stored: only the outcome to record
+def _groups(rows: list[ScanFile]) -> Iterator[list[ScanFile]]:
+    """The rows in order, in groups of one job's files of at most ``GROUP_BYTES`` together
+    (a larger file alone)."""
+    group: list[ScanFile] = []
+    size = 0
+    for row in rows:
+        if group and (size + row.size > GROUP_BYTES or row.job_id != group[0].job_id):
+            yield group
+            group, size = [], 0
+        group.append(row)
+        size += row.size
+    if group:
+        yield group
+
+
+def _scan_group(rows: list[ScanFile]) -> tuple[list[str], DatabaseError | None]:
+    """Scan these pending files of one job and record them in one transaction (``_record``).
+
+    Returns the statuses of the files recorded, and the first database error that left
+    any of them pending. A group that cannot be recorded whole is recorded a file at a
+    time, so one file's error leaves that file pending, not its group.
+    """
+    # The scan page's "now scanning": a write of its own, so once a group.
+    ScanJob.objects.filter(pk=rows[0].job_id).update(current_file=rows[0].path)
+    ready: list[tuple[ScanFile, Outcome]] = []
+    failed: DatabaseError | None = None
+    for row in rows:
+        try:
+            ready.append((row, _scan(row)))
+        except DatabaseError as error:
+            log.exception("scanning %s: database error, the file stays pending", row.path)
+            failed = failed or error
+    if not ready:
+        return [], failed
+    try:
+        counted = _record(ready)
+    except Exception as error:
+        if len(ready) > 1:
+            # One file's error must not keep the group's other files pending.
+            log.exception("recording %d files at once failed: one at a time now", len(ready))
+            statuses: list[str] = []
+            for row, _outcome in ready:
+                done, alone = _scan_group([row])
+                statuses += done
+                failed = failed or alone
+            return statuses, failed
+        row, outcome = ready[0]
+        if isinstance(error, DatabaseError):
+            log.exception("scanning %s: database error, the file stays pending", row.path)
+            return [], failed or error
+        # One bad file never stops a scan, a bug in placing it included.
+        log.exception("scanning %s failed", row.path)
+        outcome = Outcome(Status.UNREADABLE, _bug(error), outcome.sha256, started=outcome.started)
+        ready = [(row, outcome)]
+        try:
+            counted = _record(ready)
+        except DatabaseError as again:
+            log.exception("scanning %s: database error, the file stays pending", row.path)
+            return [], failed or again
+    _recorded(ready, counted)
+    return [outcome.status for _row, outcome in ready], failed
+
+
+def _record(ready: list[tuple[ScanFile, Outcome]]) -> tuple[int, int] | None:
+    """Record these scanned files of one job, all in one transaction: each new transcript's
+    row (``store.land``) placed in the project, each file's outcome, the job's counters;
+    the job's done and total files after them (``_count``). Rolled back, the new
+    transcripts' stored files go too."""
+    try:
         with transaction.atomic():
-            outcome.finished = _finish(row, outcome)
-    finished = outcome.finished
-    if row.job.source != ScanJob.Source.FOLDER and row.source:
-        default_storage.delete(row.source)
-    if finished:
-        complete_if_done(row.job_id, outcome.counted)
-    return outcome.status
+            for row, outcome in ready:
+                if outcome.prepared is not None:
+                    # The row, its place and the file's outcome commit together: a worker
+                    # killed before the commit leaves no row, so the retry stores the file
+                    # again and counts it new, never "unchanged".
+                    transcript, created = land(outcome.prepared)
+                    outcome.transcript, outcome.created = transcript, created
+                    outcome.status, outcome.reason = _place(transcript, created, row)
+                outcome.finished = _finish(row, outcome)
+            return _count([(row, outcome) for row, outcome in ready if outcome.finished])
+    except BaseException:
+        for _row, outcome in ready:
+            if outcome.prepared is not None:
+                abandon(outcome.prepared)
+        raise
+
+
+def _recorded(ready: list[tuple[ScanFile, Outcome]], counted: tuple[int, int] | None) -> None:
+    """After ``_record``'s commit: the new transcripts announced (search indexes them,
+    in one transaction more), uploaded files removed, the job ended after its last file."""
+    # Search indexes the rows now, from memory: no second task reads them back.
+    landed([o.prepared for _row, o in ready if o.prepared is not None], follow_now=True)
+    for row, _outcome in ready:
+        if row.job.source != ScanJob.Source.FOLDER and row.source:
+            default_storage.delete(row.source)
+    if counted is not None:
+        complete_if_done(ready[0][0].job_id, counted)
 
 
 @task()
@@ -418,31 +525,18 @@ def _scan(row: ScanFile) -> Outcome:
         return Outcome(Status.UNREADABLE, f"The session could not be read: {error}.")
     sha = hashlib.sha256(data).hexdigest()
     started = session_start(data) or row.started
-    outcome = Outcome(Status.NEW, "", sha, started=started)
-
-    def record(transcript: Transcript, created: bool) -> None:
-        # Inserting the row, placing it and recording the file's outcome commit
-        # together: a worker killed before the commit leaves no row, so the
-        # retry stores the file again and counts it new, never "unchanged".
-        outcome.transcript, outcome.created = transcript, created
-        outcome.status, outcome.reason = _place(transcript, created, row)
-        outcome.finished = _finish(row, outcome)
-
     try:
-        store_upload(
+        prepared = prepare_upload(
             row.job.owner,
             data,
             PurePosixPath(row.path).name,
             project=row.project,
             relative_path=row.path,
-            then=record,
-            # Search indexes the rows now, from memory: no second task reads them back.
-            follow_now=True,
         )
     except UnreadableTranscript as error:
         return Outcome(Status.UNREADABLE, _reason(error), sha, started=started)
     except DatabaseError:
-        raise  # the task fails and the file stays pending, to be retried
+        raise  # the file stays pending, to be retried
     except Exception as error:
         if is_disk_full(error):
             log.error("scanning %s: the disk is full", row.path)
@@ -451,7 +545,7 @@ def _scan(row: ScanFile) -> Outcome:
         log.exception("scanning %s failed", row.path)
         return Outcome(Status.UNREADABLE, _bug(error), sha, started=started)
     del data
-    return outcome
+    return Outcome(Status.NEW, "", sha, started=started, prepared=prepared)
 
 
 def _read(row: ScanFile) -> bytes:
@@ -530,8 +624,9 @@ def _scanned_files(row: ScanFile) -> Callable[[Transcript], str]:
 def _finish(row: ScanFile, outcome: Outcome) -> bool:
     """Record the outcome once; ``False`` when another run of the task got there first.
 
-    All or nothing with the caller's transaction (``scan_file``'s, or ``store_upload``'s
-    that inserts the transcript): no savepoint of its own, as nothing here is undone alone.
+    All or nothing with the caller's transaction (``_record``'s, that inserts the
+    transcript): no savepoint of its own, as nothing here is undone alone. The job's
+    counters are the caller's to bump (``_count``), once for all the files it records.
     """
     with transaction.atomic(savepoint=False):
         changed = ScanFile.objects.filter(pk=row.pk, status=Status.PENDING).update(
@@ -551,24 +646,34 @@ def _finish(row: ScanFile, outcome: Outcome) -> bool:
             outcome.transcript.scan_started = outcome.started
         elif outcome.transcript is not None:
             refresh_scan_started([outcome.transcript.pk])
-        outcome.counted = _count(row, COUNTERS[outcome.status])
     return True
 
 
-def _count(row: ScanFile, counter: str) -> tuple[int, int] | None:
-    """Add the file to its job's counters; the job's done and total files after it.
+def _count(finished: list[tuple[ScanFile, Outcome]]) -> tuple[int, int] | None:
+    """Add these files of one job, their outcomes just recorded (``_finish``), to the
+    job's counters; the job's done and total files after them (``None`` for no files).
 
-    One UPDATE ... RETURNING (SQLite 3.35 and later, PostgreSQL): the counters as this
-    transaction left them, so exactly one file's task sees the last one in, and no
-    other needs to read the job again (``complete_if_done``).
+    One UPDATE ... RETURNING (SQLite 3.35 and later, PostgreSQL) a group, at the end of
+    its transaction (on PostgreSQL the job's row stays locked from there to the commit):
+    the counters as this transaction left them, so exactly one group's task sees the
+    last file in, and no other needs to read the job again (``complete_if_done``).
     """
+    if not finished:
+        return None
+    added = Counter(COUNTERS[outcome.status] for _row, outcome in finished)
     quote = connection.ops.quote_name
-    table, count = quote(ScanJob._meta.db_table), quote(counter)
+    # Column names from COUNTERS only; every value is a parameter.
+    bumps = "".join(f", {quote(name)} = {quote(name)} + %s" for name in added)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {table} SET done = done + 1, bytes_done = bytes_done + %s, "  # noqa: S608
-            f"{count} = {count} + 1 WHERE id = %s RETURNING done, total",
-            [row.size, row.job_id],
+            f"UPDATE {quote(ScanJob._meta.db_table)} SET done = done + %s, "  # noqa: S608
+            f"bytes_done = bytes_done + %s{bumps} WHERE id = %s RETURNING done, total",
+            [
+                len(finished),
+                sum(row.size for row, _outcome in finished),
+                *added.values(),
+                finished[0][0].job_id,
+            ],
         )
         found = cursor.fetchone()
     return None if found is None else (found[0], found[1])

@@ -9,6 +9,6 @@ class SearchConfig(AppConfig):
     def ready(self) -> None:
         # Django's wiring: the web floor sends, search listens (``web/events.py``).
         from inspector.search.signals import queue_indexing
-        from inspector.web.events import transcript_stored
+        from inspector.web.events import transcripts_stored
 
-        transcript_stored.connect(queue_indexing, dispatch_uid="search.queue_indexing")
+        transcripts_stored.connect(queue_indexing, dispatch_uid="search.queue_indexing")

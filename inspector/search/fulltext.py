@@ -1,12 +1,14 @@
 """Full-text search across a project's sessions: one interface, a backend per database.
 
 The interface (a transcript just stored is queued for ``index_stored`` by
-``signals.queue_indexing``, on the web floor's ``events.transcript_stored``, or,
-stored by a scan's worker, indexed at once from the rows its diagnosis made)::
+``signals.queue_indexing``, on the web floor's ``events.transcripts_stored``, or,
+stored by a scan's worker, indexed at once from the rows its diagnosis made, a batch
+of files in one transaction)::
 
     index_rows(transcript, rows, version)      replace a transcript's entries with these rows
     entries_of(transcript.pk, rows)            the same rows' entries, made beforehand,
     index_entries(transcript, entries, version)  and written
+    index_many([(transcript, entries, version), ...])  several, in one transaction
     index_stored(transcript)                   the same, from its stored diagnosis
     stale(project), catch_up(project, seconds) transcripts not indexed at this engine version
     search(project, query) -> Results          a count, and pages of hits
@@ -351,6 +353,9 @@ class Backend(Protocol):
 
     def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None: ...
 
+    # After the inserts of a transaction, for every transcript they were of.
+    def inserted(self, cursor: CursorWrapper, transcript_ids: list[int]) -> None: ...
+
     def query(self, terms: Sequence[Term]) -> str: ...
 
     @property
@@ -373,13 +378,17 @@ class SQLite:
 
     def insert(self, cursor: CursorWrapper, entries: list[Entry]) -> None:
         cursor.executemany(_INSERT + ") VALUES (%s, %s, %s, %s, %s, %s)", entries)
-        # Then the batch into the FTS5 table in one statement (migration 0004: FTS5
-        # writes a segment per statement, so a trigger made one for every row).
-        # A batch is one transcript's rows at consecutive positions.
+
+    def inserted(self, cursor: CursorWrapper, transcript_ids: list[int]) -> None:
+        # The transcripts' rows into the FTS5 table in one statement (migration 0004:
+        # FTS5 writes a segment per statement, so a trigger made one for every row; one
+        # statement for a scan's batch of transcripts, not one for each, leaves fewer to
+        # merge). Their entries were all just inserted, their old ones deleted.
+        places = ", ".join(["%s"] * len(transcript_ids))  # placeholders only
         cursor.execute(
-            "INSERT INTO search_searchrow_fts(rowid, body) SELECT id, body FROM search_searchrow "
-            "WHERE transcript_id = %s AND position BETWEEN %s AND %s",
-            [entries[0][0], entries[0][1], entries[-1][1]],
+            "INSERT INTO search_searchrow_fts(rowid, body) SELECT id, body "  # noqa: S608
+            f"FROM search_searchrow WHERE transcript_id IN ({places})",
+            transcript_ids,
         )
 
     def query(self, terms: Sequence[Term]) -> str:
@@ -417,6 +426,9 @@ class PostgreSQL:
             _INSERT + ", document) VALUES (%s, %s, %s, %s, %s, %s, to_tsvector('simple', %s))",
             [(*entry, words_of(entry[4])) for entry in entries],
         )
+
+    def inserted(self, cursor: CursorWrapper, transcript_ids: list[int]) -> None:
+        pass  # each row's tsvector was made by its INSERT
 
     def query(self, terms: Sequence[Term]) -> str:
         return tsquery(terms)
@@ -516,28 +528,50 @@ def index_entries(
     transcript: Transcript, batches: Iterable[list[Entry]], engine_version: str
 ) -> int:
     """Replace the transcript's entries with these (``entries_of``, or made as they are read)."""
+    return index_many([(transcript, batches, engine_version)]).get(transcript.pk, 0)
+
+
+def index_many(
+    indexed: Sequence[tuple[Transcript, Iterable[list[Entry]], str]],
+) -> dict[int, int]:
+    """``index_entries`` for several transcripts (each with its entries and engine version),
+    in one transaction: a scan's batch of files is one write of the index, not one a file
+    (on SQLite every transaction waits for the one writer's lock and commits on its own).
+    Returns each indexed transcript's count of rows; one deleted meanwhile is left out."""
     chosen = backend()
-    if chosen is None:
-        return 0
+    if chosen is None or not indexed:
+        return {}
     with transaction.atomic():
-        # Two indexers of one transcript take turns (PostgreSQL; SQLite writes one at a time).
-        locked = Transcript.objects.select_for_update().filter(pk=transcript.pk).order_by()
-        if not list(locked.values("pk")):
-            return 0  # deleted meanwhile
-        SearchRow.objects.filter(transcript=transcript.pk).delete()
-        count = 0
+        # Two indexers of one transcript take turns (PostgreSQL; SQLite writes one at a
+        # time), locking in the order of their ids so that two batches never deadlock.
+        locked = Transcript.objects.select_for_update().order_by("pk")
+        ids = set(locked.filter(pk__in=[t.pk for t, _, _ in indexed]).values_list("pk", flat=True))
+        if not ids:
+            return {}  # deleted meanwhile
+        SearchRow.objects.filter(transcript__in=ids).delete()
+        counts: dict[int, int] = {}
+        versions: dict[int, str] = {}
         with connection.cursor() as cursor:
-            for entries in batches:
-                chosen.insert(cursor, entries)
-                count += len(entries)
+            for transcript, batches, version in indexed:
+                if transcript.pk not in ids or transcript.pk in counts:
+                    continue
+                counts[transcript.pk], versions[transcript.pk] = 0, version
+                for entries in batches:
+                    chosen.insert(cursor, entries)
+                    counts[transcript.pk] += len(entries)
+            if any(counts.values()):
+                chosen.inserted(cursor, [pk for pk, count in counts.items() if count])
         # One upsert (not update_or_create's SELECT, savepoint and INSERT or UPDATE).
         SearchIndexed.objects.bulk_create(
-            [SearchIndexed(transcript_id=transcript.pk, engine_version=engine_version, rows=count)],
+            [
+                SearchIndexed(transcript_id=pk, engine_version=versions[pk], rows=count)
+                for pk, count in counts.items()
+            ],
             update_conflicts=True,
             unique_fields=["transcript"],
             update_fields=["engine_version", "rows", "indexed"],
         )
-    return count
+    return counts
 
 
 def _batches(transcript_id: int, rows: Iterable[Row]) -> Iterator[list[Entry]]:

@@ -6,12 +6,13 @@ did, the web floor sends a signal here and the app connects its receiver in
 its own ``AppConfig.ready`` (as ``search`` does, ``search/apps.py``), so the
 arrow points up from the app, never down from ``web``.
 
-- ``transcript_stored``: ``store.store_upload`` has stored a new transcript
-  (sent with ``transcript=``, once the row and its files exist; ``rows=``, its
-  timeline rows in memory when they were just made, else ``None``; and
-  ``now=``, true when the caller is background work that would rather the
-  receivers did their part now than queue it: a scan's worker); ``search``
-  indexes it then, from those rows, or queues its indexing.
+- ``transcripts_stored``: ``store.store_upload`` (or ``store.landed``, for a scan's
+  batch of files) has stored new transcripts (sent with ``stored=``, a list of
+  ``(transcript, rows)``, once their rows and files exist, ``rows`` the timeline rows
+  in memory when they were just made, else ``None``; and ``now=``, true when the
+  caller is background work that would rather the receivers did their part now than
+  queue it: a scan's worker); ``search`` indexes them then, from those rows, all in
+  one transaction, or queues their indexing.
 - ``timeline_shown``: ``views.timeline`` is drawing ``transcript``'s page;
   each receiver answers a dict the page's context takes in
   (``timeline_context``); ``scan`` adds ``neighbours``, the sessions needing
@@ -26,7 +27,7 @@ from django.dispatch import Signal
 
 from inspector.web.models import Transcript
 
-transcript_stored = Signal()
+transcripts_stored = Signal()
 timeline_shown = Signal()
 
 

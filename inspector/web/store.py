@@ -217,8 +217,6 @@ def store_upload(
     project: Project | None = None,
     format: str = "auto",
     relative_path: str = "",
-    then: Callable[[Transcript, bool], None] | None = None,
-    follow_now: bool = False,
 ) -> tuple[Transcript, bool]:
     """Load, diagnose and store an upload; the same bytes twice in a project give its transcript.
 
@@ -226,11 +224,8 @@ def store_upload(
     any number of concurrent calls with the same bytes and project (the
     database's unique constraint decides), so whoever counts it counts a file
     new once. The row is inserted whole, with its project and
-    ``relative_path``: no one ever sees it half placed. ``then(transcript,
-    created)`` runs in the transaction that inserts the row (or finds it), so
-    what it records about the row commits with it or not at all: a process
-    killed before the commit leaves no row, only bytes ``sweep_orphans``
-    removes, and its retry stores the file as new again.
+    ``relative_path``: no one ever sees it half placed. A process killed
+    before the commit leaves no row, only bytes ``sweep_orphans`` removes.
 
     Bytes already stored in another project of the owner are stored again
     for this one (a copy of the compressed bytes and of the diagnosis, not
@@ -241,10 +236,55 @@ def store_upload(
     The bytes are written before the row; if the row cannot be saved they
     are removed again.
 
-    A new transcript is announced (``events.transcript_stored``) with its
-    timeline rows when they were just made here, and ``follow_now``: the
-    apps above may do their part now, from those rows, rather than queue it
-    (a scan's worker does; an upload, whose page waits, does not).
+    A new transcript is announced (``events.transcripts_stored``) with its
+    timeline rows when they were just made here (``landed``).
+
+    The same in three steps, for a caller that stores several files in one
+    transaction with rows of its own (a scan's batch, ``scan/tasks.py``):
+    ``prepare_upload`` each, outside any transaction; ``land`` each in the
+    transaction, then ``landed`` after its commit (or ``abandon`` after a rollback).
+    What the caller records in that transaction commits with the rows or not at
+    all, and a process killed before the commit leaves no row: its retry stores
+    the file as new again.
+    """
+    prepared = prepare_upload(owner, data, file_name, project, format, relative_path)
+    try:
+        with transaction.atomic():
+            stored_as, created = land(prepared)
+    except BaseException:
+        abandon(prepared)
+        raise
+    landed([prepared])
+    return stored_as, created
+
+
+@dataclass(slots=True)
+class Prepared:
+    """An upload made ready outside any transaction (``prepare_upload``): the bytes looked
+    up, diagnosed and their files written; its row not yet inserted (``land``)."""
+
+    owner: Any
+    project: Project | None
+    transcript: Transcript  # the row to insert, or the project's transcript of these bytes
+    existing: bool  # ``transcript`` is already stored: no files were written
+    encoded: stored.Encoded | None = None
+    rows: Sequence[Row] | None = None
+    created: bool = False  # set by ``land``
+
+
+def prepare_upload(
+    owner: Any,
+    data: bytes,
+    file_name: str,
+    project: Project | None = None,
+    format: str = "auto",
+    relative_path: str = "",
+) -> Prepared:
+    """What ``store_upload`` does before its transaction: everything but the row.
+
+    Holds no lock of the database (on SQLite, the one writer's), so a scan's workers
+    diagnose side by side. Raises ``UnreadableTranscript`` as ``store_upload`` does,
+    having removed whatever it wrote.
     """
     if not data:
         raise UnreadableTranscript("The file is empty.")
@@ -254,10 +294,7 @@ def store_upload(
     same_bytes = _same_bytes(owner, sha)
     existing = _pick_existing(same_bytes, project)
     if existing is not None:
-        if then is not None:
-            with transaction.atomic():
-                then(existing, False)
-        return existing, False
+        return Prepared(owner, project, existing, existing=True)
     transcript = Transcript(
         public_id=new_public_id(),
         owner=owner,
@@ -267,34 +304,56 @@ def store_upload(
         size=len(data),
         sha256=sha,
     )
-    directory = transcript.storage_dir
     try:
         twin = next((t for t in same_bytes if t.engine_version == ENGINE_VERSION), None)
         encoded, rows = _copy_or_diagnose(transcript, data, format, twin)
-        with transaction.atomic():
-            if _inserted(transcript):
-                stored_as, created = transcript, True
-            else:
-                # The same bytes, stored in this project by a call that won the race.
-                found = _existing(owner, project, sha)
-                if found is None:
-                    raise IntegrityError(f"transcript {transcript.public_id} could not be saved")
-                stored_as, created = found, False
-            if then is not None:
-                then(stored_as, created)
     except BaseException:
-        delete_files(directory)
+        delete_files(transcript.storage_dir)
         raise
-    if not created:
-        delete_files(directory)
-        return stored_as, False
-    if encoded is not None:
-        path = _diagnosis_path(transcript.public_id, transcript.engine_version)
-        _remember(transcript, encoded.open(_opener(path)))
-    events.transcript_stored.send(
-        sender=Transcript, transcript=transcript, rows=rows, now=follow_now
-    )
-    return transcript, True
+    return Prepared(owner, project, transcript, existing=False, encoded=encoded, rows=rows)
+
+
+def land(prepared: Prepared) -> tuple[Transcript, bool]:
+    """Insert the prepared row, in the caller's transaction; ``(transcript, created)`` as
+    ``store_upload`` returns them (the row of a call that won the race, not created)."""
+    if prepared.existing:
+        return prepared.transcript, False
+    if _inserted(prepared.transcript):
+        prepared.created = True
+        return prepared.transcript, True
+    # The same bytes, stored in this project by a call that won the race.
+    found = _existing(prepared.owner, prepared.project, prepared.transcript.sha256)
+    if found is None:
+        raise IntegrityError(f"transcript {prepared.transcript.public_id} could not be saved")
+    return found, False
+
+
+def landed(uploads: Sequence[Prepared], follow_now: bool = False) -> None:
+    """After the commit of the transaction that ``land``-ed these: the files of a row that
+    lost its race go, and the new transcripts are announced, all in one signal, with
+    ``follow_now``: the apps above may do their part now, from the rows in memory,
+    rather than queue it (a scan's worker does; an upload, whose page waits, does not)."""
+    new = []
+    for prepared in uploads:
+        if prepared.existing:
+            continue
+        if not prepared.created:
+            delete_files(prepared.transcript.storage_dir)
+            continue
+        transcript = prepared.transcript
+        if prepared.encoded is not None:
+            path = _diagnosis_path(transcript.public_id, transcript.engine_version)
+            _remember(transcript, prepared.encoded.open(_opener(path)))
+        new.append((transcript, prepared.rows))
+    if new:
+        events.transcripts_stored.send(sender=Transcript, stored=new, now=follow_now)
+
+
+def abandon(prepared: Prepared) -> None:
+    """After a rollback of the transaction that ``land``-ed it: its files go (no row)."""
+    if not prepared.existing:
+        prepared.created = False
+        delete_files(prepared.transcript.storage_dir)
 
 
 def _inserted(transcript: Transcript) -> bool:

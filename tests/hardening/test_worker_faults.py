@@ -71,7 +71,7 @@ call_command(*sys.argv[1:])
 
 # Where the worker dies, in the order scan_file gets there.
 KILL_POINTS = {
-    "claimed, nothing stored": "store_upload",
+    "claimed, nothing stored": "prepare_upload",
     "bytes stored, no row yet": "Transcript.save",
     "row stored, not placed in the project": "_place",
     "placed, outcome not recorded": "_finish",
@@ -121,7 +121,8 @@ def kill_when_paused(worker: subprocess.Popen, marker: Path) -> None:
 
 # How the scan's files reach the workers (inspector.scan.tasks.enqueue_files): a task a
 # file (a job of few files), or batches of them, here 4 and 3 files, so each kill point
-# (the second call of its function) lands inside the first batch, one file in.
+# (the second call of its function) lands inside the first batch, one file in, but the
+# job's end, which a batch reaches once, after its files: the second, the last batch's.
 PATHS = {
     "one task a file": (len(SESSIONS) + len(UNREADABLE), 1, "inspector.scan.tasks.scan_file"),
     "batches of files": (0, 4, "inspector.scan.tasks.scan_files"),
@@ -145,10 +146,15 @@ def test_a_scan_whose_worker_was_killed_completes_each_file_once_after_a_restart
     kill_when_paused(run_paused_worker(point, marker), marker)
     job.refresh_from_db()
     assert job.status == ScanJob.Status.RUNNING
-    assert job.files.filter(status=ScanFile.Status.PENDING).exists()
-    if per_task > 1:  # killed inside the first batch: files of it done, counted once
-        counted = job.new + job.updated + job.unchanged + job.duplicate + job.unreadable
-        assert 1 <= job.done == counted < per_task
+    counted = job.new + job.updated + job.unchanged + job.duplicate + job.unreadable
+    if per_task == 1:  # killed at the second file: the first done, counted once
+        assert job.done == counted == (2 if point == "complete_if_done" else 1)
+    elif point == "complete_if_done":  # killed after the last batch landed, before the end
+        assert job.done == counted == job.total
+        assert not job.files.filter(status=ScanFile.Status.PENDING).exists()
+    else:  # killed inside the first batch, which lands whole or not at all: none of it
+        assert job.done == counted == 0
+        assert not Transcript.objects.exists()
 
     # The restart: a fresh worker at once, nothing else. It finds the killed
     # worker's task still marked running, sees that worker's process is gone and

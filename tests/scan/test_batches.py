@@ -3,12 +3,17 @@
 The contract: a job of at most ``INSPECTOR_SCAN_BATCH_ABOVE`` files sends one
 ``scan_file`` a file (the tests of that path hold as they were); a larger one sends one
 ``scan_files`` per ``INSPECTOR_SCAN_BATCH_FILES`` files, each file in exactly one batch.
-A batch scans its files as ``scan_file`` does, each committed on its own, so the
-outcomes and the job's counters are those of a scan file by file, and a batch run again
-does nothing more. The kill points of a batch are in tests/hardening/test_worker_faults.py.
+A batch scans its files as ``scan_file`` does, and records a group of them (up to
+``tasks.GROUP_BYTES`` of files) in one transaction, so the outcomes and the job's
+counters are those of a scan file by file, a group lands whole or not at all, and a
+batch run again does nothing more. The kill points of a batch are in
+tests/hardening/test_worker_faults.py.
 """
 
 from __future__ import annotations
+
+from itertools import pairwise
+from pathlib import Path
 
 import pytest
 from django.db import DatabaseError
@@ -20,6 +25,7 @@ from inspector.scan.models import ScanFile, ScanJob
 from inspector.scan.tasks import scan_file, scan_files, start
 from inspector.web.models import Transcript
 from inspector.web.store import project_for
+from tests.hardening.conftest import assert_rows_whole, orphans
 
 COUNTERS = ("total", "done", "new", "updated", "unchanged", "duplicate", "unreadable")
 
@@ -118,3 +124,63 @@ def test_a_database_error_on_one_file_leaves_it_pending_and_the_batch_goes_on(
     assert numbers["done"] == numbers["total"] == len(ids)
     assert sum(numbers[name] for name in COUNTERS[2:]) == len(ids)
     assert job.status == ScanJob.Status.DONE
+
+
+@pytest.mark.django_db
+def test_a_database_error_recording_one_file_of_a_group_leaves_only_it_pending(
+    owner, mixed_tree, monkeypatch, settings
+):
+    job, found = folder_job(owner, project_for(owner, "mixed"), mixed_tree)
+    ids = start(job, found, enqueue=False)
+    readable = [row for row in job.files.order_by("pk") if row.size and row.path != "garbage.json"]
+    failing = readable[1].path
+    place = tasks._place
+
+    def place_or_fail(transcript, created, row):
+        if row.path == failing:
+            raise DatabaseError("the database hiccupped")
+        return place(transcript, created, row)
+
+    monkeypatch.setattr(tasks, "_place", place_or_fail)
+    with pytest.raises(DatabaseError, match="hiccupped"):
+        scan_files.call(ids)
+    # The group was rolled back and recorded again a file at a time: all but that one.
+    pending = job.files.filter(status=ScanFile.Status.PENDING)
+    assert list(pending.values_list("path", flat=True)) == [failing]
+    assert counters(job)["done"] == len(ids) - 1
+    assert not Transcript.objects.filter(relative_path=failing).exists()
+    media = Path(settings.MEDIA_ROOT)
+    assert not orphans(media)  # the rolled-back rows' stored bytes went with them
+    assert_rows_whole(media)
+
+    monkeypatch.setattr(tasks, "_place", place)
+    scan_files.call(ids)
+    assert counters(job)["done"] == len(ids)
+    assert job.files.get(path=failing).status == ScanFile.Status.NEW
+    assert ScanJob.objects.get(pk=job.pk).status == ScanJob.Status.DONE
+
+
+@pytest.mark.django_db
+def test_a_batch_records_its_files_a_group_of_at_most_group_bytes_at_a_time(
+    owner, mixed_tree, monkeypatch
+):
+    job, found = folder_job(owner, project_for(owner, "mixed"), mixed_tree)
+    ids = start(job, found, enqueue=False)
+    sizes = list(job.files.order_by("pk").values_list("size", flat=True))
+    monkeypatch.setattr(tasks, "GROUP_BYTES", max(sizes) + 1)
+    recorded = []
+    record = tasks._record
+
+    def counting(ready):
+        recorded.append([row.size for row, _outcome in ready])
+        return record(ready)
+
+    monkeypatch.setattr(tasks, "_record", counting)
+    scan_files.call(ids)
+    assert [size for group in recorded for size in group] == sizes
+    assert len(recorded) > 1
+    # Each group is as many files as fit (a file alone when it is bigger than the limit).
+    for group, after in pairwise(recorded):
+        assert sum(group) <= tasks.GROUP_BYTES or len(group) == 1
+        assert sum(group) + after[0] > tasks.GROUP_BYTES
+    assert counters(job)["done"] == len(ids)

@@ -52,13 +52,13 @@ def tree(tmp_path: Path) -> Path:
 def scan_at_once(monkeypatch, owner, root: Path, projects: tuple[str, str]) -> list[str]:
     """Run ``manage.py scan`` twice at once, one thread each; what each printed, by project."""
     both = threading.Barrier(2, timeout=60)
-    store = tasks.store_upload
+    store = tasks.prepare_upload
 
     def store_together(*args, **kwargs):
         both.wait()  # the other scan holds the same file now
         return store(*args, **kwargs)
 
-    monkeypatch.setattr(tasks, "store_upload", store_together)
+    monkeypatch.setattr(tasks, "prepare_upload", store_together)
     printed: dict[int, str] = {}
     failed: list[BaseException] = []
 

@@ -203,11 +203,11 @@ def test_a_scan_killed_mid_way_and_retried(owner, mixed_tree, monkeypatch):
     real = tasks._count
     calls = {"n": 0}
 
-    def dies(row, counter):
+    def dies(finished):
         calls["n"] += 1
         if calls["n"] in (2, 4):  # after the transcript's insert, before the commit
             raise DatabaseError("the worker was killed")
-        return real(row, counter)
+        return real(finished)
 
     monkeypatch.setattr(tasks, "_count", dies)
     failed = 0

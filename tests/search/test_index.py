@@ -398,7 +398,7 @@ def test_an_upload_queues_its_indexing_for_a_worker_instead_of_doing_it(settings
 
 
 def test_a_queue_that_fails_leaves_the_upload_stored_and_logs_why(store_in, monkeypatch, caplog):
-    # The web floor only sends ``events.transcript_stored``; search's receiver (wired in
+    # The web floor only sends ``events.transcripts_stored``; search's receiver (wired in
     # SearchConfig.ready) queues the indexing, and a failure to queue fails nothing.
     from inspector.search import signals
     from inspector.web.models import Transcript
