@@ -12,7 +12,9 @@ file in one step from a temporary file outside the store, the session read
 back and the originals put back if it is not clean (``write_checked``); and
 for ``undo``, the note read (``newest_note``) and the copies put back where
 the files are still the ones fix wrote (``put_back_copies``). Every path
-goes through the ``Confined`` given.
+goes through the ``Confined`` given. ``EventFolder`` is the whole kind for a
+session that is a folder of event files, one event a file (OpenHands' and its
+CLI's), each stating only how it reads, plans and names its files.
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ from typing import Any
 
 import orjson
 
-from inspector.local.confine import Confined, sync_folder
+from inspector.local.confine import Confined, Refused, absolute, safe_name, sync_folder
 from inspector.local.outcome import Checked, Outcome, StoreError, diagnosed, sha256
-from inspector.local.store import Stop
+from inspector.local.store import LocalStore, Run, Stop, repair_of
 
 BACKUPS = "transcript-inspector-backups"
 NOTE = "note.json"
@@ -193,7 +195,7 @@ def back_up_and_write(
 ) -> Outcome:
     """A backup set under ``folder_name`` (each file's copy numbered in plan order, no
     order kept: its files are put back in any order), then ``write_checked``: for a
-    store whose files are each a whole event (OpenHands' and its CLI's)."""
+    store whose files are each a whole event (``EventFolder``)."""
     folder = backup_folder(confined.roots[1], folder_name, clock, confined)
     note: dict[str, Any] = {
         "original": str(result.path),
@@ -318,3 +320,127 @@ def put_back_copies(
 def _order(entry: dict[str, Any]) -> int:
     order = entry.get("order", 0)
     return order if isinstance(order, int) else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One event file of an ``EventFolder`` session, as read."""
+
+    path: Path
+    # What the file's name calls the event (OpenHands: its number; its CLI: the event's id).
+    id: int | str
+    data: bytes
+    value: Any
+
+
+class EventFolder(LocalStore):
+    """A session that is an ``events/`` folder, one event a file, fixed file by file and
+    undone: OpenHands' store (``openhands.Events``) and its CLI's
+    (``openhands_cli.Conversations``) alike. A kind states how it reads and plans
+    (``events``, ``changes``), what fix may write (``owned``), where a session's backups
+    go (``backup_name``), what a reason calls a session (``word``), and the hooks of
+    ``LocalStore`` that list and read its sessions."""
+
+    who = "OpenHands"
+    word = "session"
+
+    def events(self, path: Path) -> list[Event]:
+        """The session's events in order; ``StoreError`` where its agent would misread them."""
+        raise NotImplementedError
+
+    def changes(self, found: list[Event], repaired: bytes, path: Path) -> list[Change]:
+        """The files to write, add and remove for the ``repaired`` event list."""
+        raise NotImplementedError
+
+    def owned(self, target: Path, path: Path) -> bool:
+        """Whether ``target`` is a file fix may write (or a note may name) for ``path``."""
+        raise NotImplementedError
+
+    def backup_name(self, name: str) -> str:
+        """The folder of session ``name``'s backup sets, in the backup folder."""
+        return name
+
+    def sessions(self, root: Path) -> list[tuple[Path, int, float]] | None:
+        if not root.is_dir():
+            return None
+        out = []
+        for folder in sorted(root.iterdir()):
+            candidate = folder / "events"
+            if folder.is_symlink() or not self.owns(candidate):
+                continue
+            size, newest = self.stat(candidate)
+            if size:
+                out.append((candidate, size, newest))
+        return out
+
+    def read(self, path: Path) -> bytes:
+        """The session's events as one JSON list, what the shape's reader reads."""
+        try:
+            return orjson.dumps([e.value for e in self.events(path)], option=orjson.OPT_INDENT_2)
+        except Refused as refused:
+            raise StoreError(str(refused)) from None
+
+    def confinement(self, path: Path, backup_dir: Path | None = None) -> Confined:
+        """The folder of the sessions and the backup folder (beside it unless given)."""
+        root = absolute(path).parent.parent.resolve()
+        base = absolute(backup_dir) if backup_dir else root.parent / BACKUPS
+        return Confined.to(root, base)
+
+    def locate(self, path: Path, backup_dir: Path | None) -> tuple[Confined, Path]:
+        path = absolute(path)
+        safe_name(path.parent.name, f"the {self.word} id")
+        if path.name != "events":
+            raise Refused(f"{path} is not a {self.word}'s events folder")
+        confined = self.confinement(path, backup_dir)
+        return confined, confined.check(confined.roots[0] / path.parent.name / "events")
+
+    def repair(self, path: Path, confined: Confined, run: Run) -> Outcome:
+        try:
+            before = self.stat(path)
+            found = self.events(path)
+        except (OSError, StoreError, Refused) as error:
+            reason = f"cannot read the {self.word}: {error}; nothing was changed"
+            return Outcome(path, "refused", reason)
+        name = path.parent.name
+        data = orjson.dumps([e.value for e in found], option=orjson.OPT_INDENT_2)
+        checked, repaired = repair_of(
+            path, data, run, before[1], name=name, what=f"{self.word} {name}", who=self.who
+        )
+
+        def plan() -> list[Change]:
+            planned = self.changes(found, repaired, path)
+            for change in planned:
+                if not self.owned(change.path, path):
+                    raise StoreError(f"the repair would write {change.path}")
+            return planned
+
+        planned, result = would_fix(path, checked, plan, confined)
+        if run.dry_run:
+            return result
+        return back_up_and_write(
+            result,
+            planned,
+            confined,
+            folder_name=self.backup_name(name),
+            clock=run.clock,
+            unchanged=lambda: self.stat(path) == before,
+            read=self.read,
+            name=name,
+            who=self.who,
+        )
+
+    def backups(self, path: Path, backup_dir: Path | None = None) -> list[Path]:
+        base = self.confinement(path, backup_dir).roots[1]
+        return backup_sets(base / self.backup_name(path.parent.name))
+
+    def restore(self, path: Path, confined: Confined, backups: list[Path], force: bool) -> Outcome:
+        folder, note = newest_note(backups, path.parent.name, confined)
+        _, targets, copies = note
+        for target, copy in zip(targets, copies, strict=True):
+            if not self.owned(target, path):
+                reason = f"the backup's note names {target}; nothing was changed"
+                return Outcome(path, "refused", reason)
+            if copy is not None and copy.parent != folder:
+                reason = f"the backup's note names {copy}; nothing was changed"
+                return Outcome(path, "refused", reason)
+        return put_back_copies(path, folder, note, confined, force=force, who=self.who)

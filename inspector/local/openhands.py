@@ -33,29 +33,17 @@ session's ``events/`` or a page of its ``event_cache/``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from inspector.local import files
-from inspector.local.confine import Confined, Refused, absolute, safe_name
-from inspector.local.files import BACKUPS, Change
-from inspector.local.files import NOTE as NOTE  # its old home: tests read it here
-from inspector.local.outcome import Outcome, StoreError
-from inspector.local.store import LocalStore, Run, repair_of
+from inspector.local.confine import safe_name
+from inspector.local.files import Change, Event
+from inspector.local.outcome import StoreError
 
 _EVENT = re.compile(r"(0|[1-9][0-9]{0,11})\.json")
 _PAGE = re.compile(r"([0-9]{1,12})-([0-9]{1,12})\.json")
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    path: Path
-    id: int
-    data: bytes
-    value: Any
 
 
 def is_session(path: Path) -> bool:
@@ -97,13 +85,6 @@ def events(path: Path) -> list[Event]:
     return out
 
 
-def export_bytes(path: Path) -> bytes:
-    try:
-        return orjson.dumps([e.value for e in events(path)], option=orjson.OPT_INDENT_2)
-    except Refused as refused:
-        raise StoreError(str(refused)) from None
-
-
 def stat(path: Path) -> tuple[int, float]:
     size, newest = 0, 0.0
     for _, file in _event_files(path):
@@ -111,27 +92,6 @@ def stat(path: Path) -> tuple[int, float]:
         size += info.st_size
         newest = max(newest, info.st_mtime)
     return size, newest
-
-
-def sessions(root: Path) -> list[tuple[Path, int, float]] | None:
-    if not root.is_dir():
-        return None
-    out = []
-    for folder in sorted(root.iterdir()):
-        candidate = folder / "events"
-        if folder.is_symlink() or not is_session(candidate):
-            continue
-        size, newest = stat(candidate)
-        if size:
-            out.append((candidate, size, newest))
-    return out
-
-
-def confinement(path: Path, backup_dir: Path | None = None) -> Confined:
-    """The ``sessions`` folder and the backup folder (beside it unless given)."""
-    root = absolute(path).parent.parent.resolve()
-    base = absolute(backup_dir) if backup_dir else root.parent / BACKUPS
-    return Confined.to(root, base)
 
 
 def changes(found: list[Event], repaired: bytes, path: Path) -> list[Change]:
@@ -164,78 +124,22 @@ def changes(found: list[Event], repaired: bytes, path: Path) -> list[Change]:
     return out
 
 
-def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
-    try:
-        before = stat(path)
-        found = events(path)
-    except (OSError, StoreError, Refused) as error:
-        return Outcome(path, "refused", f"cannot read the session: {error}; nothing was changed")
-    sid = path.parent.name
-    data = orjson.dumps([e.value for e in found], option=orjson.OPT_INDENT_2)
-    checked, repaired = repair_of(
-        path, data, run, before[1], name=sid, what=f"session {sid}", who="OpenHands"
-    )
-    planned, result = files.would_fix(
-        path, checked, lambda: changes(found, repaired, path), confined
-    )
-    if run.dry_run:
-        return result
-    return files.back_up_and_write(
-        result,
-        planned,
-        confined,
-        folder_name=sid,
-        clock=run.clock,
-        unchanged=lambda: stat(path) == before,
-        read=export_bytes,
-        name=sid,
-        who="OpenHands",
-    )
+def _owned(target: Path, path: Path) -> bool:
+    """A file ``fix`` may write for the session of ``path``: an event file or a cache page."""
+    if target.parent == path:
+        return _EVENT.fullmatch(target.name) is not None
+    return target.parent == path.parent / "event_cache" and bool(_PAGE.fullmatch(target.name))
 
 
-def backups(path: Path, backup_dir: Path | None = None) -> list[Path]:
-    return files.backup_sets(confinement(path, backup_dir).roots[1] / path.parent.name)
-
-
-def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> Outcome:
-    folder, note = files.newest_note(backups, path.parent.name, confined)
-    _, targets, copies = note
-    own = (path, path.parent / "event_cache")
-    for target, copy in zip(targets, copies, strict=True):
-        if target.parent not in own or not (
-            _EVENT.fullmatch(target.name) or _PAGE.fullmatch(target.name)
-        ):
-            return Outcome(
-                path, "refused", f"the backup's note names {target}; nothing was changed"
-            )
-        if copy is not None and copy.parent != folder:
-            return Outcome(path, "refused", f"the backup's note names {copy}; nothing was changed")
-    return files.put_back_copies(path, folder, note, confined, force=force, who="OpenHands")
-
-
-class Events(LocalStore):
+class Events(files.EventFolder):
     """OpenHands' file store: a session is its ``events/`` folder, one event a file."""
 
     owns = staticmethod(is_session)
     stat = staticmethod(stat)
-    read = staticmethod(export_bytes)
-    confinement = staticmethod(confinement)
-    backups = staticmethod(backups)
+    events = staticmethod(events)
+    changes = staticmethod(changes)
+    owned = staticmethod(_owned)
     whole = "the session"
-
-    def sessions(self, root: Path) -> list[tuple[Path, int, float]] | None:
-        return sessions(root)
-
-    def locate(self, path: Path, backup_dir: Path | None) -> tuple[Confined, Path]:
-        path = absolute(path)
-        safe_name(path.parent.name, "the session id")
-        if path.name != "events":
-            raise Refused(f"{path} is not a session's events folder")
-        confined = confinement(path, backup_dir)
-        return confined, confined.check(confined.roots[0] / path.parent.name / "events")
-
-    repair = staticmethod(_fix)
-    restore = staticmethod(_undo)
 
 
 STORE = Events()

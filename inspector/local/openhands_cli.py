@@ -41,7 +41,6 @@ event file of this conversation's ``events/`` or its ``base_state.json``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,27 +49,14 @@ import orjson
 from inspector.formats.jsondoc import dump_like
 from inspector.formats.openhands_cli import NOT_NODES
 from inspector.local import files
-from inspector.local.confine import Confined, Refused, absolute, safe_name
-from inspector.local.files import Change
-from inspector.local.outcome import Outcome, StoreError
-from inspector.local.store import LocalStore, Run, repair_of
+from inspector.local.confine import safe_name
+from inspector.local.files import Change, Event
+from inspector.local.outcome import StoreError
 
-BACKUPS = "transcript-inspector-backups"
 BASE_STATE = "base_state.json"
-NOTE = "note.json"
-_TEMP = "tmp"
 # persistence_const.py EVENT_NAME_RE: the index (5 digits or more) and the event's id.
 _EVENT = re.compile(r"event-([0-9]{5,12})-([0-9a-fA-F-]{8,64})\.json")
 _LEAF = re.compile(rb'("leaf_event_id"\s*:\s*")([0-9A-Za-z_-]{1,64})(")')
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    path: Path
-    index: int
-    id: str
-    data: bytes
-    value: Any
 
 
 def _event_files(folder: Path) -> list[tuple[int, str, Path]]:
@@ -148,7 +134,7 @@ def events(path: Path) -> list[Event]:
             raise StoreError(f"{file} is a link or not a file")
         data = file.read_bytes()
         value = _event_value(file.name, index, len(out), name_id, data)
-        out.append(Event(file, index, name_id, data, value))
+        out.append(Event(file, name_id, data, value))
     if not out:
         raise StoreError(f"{path} holds no event")
     leaf = _leaf(path)
@@ -176,13 +162,6 @@ def _leaf(path: Path) -> str | None:
     return leaf if isinstance(leaf, str) else None
 
 
-def export_bytes(path: Path) -> bytes:
-    try:
-        return orjson.dumps([e.value for e in events(path)], option=orjson.OPT_INDENT_2)
-    except Refused as refused:
-        raise StoreError(str(refused)) from None
-
-
 def stat(path: Path) -> tuple[int, float]:
     size, newest = 0, 0.0
     state = path.parent / BASE_STATE
@@ -192,27 +171,6 @@ def stat(path: Path) -> tuple[int, float]:
         size += info.st_size if file != state else 0
         newest = max(newest, info.st_mtime)
     return size, newest
-
-
-def sessions(root: Path) -> list[tuple[Path, int, float]] | None:
-    if not root.is_dir():
-        return None
-    out = []
-    for folder in sorted(root.iterdir()):
-        candidate = folder / "events"
-        if folder.is_symlink() or not is_session(candidate):
-            continue
-        size, newest = stat(candidate)
-        if size:
-            out.append((candidate, size, newest))
-    return out
-
-
-def confinement(path: Path, backup_dir: Path | None = None) -> Confined:
-    """The conversations folder and the backup folder (beside it unless given)."""
-    root = absolute(path).parent.parent.resolve()
-    base = absolute(backup_dir) if backup_dir else root.parent / BACKUPS
-    return Confined.to(root, base)
 
 
 def changes(found: list[Event], repaired: bytes, path: Path) -> list[Change]:
@@ -259,84 +217,19 @@ def _owned(target: Path, path: Path) -> bool:
     return target == path.parent / BASE_STATE
 
 
-def _fix(path: Path, confined: Confined, run: Run) -> Outcome:
-    try:
-        before = stat(path)
-        found = events(path)
-    except (OSError, StoreError, Refused) as error:
-        return Outcome(
-            path, "refused", f"cannot read the conversation: {error}; nothing was changed"
-        )
-    cid = path.parent.name
-    data = orjson.dumps([e.value for e in found], option=orjson.OPT_INDENT_2)
-    checked, repaired = repair_of(
-        path, data, run, before[1], name=cid, what=f"conversation {cid}", who="OpenHands"
-    )
-
-    def plan() -> list[Change]:
-        planned = changes(found, repaired, path)
-        for change in planned:
-            if not _owned(change.path, path):
-                raise StoreError(f"the repair would write {change.path}")
-        return planned
-
-    planned, result = files.would_fix(path, checked, plan, confined)
-    if run.dry_run:
-        return result
-    return files.back_up_and_write(
-        result,
-        planned,
-        confined,
-        folder_name=f"conversation-{cid}",
-        clock=run.clock,
-        unchanged=lambda: stat(path) == before,
-        read=export_bytes,
-        name=cid,
-        who="OpenHands",
-    )
-
-
-def backups(path: Path, backup_dir: Path | None = None) -> list[Path]:
-    base = confinement(path, backup_dir).roots[1]
-    return files.backup_sets(base / f"conversation-{path.parent.name}")
-
-
-def _undo(path: Path, confined: Confined, backups: list[Path], force: bool) -> Outcome:
-    folder, note = files.newest_note(backups, path.parent.name, confined)
-    _, targets, copies = note
-    for target, copy in zip(targets, copies, strict=True):
-        if not _owned(target, path):
-            return Outcome(
-                path, "refused", f"the backup's note names {target}; nothing was changed"
-            )
-        if copy is not None and copy.parent != folder:
-            return Outcome(path, "refused", f"the backup's note names {copy}; nothing was changed")
-    return files.put_back_copies(path, folder, note, confined, force=force, who="OpenHands")
-
-
-class Conversations(LocalStore):
+class Conversations(files.EventFolder):
     """The OpenHands CLI's conversations: one is its ``events/`` folder, one event a file."""
 
     owns = staticmethod(is_session)
     stat = staticmethod(stat)
-    read = staticmethod(export_bytes)
-    confinement = staticmethod(confinement)
-    backups = staticmethod(backups)
+    events = staticmethod(events)
+    changes = staticmethod(changes)
+    owned = staticmethod(_owned)
+    word = "conversation"
     whole = "the conversation"
 
-    def sessions(self, root: Path) -> list[tuple[Path, int, float]] | None:
-        return sessions(root)
-
-    def locate(self, path: Path, backup_dir: Path | None) -> tuple[Confined, Path]:
-        path = absolute(path)
-        safe_name(path.parent.name, "the conversation id")
-        if path.name != "events":
-            raise Refused(f"{path} is not a conversation's events folder")
-        confined = confinement(path, backup_dir)
-        return confined, confined.check(confined.roots[0] / path.parent.name / "events")
-
-    repair = staticmethod(_fix)
-    restore = staticmethod(_undo)
+    def backup_name(self, name: str) -> str:
+        return f"conversation-{name}"
 
 
 STORE = Conversations()

@@ -50,8 +50,8 @@ log = logging.getLogger(__name__)
 # the OpenHands CLI's conversations (event-<index>-<id>.json, base_state.json beside them)
 # and OpenHands' sessions (<id>.json); how each finds a file's folder, and reads it.
 _EVENT_FOLDERS: tuple[tuple[Callable[[Path], Path | None], Callable[[Path], bytes]], ...] = (
-    (openhands_cli.session_of, openhands_cli.export_bytes),
-    (openhands.session_of, openhands.export_bytes),
+    (openhands_cli.session_of, openhands_cli.STORE.read),
+    (openhands.session_of, openhands.STORE.read),
 )
 
 

@@ -40,17 +40,26 @@ def available(using: str = "default") -> bool:
 
 def project_tallies(project_id: int, owner_id: int, using: str = "default") -> dict[Key, Decimal]:
     """The project's tallies of ``owner_id``'s transcripts, folded now if many rows piled up."""
-    with connections[using].cursor() as cursor:
-        cursor.execute(
-            "SELECT key, rule, day, SUM(value), COUNT(*) FROM web_projecttally"
-            " WHERE project_id = %s AND owner_id = %s GROUP BY key, rule, day",
-            [project_id, owner_id],
-        )
-        found = cursor.fetchall()
+    found = _sums(
+        using, "key, rule, day", "project_id = %s AND owner_id = %s", [project_id, owner_id]
+    )
     rows = sum(row[4] for row in found)
     if rows - len(found) > FOLD_AFTER:
         fold(project_id, using, wait=False)
     return {(key, rule, day): value for key, rule, day, value, _ in found if value}
+
+
+def _sums(using: str, by: str, where: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    """The tally rows ``where`` picks, added up per ``by`` (this module's column lists): each
+    group's ``by`` values, its sum and how many rows it adds (how far they have piled up)."""
+    with connections[using].cursor() as cursor:
+        cursor.execute(
+            # ``by`` and ``where`` are this module's constants; the values go in ``params``.
+            f"SELECT {by}, SUM(value), COUNT(*) FROM web_projecttally"  # noqa: S608
+            f" WHERE {where} GROUP BY {by}",
+            params,
+        )
+        return cursor.fetchall()
 
 
 def totals_per_project(
@@ -60,13 +69,7 @@ def totals_per_project(
     ids, names = list(project_ids), list(keys)
     if not ids:
         return {}
-    with connections[using].cursor() as cursor:
-        cursor.execute(
-            "SELECT project_id, key, SUM(value), COUNT(*) FROM web_projecttally"
-            " WHERE project_id = ANY(%s) AND key = ANY(%s) GROUP BY project_id, key",
-            [ids, names],
-        )
-        found = cursor.fetchall()
+    found = _sums(using, "project_id, key", "project_id = ANY(%s) AND key = ANY(%s)", [ids, names])
     totals: dict[int, dict[str, Decimal]] = {}
     piled: set[int] = set()
     for project_id, key, value, rows in found:

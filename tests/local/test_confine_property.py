@@ -47,6 +47,7 @@ from hypothesis import strategies as st
 from inspector.local import fix, goose_db, hermes_db, opencode, opencode_v2, openhands_cli, store
 from inspector.local.agents import BY_NAME, Agent
 from inspector.local.confine import Refused, absolute, safe_name
+from inspector.local.files import BACKUPS
 from inspector.local.rowdb import RowDatabase
 from inspector.watch.views import IN_PLACE_BACKUPS
 from tests.local.conftest import (
@@ -514,7 +515,7 @@ def conversation_case(tree: Path, craft: str, name: str) -> Case:
         cid = name
     source = OHCLI_LEGACY if craft == "moved" else OHCLI_CRASHED
     path = place_conversation(conversations, source, cid)
-    backups = home / openhands_cli.BACKUPS
+    backups = home / BACKUPS
     case = Case(tree, path, [conversations, backups], backups)
     files = sorted(p for p in path.iterdir())
     if craft == "conversation-id" and not _plain(cid):

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inspector import cli
-from inspector.local import fix, openhands, sessions
+from inspector.local import files, fix, sessions
 from inspector.local.agents import AGENTS, BY_NAME
 from inspector.local.confine import Refused, safe_name
 from tests.local.conftest import changed, snapshot
@@ -102,10 +102,10 @@ def test_fix_appends_the_missing_observation_prints_the_resume_command_and_undo_
     made = path / "4.json"
     page = path.parent / "event_cache" / "0-25.json"
     (backup,) = fix.backups_of(path)
-    assert backup.parent.parent == home / ".openhands" / openhands.BACKUPS
+    assert backup.parent.parent == home / ".openhands" / files.BACKUPS
     changes = changed(before, after)
     # The new event's file, the cache page that held a stale copy, and the backup set.
-    kept = home / ".openhands" / openhands.BACKUPS  # the backup set and fix's temporary folder
+    kept = home / ".openhands" / files.BACKUPS  # the backup set and fix's temporary folder
     assert {p for p in changes if not p.is_relative_to(kept)} == {made, page}
     event = orjson.loads(made.read_bytes())
     assert event["observation"] == "error" and event["cause"] == 3
@@ -208,9 +208,9 @@ def check(craft: str, name: str, tmp: Path) -> None:
     assert outcome.status == "fixed", (craft, outcome.reason)
     (backup,) = fix.backups_of(path)
     if craft == "undo-note":  # a note that names files outside, and copies outside
-        note = orjson.loads((backup / openhands.NOTE).read_bytes())
+        note = orjson.loads((backup / files.NOTE).read_bytes())
         note["files"][0]["path"] = str(tree / "outside" / "victim.json")
-        (backup / openhands.NOTE).write_bytes(orjson.dumps(note))
+        (backup / files.NOTE).write_bytes(orjson.dumps(note))
         tampered = snapshot(tree)
         assert fix.undo(path).status == "refused"
         assert snapshot(tree) == tampered

@@ -24,7 +24,7 @@ import pytest
 
 from inspector import cli
 from inspector.formats.openhands_cli import NOT_NODES
-from inspector.local import fix, openhands_cli, sessions, stores
+from inspector.local import files, fix, openhands_cli, sessions, stores
 from inspector.local.agents import AGENTS, BY_NAME
 from tests.local.conftest import changed, snapshot
 from tests.testdata import CORPUS, read
@@ -142,7 +142,7 @@ def test_fix_writes_the_missing_result_moves_the_leaf_and_undo_puts_every_byte_b
     assert status == 0, out
     assert f"openhands --resume {CID}" in out
     after = snapshot(tree)
-    backups = home / ".openhands" / openhands_cli.BACKUPS
+    backups = home / ".openhands" / files.BACKUPS
     (backup,) = fix.backups_of(path)
     assert backup.is_relative_to(backups)
     made = sorted(path.glob("event-00009-*.json"))
@@ -203,7 +203,7 @@ def test_a_second_observation_is_rewritten_in_its_own_file_as_the_users_note(hom
     before = snapshot(home.parent)
     outcome = fix.fix(path)
     assert outcome.status == "fixed", outcome.reason
-    backups = home / ".openhands" / openhands_cli.BACKUPS
+    backups = home / ".openhands" / files.BACKUPS
     (one,) = [p for p in changed(before, snapshot(home.parent)) if not p.is_relative_to(backups)]
     assert one.name.startswith("event-00010-")
     assert orjson.loads(one.read_bytes())["kind"] == "MessageEvent"
